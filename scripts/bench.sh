@@ -1,0 +1,10 @@
+#!/usr/bin/env bash
+# Builds the release binary and the benchmarks, then runs them. Results go to stdout; the
+# figures recorded in docs/benchmarks.md come from this command.
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+bash "$root/scripts/deps.sh"
+build="$root/build-bench"
+cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DREBOUND_BENCH=ON >/dev/null
+cmake --build "$build" --target bench_lifecycle
+"$build/bench/bench_lifecycle" "${1:-31}"

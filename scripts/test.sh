@@ -1,0 +1,13 @@
+#!/usr/bin/env bash
+# Builds everything and runs every test (unit, end-to-end, schema validation of all server
+# output, the shared conformance scenarios). With CI=true warnings are errors.
+# Usage: bash scripts/test.sh
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+bash "$root/scripts/deps.sh"
+build="$root/build-test"
+werror=OFF
+[ "${CI:-}" = "true" ] && werror=ON
+cmake -S "$root" -B "$build" -G Ninja -DREBOUND_WERROR=$werror -DREBOUND_TESTS=ON >/dev/null
+cmake --build "$build"
+ctest --test-dir "$build" --output-on-failure -j "$(nproc)"

@@ -1,0 +1,52 @@
+#include "server/cli_options.h"
+
+#include <CLI/CLI.hpp>
+
+namespace rebound::server {
+
+CliParse parse_command_line(const std::vector<std::string>& args) {
+  CliOptions o;
+  CLI::App app{"rebound: a headless agent-session server speaking line-delimited JSON on stdio",
+               "rebound"};
+  app.set_version_flag("--version", std::string("rebound ") + REBOUND_VERSION);
+  app.add_option("--mode", o.mode, "Protocol mode (only 'rpc')")->check(CLI::IsMember({"rpc"}));
+  app.add_option("--provider", o.provider, "Provider to use (scripted, openai, anthropic, ...)");
+  app.add_option("--model", o.model, "Model id of the provider");
+  app.add_option("--base-url", o.base_url, "Base URL of the selected provider");
+  app.add_option("--api-key", o.api_key, "API key for the selected provider");
+  app.add_option("--agent-dir", o.agent_dir,
+                 "Agent directory (default $REBOUND_AGENT_DIR, else ~/.rebound/agent)");
+  auto* session = app.add_option("--session", o.session_file, "Open or create this session file");
+  auto* session_dir = app.add_option("--session-dir", o.session_dir, "Directory for session files");
+  auto* no_session = app.add_flag("--no-session", o.no_session, "Keep nothing on disk");
+  session->excludes(session_dir)->excludes(no_session);
+  session_dir->excludes(no_session);
+  app.add_option("--script", o.script, "Script file for the scripted provider");
+  app.add_option("--script-log", o.script_log, "Append one JSON line per scripted request here");
+  app.add_option("--log-level", o.log_level, "Log level on stderr")
+      ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error", "off"}));
+  app.add_option("--log-file", o.log_file, "Write the log to this file instead of stderr");
+  app.add_option("--max-line-bytes", o.max_line_bytes,
+                 "Longest accepted input line in bytes (default 67108864)")
+      ->check(CLI::Range(std::size_t{1}, std::size_t{1} << 40));
+
+  std::vector<std::string> reversed(args.rbegin(), args.rend());
+  CliParse result;
+  try {
+    app.parse(reversed);
+  } catch (const CLI::CallForHelp&) {
+    result.out = app.help();
+    return result;
+  } catch (const CLI::CallForVersion&) {
+    result.out = std::string("rebound ") + REBOUND_VERSION + "\n";
+    return result;
+  } catch (const CLI::ParseError& e) {
+    result.exit_code = 2;
+    result.err = std::string("rebound: ") + e.what() + "\nRun 'rebound --help' for usage.\n";
+    return result;
+  }
+  result.options = std::move(o);
+  return result;
+}
+
+}  // namespace rebound::server

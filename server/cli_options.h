@@ -1,0 +1,39 @@
+#pragma once
+// The command line of runtime.md section 6. Parsing never exits the process: it returns the
+// options, or what to print and the exit status (0 for --help/--version, 2 for a bad command
+// line). Called once by main().
+
+#include <cstddef>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace rebound::server {
+
+struct CliOptions {
+  std::string mode = "rpc";
+  std::optional<std::string> provider;
+  std::optional<std::string> model;
+  std::optional<std::string> base_url;
+  std::optional<std::string> api_key;
+  std::optional<std::string> agent_dir;
+  std::optional<std::string> session_file;
+  std::optional<std::string> session_dir;
+  bool no_session = false;
+  std::optional<std::string> script;
+  std::optional<std::string> script_log;
+  std::string log_level = "info";
+  std::optional<std::string> log_file;
+  std::size_t max_line_bytes = 64u * 1024 * 1024;
+};
+
+struct CliParse {
+  std::optional<CliOptions> options;  // set when the server should run
+  int exit_code = 0;                  // otherwise: exit with this status...
+  std::string out;                    // ...after printing this on stdout (help, version)
+  std::string err;                    // ...and this on stderr (errors)
+};
+
+CliParse parse_command_line(const std::vector<std::string>& args);
+
+}  // namespace rebound::server

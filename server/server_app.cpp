@@ -1,0 +1,174 @@
+#include "server/server_app.h"
+
+#include <fcntl.h>
+#include <pwd.h>
+#include <unistd.h>
+
+#include <spdlog/spdlog.h>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/signal_set.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <nlohmann/json.hpp>
+
+#include "config/file_settings_store.h"
+#include "protocol/json_line.h"
+#include "protocol/line_reader.h"
+#include "server/rpc_dispatcher.h"
+#include "server/stdio_transport.h"
+#include "session/agent_session.h"
+#include "session/session_id.h"
+
+namespace rebound::server {
+
+namespace asio = boost::asio;
+namespace fs = std::filesystem;
+
+namespace {
+
+// How long shutdown may wait for stdout to drain before giving up on a reader that stopped
+// reading.
+constexpr auto kShutdownDrainLimit = std::chrono::seconds(2);
+
+fs::path resolve_agent_dir(const CliOptions& o) {
+  if (o.agent_dir) return *o.agent_dir;
+  if (const char* env = std::getenv("REBOUND_AGENT_DIR"); env && *env) return env;
+  const char* home = std::getenv("HOME");
+  if (!home || !*home) {
+    if (const passwd* pw = ::getpwuid(::getuid())) home = pw->pw_dir;
+  }
+  return fs::path(home ? home : ".") / ".rebound" / "agent";
+}
+
+// Asio puts the descriptors into non-blocking mode, which is shared with whoever else holds the
+// same open file (a terminal, the parent's pipe). Put the original flags back on the way out.
+class FdFlagsGuard {
+ public:
+  FdFlagsGuard() {
+    for (int fd = 0; fd < 2; ++fd)
+      flags_[fd] = ::fcntl(fd, F_GETFL);
+  }
+  ~FdFlagsGuard() {
+    for (int fd = 0; fd < 2; ++fd) {
+      if (flags_[fd] >= 0) ::fcntl(fd, F_SETFL, flags_[fd]);
+    }
+  }
+
+ private:
+  int flags_[2];
+};
+
+struct ProviderChoice {
+  protocol::Model model;
+  std::string error;  // non-empty: cannot start
+};
+
+ProviderChoice choose_provider(const CliOptions& o, const session::Settings& settings,
+                               const session::ModelRegistry& models) {
+  std::string provider = o.provider.value_or("");
+  if (provider.empty() && settings.default_provider) {
+    if (*settings.default_provider == "scripted") {
+      provider = "scripted";
+    } else {
+      spdlog::warn(
+          "settings name the provider '{}', which this build cannot reach yet; using "
+          "the offline scripted provider",
+          *settings.default_provider);
+    }
+  }
+  if (!provider.empty() && provider != "scripted") {
+    return {{}, "provider '" + provider + "' is not available in this build (available: scripted)"};
+  }
+  if (o.script) return {{}, "--script is not supported by this build yet"};
+  if (provider.empty()) {
+    spdlog::info("no provider configured: the offline scripted provider's echo model answers");
+  }
+  std::string model_id = o.model.value_or("echo");
+  if (!o.model && provider == "scripted" && settings.default_model &&
+      models.find("scripted", *settings.default_model)) {
+    model_id = *settings.default_model;
+  }
+  const protocol::Model* model = models.find("scripted", model_id);
+  if (!model) return {{}, "unknown model 'scripted/" + model_id + "' (available: echo, script)"};
+  return {*model, {}};
+}
+
+}  // namespace
+
+int run_server(const CliOptions& options) {
+  FdFlagsGuard fd_flags;
+  const fs::path agent_dir = resolve_agent_dir(options);
+  std::error_code ec;
+  const fs::path cwd = fs::current_path(ec);
+  config::FileSettingsStore settings_store(agent_dir / "settings.json",
+                                           cwd / ".rebound" / "settings.json");
+  if (options.session_file || options.session_dir) {
+    spdlog::error("session files are not supported by this build yet; use --no-session");
+    return 1;
+  }
+
+  session::ModelRegistry models = session::ModelRegistry::with_builtins();
+  std::vector<std::string> warnings;
+  const session::Settings startup_settings =
+      session::settings_from_json(settings_store.load(), warnings);
+  ProviderChoice choice = choose_provider(options, startup_settings, models);
+  if (!choice.error.empty()) {
+    spdlog::error("{}", choice.error);
+    return 1;
+  }
+
+  asio::io_context io;
+  StdoutWriter writer(io.get_executor(), STDOUT_FILENO);
+  JsonSink out = [&writer](const protocol::Json& j) { writer.write_line(protocol::to_line(j)); };
+  session::AgentSession agent(
+      session::SessionOptions{std::move(choice.model), session::new_session_id()},
+      std::move(models), settings_store);
+  RpcDispatcher dispatcher(agent, out);
+  StdinReader reader(io.get_executor(), STDIN_FILENO);
+  protocol::LineReader lines(options.max_line_bytes);
+  asio::signal_set signals(io, SIGTERM, SIGINT, SIGHUP);
+  asio::steady_timer drain_deadline(io);
+
+  bool shutting_down = false;
+  auto shutdown = [&](const char* why) {
+    if (shutting_down) return;
+    shutting_down = true;
+    spdlog::debug("shutting down: {}", why);
+    reader.stop();
+    boost::system::error_code ignored;
+    signals.cancel(ignored);
+    drain_deadline.expires_after(kShutdownDrainLimit);
+    drain_deadline.async_wait([&io](const boost::system::error_code& e) {
+      if (!e) {
+        spdlog::warn("stdout did not drain within the shutdown limit; exiting anyway");
+        io.stop();
+      }
+    });
+    writer.when_drained([&drain_deadline] { drain_deadline.cancel(); });
+  };
+
+  auto on_item = [&](protocol::LineItem item) {
+    if (shutting_down) return;
+    if (item.kind == protocol::LineItem::Kind::too_long) {
+      dispatcher.handle_too_long(lines.max_line_bytes());
+    } else {
+      dispatcher.handle_line(item.text);
+    }
+  };
+  writer.on_broken([&] { shutdown("stdout closed"); });
+  reader.start([&](std::string_view data) { lines.feed(data, on_item); },
+               [&] {
+                 lines.finish(on_item);
+                 shutdown("end of input");
+               });
+  signals.async_wait([&](const boost::system::error_code& e, int signo) {
+    if (!e) shutdown(signo == SIGTERM ? "SIGTERM" : signo == SIGINT ? "SIGINT" : "SIGHUP");
+  });
+
+  io.run();
+  return 0;
+}
+
+}  // namespace rebound::server

@@ -1,0 +1,29 @@
+#pragma once
+// The models the session may use. Built-in entries for the offline scripted provider
+// (runtime.md section 7); real providers add theirs later. Pure data, owned by the session.
+
+#include <optional>
+#include <string_view>
+#include <vector>
+
+#include "protocol/wire_types.h"
+
+namespace rebound::session {
+
+class ModelRegistry {
+ public:
+  /// A registry holding the scripted provider's `echo` and `script` models.
+  static ModelRegistry with_builtins();
+
+  void add(protocol::Model model);
+  const protocol::Model* find(std::string_view provider, std::string_view id) const;
+  const std::vector<protocol::Model>& all() const { return models_; }
+
+ private:
+  std::vector<protocol::Model> models_;
+};
+
+/// The scripted provider's model with the given id ("echo" or "script").
+protocol::Model scripted_model(std::string_view id);
+
+}  // namespace rebound::session

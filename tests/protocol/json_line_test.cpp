@@ -1,0 +1,45 @@
+#include "protocol/json_line.h"
+
+#include <doctest/doctest.h>
+
+using rebound::protocol::find_invalid_utf8;
+using rebound::protocol::Json;
+using rebound::protocol::parse_json_line;
+using rebound::protocol::to_line;
+
+TEST_CASE("UTF-8 validation accepts valid text and finds the first bad byte") {
+  CHECK_FALSE(find_invalid_utf8("plain ascii"));
+  CHECK_FALSE(find_invalid_utf8("caf\xC3\xA9 \xE2\x82\xAC \xF0\x9F\x98\x80 \xE2\x80\xA8"));
+  CHECK(find_invalid_utf8("ab\xFF") == 2u);            // never valid
+  CHECK(find_invalid_utf8("\xC0\xAF") == 0u);          // overlong slash
+  CHECK(find_invalid_utf8("\xE0\x80\xAF") == 0u);      // overlong
+  CHECK(find_invalid_utf8("\xED\xA0\x80") == 0u);      // UTF-16 surrogate
+  CHECK(find_invalid_utf8("\xF4\x90\x80\x80") == 0u);  // above U+10FFFF
+  CHECK(find_invalid_utf8("x\xE2\x82") == 1u);         // truncated sequence
+  CHECK(find_invalid_utf8("\xC3(") == 0u);             // bad continuation
+  CHECK(find_invalid_utf8("\x80") == 0u);              // lone continuation
+}
+
+TEST_CASE("parse_json_line returns a value or a reason, never throws") {
+  CHECK(parse_json_line("{\"a\":1}").value->at("a") == 1);
+  CHECK(parse_json_line("null").value->is_null());
+  const auto bad = parse_json_line("{\"a\":");
+  CHECK_FALSE(bad.value);
+  CHECK(bad.error.find("unexpected end of input") != std::string::npos);
+  CHECK(bad.error.find("[json.exception") == std::string::npos);
+  const auto not_utf8 = parse_json_line("{\"a\":\"\xFF\"}");
+  CHECK_FALSE(not_utf8.value);
+  CHECK(not_utf8.error == "invalid UTF-8 at byte 6");
+}
+
+TEST_CASE("to_line writes compact raw UTF-8 in insertion order with one LF") {
+  Json j;
+  j["z"] = 1;
+  j["a"] = "\xE2\x80\xA8 caf\xC3\xA9";
+  CHECK(to_line(j) == "{\"z\":1,\"a\":\"\xE2\x80\xA8 caf\xC3\xA9\"}\n");
+}
+
+TEST_CASE("to_line replaces invalid UTF-8 with U+FFFD instead of throwing") {
+  Json j{{"text", std::string("ok\xFF")}};
+  CHECK(to_line(j) == "{\"text\":\"ok\xEF\xBF\xBD\"}\n");
+}

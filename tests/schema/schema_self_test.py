@@ -1,0 +1,104 @@
+#!/usr/bin/python3
+"""Checks that the schemas are valid draft 2020-12 and not vacuous: hand-written samples of
+commands, responses and events must pass, and broken variants of them must fail.
+
+usage: schema_self_test.py SCHEMA_DIR
+"""
+import json
+import sys
+
+import schema_store
+
+MODEL = {"id": "echo", "name": "Echo", "api": "scripted", "provider": "scripted", "baseUrl": "",
+         "reasoning": False, "input": ["text"],
+         "cost": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0},
+         "contextWindow": 128000, "maxTokens": 16384}
+USAGE = {"input": 1, "output": 2, "cacheRead": 0, "cacheWrite": 0, "totalTokens": 3,
+         "cost": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "total": 0}}
+ASSISTANT = {"role": "assistant", "content": [{"type": "text", "text": "hi"}], "api": "scripted",
+             "provider": "scripted", "model": "echo", "usage": USAGE, "stopReason": "stop",
+             "timestamp": 1733234567890}
+ERROR_ASSISTANT = dict(ASSISTANT, content=[], stopReason="error", errorMessage="503 overloaded")
+USER = {"role": "user", "content": [{"type": "text", "text": "hello"}], "timestamp": 1733234567890}
+STATE = {"model": MODEL, "thinkingLevel": "off", "isStreaming": False, "isCompacting": False,
+         "steeringMode": "one-at-a-time", "followUpMode": "one-at-a-time",
+         "interruptMode": "immediate", "sessionId": "s", "autoCompactionEnabled": True,
+         "messageCount": 0, "queuedMessageCount": 0}
+
+VALID = {
+    "commands.schema.json": [
+        {"id": "1", "type": "prompt", "message": "hi", "images": [{"type": "image", "data": "AA", "mimeType": "image/png"}]},
+        {"type": "set_auto_retry", "enabled": False},
+        {"type": "abort_retry"},
+        {"type": "set_thinking_level", "level": "high"},
+    ],
+    "output.schema.json": [
+        {"id": 1, "type": "response", "command": "get_state", "success": True, "data": STATE},
+        {"type": "response", "command": "abort_retry", "success": True},
+        {"type": "response", "command": "cycle_model", "success": True, "data": None},
+        {"id": "x", "type": "response", "command": "set_model", "success": False, "error": "Model not found: x/y"},
+        {"type": "response", "command": "parse", "success": False, "error": "Failed to parse command: expected a JSON object"},
+        {"type": "agent_start"},
+        {"type": "message_start", "message": USER},
+        {"type": "message_update", "assistantMessageEvent": {"type": "text_delta", "contentIndex": 0, "delta": "h", "partial": ASSISTANT}, "message": ASSISTANT},
+        {"type": "message_end", "message": ERROR_ASSISTANT},
+        {"type": "turn_end", "message": ASSISTANT, "toolResults": []},
+        {"type": "agent_end", "messages": [USER, ERROR_ASSISTANT], "willRetry": True},
+        {"type": "auto_retry_start", "attempt": 1, "maxAttempts": 3, "delayMs": 2000, "errorMessage": "503 overloaded"},
+        {"type": "auto_retry_end", "success": True, "attempt": 1},
+        {"type": "auto_retry_end", "success": False, "attempt": 3, "finalError": "503 overloaded"},
+        {"type": "auto_compaction_start", "reason": "overflow"},
+        {"type": "auto_compaction_end", "aborted": False, "willRetry": False, "errorMessage": "Context overflow recovery failed: x"},
+    ],
+}
+INVALID = {
+    "commands.schema.json": [
+        {"type": "set_auto_retry"},
+        {"type": "set_auto_retry", "enabled": "yes"},
+        {"type": "prompt"},
+        {"type": "set_thinking_level", "level": "max"},
+        {"type": "no_such_command"},
+    ],
+    "output.schema.json": [
+        {"type": "response", "command": "get_state", "success": True},                     # data missing
+        {"type": "response", "command": "get_state", "success": True, "data": dict(STATE, autoRetryEnabled=True)},
+        {"type": "response", "command": "abort_retry", "success": True, "data": None},      # no data allowed
+        {"type": "response", "command": "parse", "success": False, "error": "oops"},
+        {"type": "response", "command": "x", "success": False},                            # no error text
+        {"type": "auto_retry_end", "success": True, "attempt": 1, "finalError": "x"},
+        {"type": "auto_retry_end", "success": False, "attempt": 1},
+        {"type": "auto_retry_start", "attempt": 0, "maxAttempts": 3, "delayMs": 1, "errorMessage": "e"},
+        {"type": "agent_end", "messages": []},
+        {"type": "message_update", "assistantMessageEvent": {"type": "text_bogus", "contentIndex": 0, "partial": ASSISTANT}, "message": ASSISTANT},
+        {"type": "message_end", "message": dict(ASSISTANT, stopReason="finished")},
+        {"type": "no_such_event"},
+    ],
+}
+
+
+def main(schema_dir):
+    store = schema_store.load(schema_dir)
+    failed = passed = 0
+    for name, docs in VALID.items():
+        v = schema_store.validator(store, name)
+        for d in docs:
+            errs = list(v.iter_errors(d))
+            if errs:
+                failed += 1
+                print(f"should pass {name}: {json.dumps(d)[:160]}\n   {errs[0].message[:200]}")
+            else:
+                passed += 1
+    for name, docs in INVALID.items():
+        v = schema_store.validator(store, name)
+        for d in docs:
+            if v.is_valid(d):
+                failed += 1
+                print(f"should fail {name}: {json.dumps(d)[:160]}")
+            else:
+                passed += 1
+    print(f"{passed} passed, {failed} failed")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1]))

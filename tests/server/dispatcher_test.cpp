@@ -1,0 +1,76 @@
+#include "server/rpc_dispatcher.h"
+
+#include <doctest/doctest.h>
+
+#include "tests/support/memory_settings_store.h"
+
+using namespace rebound;
+using protocol::Json;
+
+namespace {
+
+struct Fixture {
+  testing::MemorySettingsStore store;
+  session::AgentSession session{
+      {session::scripted_model("echo"), "sid"}, session::ModelRegistry::with_builtins(), store};
+  std::vector<Json> out;
+  server::RpcDispatcher dispatcher{session, [this](const Json& j) { out.push_back(j); }};
+
+  Json one(const std::string& line) {
+    out.clear();
+    dispatcher.handle_line(line);
+    REQUIRE(out.size() == 1);
+    return out[0];
+  }
+};
+
+}  // namespace
+
+TEST_CASE("each implemented command answers once with success and does its work") {
+  Fixture f;
+  CHECK(f.one(R"({"id":1,"type":"set_auto_retry","enabled":false})") ==
+        Json::parse(R"({"id":1,"type":"response","command":"set_auto_retry","success":true})"));
+  CHECK_FALSE(f.session.auto_retry_enabled());
+  CHECK(f.one(R"({"type":"abort_retry"})")["success"] == true);
+  CHECK(f.one(R"({"type":"set_auto_compaction","enabled":false})")["success"] == true);
+  CHECK(f.one(R"({"type":"set_steering_mode","mode":"all"})")["success"] == true);
+  CHECK(f.one(R"({"type":"set_follow_up_mode","mode":"all"})")["success"] == true);
+  CHECK(f.one(R"({"type":"set_interrupt_mode","mode":"wait"})")["success"] == true);
+  CHECK(f.one(R"({"type":"set_thinking_level","level":"low"})")["success"] == true);
+  const Json state = f.one(R"({"id":"s","type":"get_state"})");
+  CHECK(state["data"]["autoCompactionEnabled"] == false);
+  CHECK(state["data"]["steeringMode"] == "all");
+  CHECK(state["data"]["followUpMode"] == "all");
+  CHECK(state["data"]["interruptMode"] == "wait");
+  CHECK_FALSE(state["data"].contains("autoRetryEnabled"));
+  CHECK_FALSE(state["data"].contains("isRetrying"));
+}
+
+TEST_CASE("commands not built yet answer Unknown command, never a false success") {
+  Fixture f;
+  for (const char* line : {R"({"id":"p","type":"prompt","message":"hi"})", R"({"type":"abort"})",
+                           R"({"type":"get_messages"})", R"({"type":"compact"})",
+                           R"({"type":"bash","command":"ls"})", R"({"type":"new_session"})"}) {
+    CAPTURE(line);
+    const Json r = f.one(line);
+    CHECK(r["success"] == false);
+    CHECK(r["error"] == "Unknown command: " + r["command"].get<std::string>());
+  }
+}
+
+TEST_CASE("a rejected command leaves the session unchanged") {
+  Fixture f;
+  f.one(R"({"type":"set_auto_retry","enabled":"no"})");
+  f.one(R"({"type":"set_steering_mode","mode":"most"})");
+  CHECK(f.session.auto_retry_enabled());
+  CHECK(f.session.state().steering_mode == protocol::QueueMode::one_at_a_time);
+  CHECK(f.store.patches.empty());
+}
+
+TEST_CASE("an over-limit line gets the parse error") {
+  Fixture f;
+  f.dispatcher.handle_too_long(64);
+  REQUIRE(f.out.size() == 1);
+  CHECK(f.out[0] == Json::parse(R"({"type":"response","command":"parse","success":false,
+        "error":"Failed to parse command: line exceeds the limit of 64 bytes"})"));
+}
