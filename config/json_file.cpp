@@ -15,6 +15,15 @@ namespace rebound::config {
 
 namespace fs = std::filesystem;
 
+std::optional<std::string> read_text_file(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return std::nullopt;
+  std::ostringstream buf;
+  buf << in.rdbuf();
+  if (in.bad()) return std::nullopt;
+  return buf.str();
+}
+
 JsonFileRead read_json_file(const fs::path& path) {
   JsonFileRead r;
   std::ifstream in(path, std::ios::binary);

@@ -18,6 +18,9 @@ struct JsonFileRead {
   std::string error;     // why it is malformed (or unreadable)
 };
 
+/// The whole content of a file, or nullopt when it cannot be read.
+std::optional<std::string> read_text_file(const std::filesystem::path& path);
+
 /// Reads a file that must hold a JSON object.
 JsonFileRead read_json_file(const std::filesystem::path& path);
 

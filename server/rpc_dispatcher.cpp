@@ -28,7 +28,7 @@ void RpcDispatcher::handle_line(std::string_view line) {
 }
 
 void RpcDispatcher::dispatch(protocol::Command& command, Reply& reply) {
-  const auto& args = command.args;
+  const protocol::CommandArgs& args = command.args;
   switch (command.type) {
     case CommandType::get_state:
       reply.ok(protocol::to_json(session_.state()));
@@ -39,6 +39,28 @@ void RpcDispatcher::dispatch(protocol::Command& command, Reply& reply) {
       return;
     case CommandType::abort_retry:
       session_.abort_retry();
+      reply.ok();
+      return;
+    case CommandType::prompt: {
+      auto& a = std::get<protocol::MessageArgs>(command.args);
+      if (auto error = session_.prompt({std::move(a.message), std::move(a.images)},
+                                       a.streaming_behavior, [&reply] { reply.ok(); })) {
+        reply.fail(*error);
+      }
+      return;
+    }
+    case CommandType::steer: {
+      auto& a = std::get<protocol::MessageArgs>(command.args);
+      session_.steer({std::move(a.message), std::move(a.images)}, [&reply] { reply.ok(); });
+      return;
+    }
+    case CommandType::follow_up: {
+      auto& a = std::get<protocol::MessageArgs>(command.args);
+      session_.follow_up({std::move(a.message), std::move(a.images)}, [&reply] { reply.ok(); });
+      return;
+    }
+    case CommandType::abort:
+      session_.abort();
       reply.ok();
       return;
     case CommandType::set_auto_compaction:

@@ -14,11 +14,18 @@
 #include <nlohmann/json.hpp>
 
 #include "config/file_settings_store.h"
+#include "config/json_file.h"
 #include "protocol/json_line.h"
 #include "protocol/line_reader.h"
+#include "server/asio_scheduler.h"
+#include "server/jsonl_appender.h"
 #include "server/rpc_dispatcher.h"
 #include "server/stdio_transport.h"
 #include "session/agent_session.h"
+#include "session/credential_store.h"
+#include "session/event_sink.h"
+#include "session/llm/script.h"
+#include "session/llm/scripted_provider.h"
 #include "session/session_id.h"
 
 namespace rebound::server {
@@ -62,11 +69,13 @@ class FdFlagsGuard {
 
 struct ProviderChoice {
   protocol::Model model;
-  std::string error;  // non-empty: cannot start
+  std::optional<std::vector<session::llm::ScriptStep>> script;  // empty: echo
+  std::string error;                                            // non-empty: cannot start
 };
 
 ProviderChoice choose_provider(const CliOptions& o, const session::Settings& settings,
                                const session::ModelRegistry& models) {
+  ProviderChoice choice;
   std::string provider = o.provider.value_or("");
   if (provider.empty() && settings.default_provider) {
     if (*settings.default_provider == "scripted") {
@@ -79,21 +88,53 @@ ProviderChoice choose_provider(const CliOptions& o, const session::Settings& set
     }
   }
   if (!provider.empty() && provider != "scripted") {
-    return {{}, "provider '" + provider + "' is not available in this build (available: scripted)"};
+    choice.error =
+        "provider '" + provider + "' is not available in this build (available: scripted)";
+    return choice;
   }
-  if (o.script) return {{}, "--script is not supported by this build yet"};
-  if (provider.empty()) {
+  if (provider.empty() && !o.script) {
     spdlog::info("no provider configured: the offline scripted provider's echo model answers");
   }
-  std::string model_id = o.model.value_or("echo");
+  if (o.script) {
+    auto text = config::read_text_file(*o.script);
+    if (!text) {
+      choice.error = "cannot read the script file " + *o.script;
+      return choice;
+    }
+    auto parsed = protocol::parse_json_line(*text);
+    if (!parsed.value) {
+      choice.error = "the script file " + *o.script + " is not JSON: " + parsed.error;
+      return choice;
+    }
+    auto script = session::llm::parse_script(*parsed.value);
+    if (!script.error.empty()) {
+      choice.error = "the script file " + *o.script + " is unusable: " + script.error;
+      return choice;
+    }
+    choice.script = std::move(script.steps);
+  }
+  std::string model_id = o.model.value_or(o.script ? "script" : "echo");
   if (!o.model && provider == "scripted" && settings.default_model &&
       models.find("scripted", *settings.default_model)) {
     model_id = *settings.default_model;
   }
   const protocol::Model* model = models.find("scripted", model_id);
-  if (!model) return {{}, "unknown model 'scripted/" + model_id + "' (available: echo, script)"};
-  return {*model, {}};
+  if (!model) {
+    choice.error = "unknown model 'scripted/" + model_id + "' (available: echo, script)";
+    return choice;
+  }
+  choice.model = *model;
+  return choice;
 }
+
+class WriterEventSink : public session::EventSink {
+ public:
+  explicit WriterEventSink(StdoutWriter& writer) : writer_(writer) {}
+  void emit(const protocol::Json& event) override { writer_.write_line(protocol::to_line(event)); }
+
+ private:
+  StdoutWriter& writer_;
+};
 
 }  // namespace
 
@@ -119,12 +160,29 @@ int run_server(const CliOptions& options) {
     return 1;
   }
 
+  std::optional<JsonlAppender> script_log;
+  if (options.script_log) {
+    script_log.emplace(*options.script_log);
+    if (!script_log->ok()) {
+      spdlog::error("cannot open the script log {}", *options.script_log);
+      return 1;
+    }
+  }
+
   asio::io_context io;
+  AsioScheduler scheduler(io.get_executor());
   StdoutWriter writer(io.get_executor(), STDOUT_FILENO);
   JsonSink out = [&writer](const protocol::Json& j) { writer.write_line(protocol::to_line(j)); };
+  WriterEventSink events(writer);
+  session::llm::ScriptedProvider provider(scheduler, std::move(choice.script),
+                                          [&script_log](const protocol::Json& line) {
+                                            if (script_log) script_log->append(line);
+                                          });
+  session::NoCredentials credentials;
   session::AgentSession agent(
       session::SessionOptions{std::move(choice.model), session::new_session_id()},
-      std::move(models), settings_store);
+      std::move(models),
+      session::SessionDeps{scheduler, events, provider, credentials, settings_store});
   RpcDispatcher dispatcher(agent, out);
   StdinReader reader(io.get_executor(), STDIN_FILENO);
   protocol::LineReader lines(options.max_line_bytes);
@@ -137,6 +195,7 @@ int run_server(const CliOptions& options) {
     shutting_down = true;
     spdlog::debug("shutting down: {}", why);
     reader.stop();
+    agent.shutdown();
     boost::system::error_code ignored;
     signals.cancel(ignored);
     drain_deadline.expires_after(kShutdownDrainLimit);

@@ -1,7 +1,8 @@
 #include "session/agent_session.h"
 
 #include <spdlog/spdlog.h>
-#include <nlohmann/json.hpp>
+
+#include "session/agent_run.h"
 
 namespace rebound::session {
 
@@ -9,6 +10,10 @@ using protocol::Json;
 using protocol::ThinkingLevel;
 
 namespace {
+
+constexpr const char* kBusy =
+    "Agent is already processing. Specify streamingBehavior ('steer' or 'followUp') to queue "
+    "the message.";
 
 Settings load_settings(SettingsStore& store) {
   std::vector<std::string> warnings;
@@ -20,50 +25,108 @@ Settings load_settings(SettingsStore& store) {
 
 }  // namespace
 
-AgentSession::AgentSession(SessionOptions options, ModelRegistry models, SettingsStore& store)
+AgentSession::AgentSession(SessionOptions options, ModelRegistry models, SessionDeps deps)
     : models_(std::move(models)),
-      store_(store),
-      settings_(load_settings(store)),
+      deps_(deps),
+      events_(deps.events),
+      settings_(load_settings(deps.settings)),
       model_(std::move(options.model)),
       session_id_(std::move(options.session_id)),
       thinking_level_(ThinkingLevel::off),
       steering_mode_(settings_.steering_mode),
       follow_up_mode_(settings_.follow_up_mode),
-      interrupt_mode_(settings_.interrupt_mode) {
-  const auto levels = available_thinking_levels();
-  for (auto level : levels) {
+      interrupt_mode_(settings_.interrupt_mode),
+      retry_(deps.scheduler.make_timer()) {
+  for (auto level : available_thinking_levels()) {
     if (level == settings_.default_thinking_level) thinking_level_ = level;
   }
+}
+
+AgentSession::~AgentSession() {
+  *alive_ = false;
 }
 
 protocol::RpcSessionState AgentSession::state() const {
   protocol::RpcSessionState s;
   s.model = model_;
   s.thinking_level = thinking_level_;
-  s.is_streaming = false;
+  s.is_streaming = is_streaming();
   s.is_compacting = false;
   s.steering_mode = steering_mode_;
   s.follow_up_mode = follow_up_mode_;
   s.interrupt_mode = interrupt_mode_;
   s.session_id = session_id_;
   s.auto_compaction_enabled = settings_.compaction.enabled;
-  s.message_count = 0;
-  s.queued_message_count = 0;
+  s.message_count = static_cast<std::int64_t>(context_.size());
+  s.queued_message_count = static_cast<std::int64_t>(queued_count());
   return s;
+}
+
+protocol::AgentMessage AgentSession::user_message(const UserInput& input) const {
+  protocol::AgentMessage m;
+  m.role = protocol::Role::user;
+  m.content.push_back(protocol::ContentBlock::make_text(input.text));
+  for (const auto& image : input.images) {
+    m.content.push_back(protocol::ContentBlock::make_image(image.data, image.mime_type));
+  }
+  m.timestamp = deps_.scheduler.now_epoch_ms();
+  return m;
+}
+
+std::optional<std::string> AgentSession::prompt(UserInput input,
+                                                std::optional<protocol::StreamingBehavior> behavior,
+                                                const std::function<void()>& accepted,
+                                                Completion done) {
+  if (run_ && !retry_.in_backoff() && !behavior) return std::string(kBusy);
+  Queued q{std::move(input), std::move(done)};
+  if (retry_.in_backoff()) {
+    // During a backoff every new message waits as a follow-up (protocol.md section 2).
+    follow_up_.push_back(std::move(q));
+  } else if (run_) {
+    (*behavior == protocol::StreamingBehavior::steer ? steering_ : follow_up_)
+        .push_back(std::move(q));
+  } else if (queued_count() > 0) {
+    // Messages are already waiting for the idle session: keep arrival order.
+    follow_up_.push_back(std::move(q));
+    schedule_drain();
+  } else {
+    accepted();
+    std::vector<Queued> inputs;
+    inputs.push_back(std::move(q));
+    start_run(std::move(inputs));
+    return std::nullopt;
+  }
+  accepted();
+  return std::nullopt;
+}
+
+void AgentSession::steer(UserInput input, const std::function<void()>& accepted) {
+  if (run_) {
+    steering_.push_back({std::move(input), {}});
+    accepted();
+    return;
+  }
+  prompt(std::move(input), protocol::StreamingBehavior::steer, accepted);
+}
+
+void AgentSession::follow_up(UserInput input, const std::function<void()>& accepted) {
+  prompt(std::move(input), protocol::StreamingBehavior::follow_up, accepted);
+}
+
+void AgentSession::abort() {
+  abort_retry();
+  if (run_) abort_run();
+  drop_queues();
 }
 
 void AgentSession::set_auto_retry(bool enabled) {
   settings_.retry.enabled = enabled;
-  store_.persist(Json{{"retry", Json{{"enabled", enabled}}}});
-}
-
-void AgentSession::abort_retry() {
-  // No retry chain exists until the agent loop runs requests; nothing to cancel.
+  deps_.settings.persist(Json{{"retry", Json{{"enabled", enabled}}}});
 }
 
 void AgentSession::set_auto_compaction(bool enabled) {
   settings_.compaction.enabled = enabled;
-  store_.persist(Json{{"compaction", Json{{"enabled", enabled}}}});
+  deps_.settings.persist(Json{{"compaction", Json{{"enabled", enabled}}}});
 }
 
 std::vector<ThinkingLevel> AgentSession::available_thinking_levels() const {
@@ -80,7 +143,8 @@ void AgentSession::set_thinking_level(ThinkingLevel level) {
   }
   if (effective == thinking_level_) return;
   thinking_level_ = effective;
-  store_.persist(Json{{"defaultThinkingLevel", std::string(protocol::to_string(effective))}});
+  deps_.settings.persist(
+      Json{{"defaultThinkingLevel", std::string(protocol::to_string(effective))}});
 }
 
 }  // namespace rebound::session

@@ -1,14 +1,27 @@
 #pragma once
-// The agent session: the state behind RpcSessionState and the controls that change it
-// (protocol.md sections 2 and 6). The server's dispatcher calls it; everything runs on the one
-// event loop, so it holds no locks. Runtime changes that the spec persists go to the
-// SettingsStore.
+// The agent session: runtime context, the agent loop (runtime.md section 1) and the auto-retry
+// policy (retry.md), driven by the server's dispatcher and by provider and timer completions.
+// Everything runs on one event loop, so nothing here is locked; time and deferral come from
+// the injected Scheduler, events leave through the EventSink, requests go to the Provider.
+// Each request carries a generation number; completions of an older generation are dropped.
 
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "protocol/commands.h"
+#include "protocol/messages.h"
 #include "protocol/wire_types.h"
+#include "session/credential_store.h"
+#include "session/event_sink.h"
+#include "session/llm/provider.h"
 #include "session/model_registry.h"
+#include "session/retry_state.h"
+#include "session/scheduler.h"
 #include "session/settings.h"
 #include "session/settings_store.h"
 
@@ -19,37 +32,109 @@ struct SessionOptions {
   std::string session_id;  // fresh for a new session
 };
 
+/// What the session needs from the world; every reference must outlive the session.
+struct SessionDeps {
+  Scheduler& scheduler;
+  EventSink& events;
+  llm::Provider& provider;
+  CredentialStore& credentials;
+  SettingsStore& settings;
+};
+
+struct UserInput {
+  std::string text;
+  std::vector<protocol::ImageContent> images;
+};
+
+/// Called once when the work a prompt started is over: its run, any retry chain it caused, and
+/// the runs of messages it was queued behind do not count.
+using Completion = std::function<void()>;
+
 class AgentSession {
  public:
-  /// Reads the settings once from `store` (warnings go to the log) and keeps `store` to persist
-  /// runtime changes; `store` must outlive the session.
-  AgentSession(SessionOptions options, ModelRegistry models, SettingsStore& store);
+  AgentSession(SessionOptions options, ModelRegistry models, SessionDeps deps);
+  ~AgentSession();
+  AgentSession(const AgentSession&) = delete;
+  AgentSession& operator=(const AgentSession&) = delete;
+
+  /// Accepts or rejects a prompt. On acceptance `accepted` runs first (the response precedes
+  /// every event of the run), then the run starts or the message is queued; `done` runs once the
+  /// prompt's work, retries included, is over. Returns the error text when rejected.
+  std::optional<std::string> prompt(UserInput input,
+                                    std::optional<protocol::StreamingBehavior> behavior,
+                                    const std::function<void()>& accepted, Completion done = {});
+  /// Steering: delivered at the next turn boundary; starts a run when idle.
+  void steer(UserInput input, const std::function<void()>& accepted);
+  /// Follow-up: runs after the current run ends; starts a run when idle.
+  void follow_up(UserInput input, const std::function<void()>& accepted);
+
+  /// abort_retry, then stops the active request; every event it causes is emitted before it
+  /// returns. Clears both queues.
+  void abort();
+  /// retry.md section 6: cancels a backoff (emitting auto_retry_end), or stops further retries
+  /// of the retried request that runs now.
+  void abort_retry();
+  /// End of input or a signal: like abort.
+  void shutdown() { abort(); }
 
   protocol::RpcSessionState state() const;
   const Settings& settings() const { return settings_; }
   const ModelRegistry& models() const { return models_; }
+  const std::vector<protocol::AgentMessage>& messages() const { return context_; }
 
-  /// retry.md section 6: applies to the next decision, persisted as retry.enabled.
   void set_auto_retry(bool enabled);
   bool auto_retry_enabled() const { return settings_.retry.enabled; }
-  /// Cancels a retry backoff when one runs; with no chain active there is nothing to cancel.
-  void abort_retry();
-  bool is_retrying() const { return false; }
+  bool is_retrying() const { return retry_.active(); }
+  bool is_streaming() const { return run_ != nullptr; }
+  /// No run, no retry chain, nothing queued.
+  bool is_idle() const { return !run_ && !retry_.active() && queued_count() == 0; }
 
   void set_auto_compaction(bool enabled);
   void set_steering_mode(protocol::QueueMode mode) { steering_mode_ = mode; }
   void set_follow_up_mode(protocol::QueueMode mode) { follow_up_mode_ = mode; }
   void set_interrupt_mode(protocol::InterruptMode mode) { interrupt_mode_ = mode; }
-
   /// Sets the level, clamped to what the model supports ("off" for a model without reasoning);
   /// a change is persisted as defaultThinkingLevel.
   void set_thinking_level(protocol::ThinkingLevel level);
-  /// The levels the current model offers, "off" first.
   std::vector<protocol::ThinkingLevel> available_thinking_levels() const;
 
  private:
+  struct Queued {
+    UserInput input;
+    Completion done;
+  };
+  struct Run;
+
+  std::size_t queued_count() const { return steering_.size() + follow_up_.size(); }
+  void emit(const protocol::Json& event) { events_.emit(event); }
+  protocol::AgentMessage user_message(const UserInput& input) const;
+
+  // agent loop (agent_loop.cpp)
+  void start_run(std::vector<Queued> inputs);
+  void continue_run();
+  void add_user_messages(std::vector<Queued> inputs);
+  void request_assistant();
+  void on_stream_event(std::uint64_t generation, llm::StreamEvent event);
+  void ensure_message_started();
+  void finish_message(protocol::StopReason reason, std::optional<std::string> error);
+  void run_tool_calls();
+  void next_turn();
+  void end_run();
+  void abort_run();
+
+  // retry (agent_retry.cpp)
+  bool will_retry(const protocol::AgentMessage& last) const;
+  void after_run(const protocol::AgentMessage& last, bool will_retry);
+  void schedule_retry(const protocol::AgentMessage& failed);
+  void end_chain(bool success, const std::string& final_error);
+  void settle();
+  void schedule_drain();
+  std::vector<Queued> take(std::deque<Queued>& queue, protocol::QueueMode mode);
+  void drop_queues();
+
   ModelRegistry models_;
-  SettingsStore& store_;
+  SessionDeps deps_;
+  EventSink& events_;
   Settings settings_;
   protocol::Model model_;
   std::string session_id_;
@@ -57,6 +142,16 @@ class AgentSession {
   protocol::QueueMode steering_mode_;
   protocol::QueueMode follow_up_mode_;
   protocol::InterruptMode interrupt_mode_;
+
+  std::vector<protocol::AgentMessage> context_;
+  std::unique_ptr<Run> run_;
+  std::uint64_t generation_ = 0;
+  RetryState retry_;
+  std::deque<Queued> steering_;
+  std::deque<Queued> follow_up_;
+  std::vector<Completion> completions_;  // of the work in progress
+  bool drain_posted_ = false;
+  std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
 };
 
 }  // namespace rebound::session

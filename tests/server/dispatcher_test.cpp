@@ -2,7 +2,7 @@
 
 #include <doctest/doctest.h>
 
-#include "tests/support/memory_settings_store.h"
+#include "tests/support/session_harness.h"
 
 using namespace rebound;
 using protocol::Json;
@@ -10,9 +10,9 @@ using protocol::Json;
 namespace {
 
 struct Fixture {
-  testing::MemorySettingsStore store;
-  session::AgentSession session{
-      {session::scripted_model("echo"), "sid"}, session::ModelRegistry::with_builtins(), store};
+  testing::SessionHarness h{std::nullopt, Json::object(), session::scripted_model("echo")};
+  session::AgentSession& session = h.session;
+  testing::MemorySettingsStore& store = h.store;
   std::vector<Json> out;
   server::RpcDispatcher dispatcher{session, [this](const Json& j) { out.push_back(j); }};
 
@@ -48,8 +48,7 @@ TEST_CASE("each implemented command answers once with success and does its work"
 
 TEST_CASE("commands not built yet answer Unknown command, never a false success") {
   Fixture f;
-  for (const char* line : {R"({"id":"p","type":"prompt","message":"hi"})", R"({"type":"abort"})",
-                           R"({"type":"get_messages"})", R"({"type":"compact"})",
+  for (const char* line : {R"({"type":"get_messages"})", R"({"type":"compact"})",
                            R"({"type":"bash","command":"ls"})", R"({"type":"new_session"})"}) {
     CAPTURE(line);
     const Json r = f.one(line);
@@ -73,4 +72,23 @@ TEST_CASE("an over-limit line gets the parse error") {
   REQUIRE(f.out.size() == 1);
   CHECK(f.out[0] == Json::parse(R"({"type":"response","command":"parse","success":false,
         "error":"Failed to parse command: line exceeds the limit of 64 bytes"})"));
+}
+
+TEST_CASE("prompt is answered before its run's first event; a busy prompt is rejected") {
+  Fixture f;
+  std::vector<Json> all;
+  server::RpcDispatcher d{f.session, [&all](const Json& j) { all.push_back(j); }};
+  d.handle_line(R"({"id":"p1","type":"prompt","message":"hello"})");
+  REQUIRE(all.size() == 1);
+  CHECK(all[0] ==
+        Json::parse(R"({"id":"p1","type":"response","command":"prompt","success":true})"));
+  CHECK(f.h.sink.types().front() == "agent_start");
+  d.handle_line(R"({"id":"p2","type":"prompt","message":"again"})");
+  REQUIRE(all.size() == 2);
+  CHECK(all[1]["success"] == false);
+  CHECK(all[1]["error"].get<std::string>().rfind("Agent is already processing.", 0) == 0);
+  d.handle_line(R"({"id":"a","type":"abort"})");
+  REQUIRE(all.size() == 3);
+  CHECK(all[2]["command"] == "abort");
+  CHECK(f.h.sink.types().back() == "agent_end");
 }

@@ -1,0 +1,43 @@
+#pragma once
+// Event objects of protocol.md section 5, keys in the spec's order. Pure builders; the session
+// emits them through its EventSink.
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "protocol/json.h"
+#include "protocol/messages.h"
+
+namespace rebound::protocol::events {
+
+Json agent_start();
+Json agent_end(const std::vector<AgentMessage>& messages, bool will_retry);
+Json turn_start();
+Json turn_end(const AgentMessage& message, const std::vector<AgentMessage>& tool_results);
+Json message_start(const AgentMessage& message);
+Json message_end(const AgentMessage& message);
+
+/// One assistantMessageEvent: `type` is text_start … toolcall_end. `delta` is written for the
+/// *_delta types, `content` for text_end/thinking_end, `tool_call` for toolcall_end.
+struct AssistantUpdate {
+  std::string_view type;
+  std::size_t content_index = 0;
+  std::optional<std::string> delta;
+  std::optional<std::string> content;
+  const ContentBlock* tool_call = nullptr;
+};
+Json message_update(const AssistantUpdate& update, const AgentMessage& partial);
+
+Json tool_execution_start(const std::string& id, const std::string& name, const Json& args);
+Json tool_execution_end(const std::string& id, const std::string& name, const Json& result,
+                        bool is_error);
+
+Json auto_retry_start(std::int64_t attempt, std::int64_t max_attempts, std::int64_t delay_ms,
+                      const std::string& error_message);
+Json auto_retry_end_success(std::int64_t attempt);
+Json auto_retry_end_failure(std::int64_t attempt, const std::string& final_error);
+
+}  // namespace rebound::protocol::events

@@ -1,0 +1,148 @@
+#include "protocol/messages.h"
+
+#include <array>
+
+#include "protocol/wire_types.h"
+
+namespace rebound::protocol {
+
+namespace {
+constexpr std::array<std::string_view, 5> kStop{"stop", "length", "toolUse", "error", "aborted"};
+}
+
+std::string_view to_string(StopReason reason) {
+  return kStop[static_cast<int>(reason)];
+}
+
+std::optional<StopReason> stop_reason_from_string(std::string_view s) {
+  for (std::size_t i = 0; i < kStop.size(); ++i) {
+    if (kStop[i] == s) return static_cast<StopReason>(i);
+  }
+  return std::nullopt;
+}
+
+ContentBlock ContentBlock::make_text(std::string text) {
+  ContentBlock b;
+  b.kind = Kind::text;
+  b.text = std::move(text);
+  return b;
+}
+
+ContentBlock ContentBlock::make_thinking(std::string thinking) {
+  ContentBlock b;
+  b.kind = Kind::thinking;
+  b.text = std::move(thinking);
+  return b;
+}
+
+ContentBlock ContentBlock::make_image(std::string data, std::string mime_type) {
+  ContentBlock b;
+  b.kind = Kind::image;
+  b.text = std::move(data);
+  b.mime_type = std::move(mime_type);
+  return b;
+}
+
+ContentBlock ContentBlock::make_tool_call(std::string id, std::string name, Json arguments) {
+  ContentBlock b;
+  b.kind = Kind::tool_call;
+  b.id = std::move(id);
+  b.name = std::move(name);
+  b.arguments = std::move(arguments);
+  return b;
+}
+
+std::string AgentMessage::text() const {
+  std::string out;
+  for (const auto& b : content) {
+    if (b.kind == ContentBlock::Kind::text) out += b.text;
+  }
+  return out;
+}
+
+Json to_json(const ContentBlock& b) {
+  Json j = Json::object();
+  switch (b.kind) {
+    case ContentBlock::Kind::text:
+      j["type"] = "text";
+      j["text"] = b.text;
+      break;
+    case ContentBlock::Kind::thinking:
+      j["type"] = "thinking";
+      j["thinking"] = b.text;
+      break;
+    case ContentBlock::Kind::image:
+      j["type"] = "image";
+      j["data"] = b.text;
+      j["mimeType"] = b.mime_type;
+      break;
+    case ContentBlock::Kind::tool_call:
+      j["type"] = "toolCall";
+      j["id"] = b.id;
+      j["name"] = b.name;
+      j["arguments"] = b.arguments.is_object() ? b.arguments : Json::object();
+      break;
+  }
+  return j;
+}
+
+Json to_json(const Usage& u) {
+  Json j = Json::object();
+  j["input"] = u.input;
+  j["output"] = u.output;
+  j["cacheRead"] = u.cache_read;
+  j["cacheWrite"] = u.cache_write;
+  j["totalTokens"] = u.total_tokens;
+  Json cost = Json::object();
+  cost["input"] = json_number(u.cost_input);
+  cost["output"] = json_number(u.cost_output);
+  cost["cacheRead"] = json_number(u.cost_cache_read);
+  cost["cacheWrite"] = json_number(u.cost_cache_write);
+  cost["total"] = json_number(u.cost_total);
+  j["cost"] = std::move(cost);
+  return j;
+}
+
+Json to_json(const AgentMessage& m) {
+  Json j = Json::object();
+  Json content = Json::array();
+  for (const auto& b : m.content)
+    content.push_back(to_json(b));
+  switch (m.role) {
+    case Role::user:
+      j["role"] = "user";
+      j["content"] = std::move(content);
+      j["timestamp"] = m.timestamp;
+      break;
+    case Role::assistant:
+      j["role"] = "assistant";
+      j["content"] = std::move(content);
+      j["api"] = m.api;
+      j["provider"] = m.provider;
+      j["model"] = m.model;
+      j["usage"] = to_json(m.usage);
+      j["stopReason"] = to_string(m.stop_reason);
+      j["timestamp"] = m.timestamp;
+      if (m.error_message) j["errorMessage"] = *m.error_message;
+      break;
+    case Role::tool_result:
+      j["role"] = "toolResult";
+      j["toolCallId"] = m.tool_call_id;
+      j["toolName"] = m.tool_name;
+      j["content"] = std::move(content);
+      if (!m.details.is_null()) j["details"] = m.details;
+      j["isError"] = m.is_error;
+      j["timestamp"] = m.timestamp;
+      break;
+  }
+  return j;
+}
+
+Json to_json(const std::vector<AgentMessage>& messages) {
+  Json j = Json::array();
+  for (const auto& m : messages)
+    j.push_back(to_json(m));
+  return j;
+}
+
+}  // namespace rebound::protocol

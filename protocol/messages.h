@@ -1,0 +1,71 @@
+#pragma once
+// Agent messages of protocol.md section 5 (user, assistant, toolResult) as values, and their
+// JSON in the spec's key order. One struct serves every role; fields that a role does not use
+// stay empty and are not written. Pure.
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "protocol/json.h"
+
+namespace rebound::protocol {
+
+enum class Role { user, assistant, tool_result };
+enum class StopReason { stop, length, tool_use, error, aborted };
+
+std::string_view to_string(StopReason reason);
+std::optional<StopReason> stop_reason_from_string(std::string_view s);
+
+struct ContentBlock {
+  enum class Kind { text, thinking, image, tool_call };
+  Kind kind = Kind::text;
+  std::string text;       // text, thinking, or image data (base64)
+  std::string mime_type;  // image
+  std::string id;         // tool_call
+  std::string name;       // tool_call
+  Json arguments;         // tool_call: an object
+
+  static ContentBlock make_text(std::string text);
+  static ContentBlock make_thinking(std::string thinking);
+  static ContentBlock make_image(std::string data, std::string mime_type);
+  static ContentBlock make_tool_call(std::string id, std::string name, Json arguments);
+};
+
+struct Usage {
+  std::int64_t input = 0, output = 0, cache_read = 0, cache_write = 0, total_tokens = 0;
+  double cost_input = 0, cost_output = 0, cost_cache_read = 0, cost_cache_write = 0, cost_total = 0;
+};
+
+struct AgentMessage {
+  Role role = Role::user;
+  std::vector<ContentBlock> content;
+  std::int64_t timestamp = 0;
+  // assistant
+  std::string api, provider, model;
+  Usage usage;
+  StopReason stop_reason = StopReason::stop;
+  std::optional<std::string> error_message;
+  // toolResult
+  std::string tool_call_id, tool_name;
+  Json details;
+  bool is_error = false;
+
+  bool is_assistant() const { return role == Role::assistant; }
+  /// An assistant message that ended in error or abort.
+  bool failed() const {
+    return is_assistant() &&
+           (stop_reason == StopReason::error || stop_reason == StopReason::aborted);
+  }
+  /// The concatenated text blocks.
+  std::string text() const;
+};
+
+Json to_json(const ContentBlock& block);
+Json to_json(const Usage& usage);
+Json to_json(const AgentMessage& message);
+Json to_json(const std::vector<AgentMessage>& messages);
+
+}  // namespace rebound::protocol

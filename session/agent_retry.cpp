@@ -1,0 +1,138 @@
+// AgentSession: the auto-retry policy of retry.md (sections 4 to 6) and the idle-time queue.
+
+#include <chrono>
+#include <nlohmann/json.hpp>
+
+#include "protocol/events.h"
+#include "session/agent_run.h"
+#include "session/retry_policy.h"
+
+namespace rebound::session {
+
+using protocol::AgentMessage;
+namespace events = protocol::events;
+
+namespace {
+constexpr const char* kRetryCancelled = "Retry cancelled";
+}
+
+bool AgentSession::will_retry(const AgentMessage& last) const {
+  if (!is_retryable(last, model_.context_window)) return false;
+  if (retry_.active() && retry_.cancelled()) return false;
+  if (!settings_.retry.enabled) return false;
+  return retry_.attempt() + 1 <= settings_.retry.max_retries;
+}
+
+void AgentSession::after_run(const AgentMessage& last, bool retry) {
+  if (retry) {
+    schedule_retry(last);
+    return;
+  }
+  const std::string error = last.error_message.value_or("");
+  const bool retryable =
+      is_retryable(last, model_.context_window) && !(retry_.active() && retry_.cancelled());
+  if (retryable) {
+    if (!settings_.retry.enabled) {
+      // Step 2: disabled; a chain that was active ends now (Differs: it never hangs).
+      if (retry_.active()) end_chain(false, error);
+    } else {
+      // Step 4: attempts exhausted (with maxRetries 0: attempt 0 and no start event).
+      emit(events::auto_retry_end_failure(retry_.attempt(), error));
+      retry_.reset();
+    }
+    return;
+  }
+  if (retry_.active()) {
+    if (!last.failed()) {
+      end_chain(true, {});
+    } else if (retry_.cancelled() || last.stop_reason == protocol::StopReason::aborted) {
+      end_chain(false, kRetryCancelled);
+    } else {
+      end_chain(false, error);
+    }
+  }
+  // Then the compaction check (runtime.md section 5) comes here once compaction exists.
+}
+
+void AgentSession::schedule_retry(const AgentMessage& failed) {
+  const std::int64_t attempt = retry_.advance();
+  std::int64_t delay = backoff_delay_ms(settings_.retry.base_delay_ms, attempt);
+  const std::string error = failed.error_message.value_or("");
+  if (is_usage_limit(error)) {
+    const auto hint = parse_retry_hint_ms(error, deps_.scheduler.now_epoch_ms());
+    if (deps_.credentials.mark_usage_limit_reached(model_.provider, session_id_, hint)) delay = 0;
+  }
+  emit(events::auto_retry_start(attempt, settings_.retry.max_retries, delay, error));
+  // Step 8: the model does not see the failed attempt again (the history keeps it).
+  if (!context_.empty() && context_.back().failed()) context_.pop_back();
+  std::weak_ptr<bool> alive = alive_;
+  retry_.start_backoff(std::chrono::milliseconds(delay), [this, alive] {
+    if (!alive.expired()) continue_run();
+  });
+}
+
+void AgentSession::end_chain(bool success, const std::string& final_error) {
+  if (!retry_.active()) return;
+  emit(success ? events::auto_retry_end_success(retry_.attempt())
+               : events::auto_retry_end_failure(retry_.attempt(), final_error));
+  retry_.reset();
+}
+
+void AgentSession::abort_retry() {
+  if (retry_.in_backoff()) {
+    end_chain(false, kRetryCancelled);
+    settle();
+  } else if (retry_.active()) {
+    // The retried request goes on; its end closes the chain, and no new retry starts.
+    retry_.mark_cancelled();
+  }
+}
+
+void AgentSession::settle() {
+  if (run_ || retry_.active()) return;
+  auto done = std::move(completions_);
+  completions_.clear();
+  for (auto& f : done)
+    f();
+  if (queued_count() > 0) schedule_drain();
+}
+
+void AgentSession::schedule_drain() {
+  if (drain_posted_) return;
+  drain_posted_ = true;
+  std::weak_ptr<bool> alive = alive_;
+  deps_.scheduler.post([this, alive] {
+    if (alive.expired()) return;
+    drain_posted_ = false;
+    if (run_ || retry_.active() || queued_count() == 0) return;
+    // Steering left over from a run that ended without a boundary goes first.
+    auto inputs =
+        steering_.empty() ? take(follow_up_, follow_up_mode_) : take(steering_, steering_mode_);
+    start_run(std::move(inputs));
+  });
+}
+
+std::vector<AgentSession::Queued> AgentSession::take(std::deque<Queued>& queue,
+                                                     protocol::QueueMode mode) {
+  std::vector<Queued> out;
+  while (!queue.empty()) {
+    out.push_back(std::move(queue.front()));
+    queue.pop_front();
+    if (mode == protocol::QueueMode::one_at_a_time) break;
+  }
+  return out;
+}
+
+void AgentSession::drop_queues() {
+  std::vector<Completion> done;
+  for (auto* q : {&steering_, &follow_up_}) {
+    for (auto& item : *q) {
+      if (item.done) done.push_back(std::move(item.done));
+    }
+    q->clear();
+  }
+  for (auto& f : done)
+    f();
+}
+
+}  // namespace rebound::session

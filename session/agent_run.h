@@ -1,0 +1,24 @@
+#pragma once
+// One run of the agent loop (agent_start … agent_end), private to AgentSession's files.
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "protocol/messages.h"
+#include "session/agent_session.h"
+#include "session/llm/provider.h"
+
+namespace rebound::session {
+
+struct AgentSession::Run {
+  std::uint64_t generation = 0;                  // of the request in flight
+  std::vector<protocol::AgentMessage> produced;  // for agent_end.messages
+  protocol::AgentMessage partial;                // the assistant message being streamed
+  bool message_started = false;
+  std::string tool_arguments;                        // raw deltas of the tool call being streamed
+  std::vector<protocol::AgentMessage> tool_results;  // of the current turn
+  std::unique_ptr<llm::StreamHandle> stream;
+};
+
+}  // namespace rebound::session

@@ -1,0 +1,65 @@
+#pragma once
+// The provider interface (runtime.md section 2): a context in, a stream of assistant-message
+// events out. Events are delivered on the session's event loop, never from inside stream();
+// every stream ends with exactly one `done` or `error` event unless it is cancelled first.
+// Providers never retry: the session's policy is the only retry layer.
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "protocol/json.h"
+#include "protocol/messages.h"
+#include "protocol/wire_types.h"
+
+namespace rebound::session::llm {
+
+struct LlmRequest {
+  protocol::Model model;
+  std::string system_prompt;
+  std::vector<protocol::AgentMessage> messages;  // the runtime context to send
+  protocol::ThinkingLevel thinking_level = protocol::ThinkingLevel::off;
+  std::string session_id;
+};
+
+struct StreamEvent {
+  enum class Kind {
+    text_start,
+    text_delta,
+    text_end,
+    thinking_start,
+    thinking_delta,
+    thinking_end,
+    toolcall_start,
+    toolcall_delta,
+    toolcall_end,
+    usage,  // usage so far (replaces the previous figures)
+    done,   // finished; stop_reason says how
+    error,  // failed; text holds the errorMessage (retry.md section 2 wording)
+  };
+  Kind kind;
+  std::string text;                                               // delta, or the error message
+  std::string tool_id, tool_name;                                 // toolcall_start
+  protocol::Json arguments;                                       // toolcall_end
+  protocol::Usage usage;                                          // usage
+  protocol::StopReason stop_reason = protocol::StopReason::stop;  // done
+};
+
+using StreamHandler = std::function<void(StreamEvent)>;
+
+/// A running request. cancel() stops it: no event is delivered afterwards.
+class StreamHandle {
+ public:
+  virtual ~StreamHandle() = default;
+  virtual void cancel() = 0;
+};
+
+class Provider {
+ public:
+  virtual ~Provider() = default;
+  virtual std::unique_ptr<StreamHandle> stream(const LlmRequest& request,
+                                               StreamHandler handler) = 0;
+};
+
+}  // namespace rebound::session::llm

@@ -1,0 +1,46 @@
+#pragma once
+// The per-session retry chain of retry.md section 3: the attempt counter (0 = idle), the
+// backoff timer and the flag that abort_retry arrived while the retried request ran. It owns
+// its timer: cancelling or destroying it disarms the backoff. Event loop only.
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <memory>
+
+#include "session/scheduler.h"
+
+namespace rebound::session {
+
+class RetryState {
+ public:
+  explicit RetryState(std::unique_ptr<Timer> timer) : timer_(std::move(timer)) {}
+
+  /// The current attempt; 0 when no chain is active.
+  std::int64_t attempt() const { return attempt_; }
+  /// A chain is active: during the backoff and during the retried request.
+  bool active() const { return attempt_ > 0; }
+  /// Waiting out a backoff.
+  bool in_backoff() const { return in_backoff_; }
+  /// abort_retry arrived while the retried request ran: no further retry in this chain.
+  bool cancelled() const { return cancelled_; }
+
+  /// Steps to the next attempt and returns it.
+  std::int64_t advance() { return ++attempt_; }
+  void mark_cancelled() { cancelled_ = true; }
+
+  /// Starts the backoff; `on_expiry` runs once unless the backoff is cancelled first.
+  void start_backoff(std::chrono::milliseconds delay, std::function<void()> on_expiry);
+  /// Stops a running backoff; true when one was running.
+  bool cancel_backoff();
+  /// Ends the chain: attempt 0, no backoff, not cancelled.
+  void reset();
+
+ private:
+  std::unique_ptr<Timer> timer_;
+  std::int64_t attempt_ = 0;
+  bool in_backoff_ = false;
+  bool cancelled_ = false;
+};
+
+}  // namespace rebound::session

@@ -1,0 +1,69 @@
+#pragma once
+// An AgentSession wired to test doubles: manual time, captured events, in-memory settings, the
+// real scripted provider with a given script, and a credential store that says what the test
+// wants. Members are declared so that the session goes first on destruction.
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "session/agent_session.h"
+#include "session/llm/script.h"
+#include "session/llm/scripted_provider.h"
+#include "tests/support/capturing_sink.h"
+#include "tests/support/manual_scheduler.h"
+#include "tests/support/memory_settings_store.h"
+
+namespace rebound::testing {
+
+class FakeCredentials : public session::CredentialStore {
+ public:
+  bool mark_usage_limit_reached(const std::string& provider, const std::string& session_id,
+                                std::optional<std::int64_t> retry_after_ms) override {
+    calls.push_back({provider, session_id, retry_after_ms});
+    return another_available;
+  }
+  struct Call {
+    std::string provider, session_id;
+    std::optional<std::int64_t> retry_after_ms;
+  };
+  std::vector<Call> calls;
+  bool another_available = false;
+};
+
+/// Parses a script given as JSON text; fails the test when it is unusable.
+inline std::vector<session::llm::ScriptStep> script_of(const std::string& json) {
+  auto parsed = session::llm::parse_script(protocol::Json::parse(json));
+  if (!parsed.error.empty()) throw std::runtime_error(parsed.error);
+  return parsed.steps;
+}
+
+struct SessionHarness {
+  explicit SessionHarness(std::optional<std::string> script_json = std::nullopt,
+                          protocol::Json settings = protocol::Json::object(),
+                          protocol::Model model = session::scripted_model("script"))
+      : store(std::move(settings)),
+        provider(scheduler, script_json ? std::optional(script_of(*script_json)) : std::nullopt,
+                 [this](const protocol::Json& line) { requests.push_back(line); }),
+        session({std::move(model), "sid-test"}, session::ModelRegistry::with_builtins(),
+                session::SessionDeps{scheduler, sink, provider, credentials, store}) {}
+
+  /// Sends a prompt; returns the rejection text, or "" when accepted.
+  std::string prompt(const std::string& text,
+                     std::optional<protocol::StreamingBehavior> behavior = std::nullopt,
+                     session::Completion done = {}) {
+    auto error = session.prompt(
+        {text, {}}, behavior, [] {}, std::move(done));
+    return error.value_or("");
+  }
+
+  ManualScheduler scheduler;
+  CapturingSink sink;
+  MemorySettingsStore store;
+  FakeCredentials credentials;
+  std::vector<protocol::Json> requests;  // what the provider was sent (script-log lines)
+  session::llm::ScriptedProvider provider;
+  session::AgentSession session;
+};
+
+}  // namespace rebound::testing
