@@ -13,6 +13,7 @@
 #include <filesystem>
 #include <nlohmann/json.hpp>
 
+#include "config/auth_store.h"
 #include "config/file_settings_store.h"
 #include "config/json_file.h"
 #include "protocol/json_line.h"
@@ -178,7 +179,11 @@ int run_server(const CliOptions& options) {
                                           [&script_log](const protocol::Json& line) {
                                             if (script_log) script_log->append(line);
                                           });
-  session::NoCredentials credentials;
+  config::AuthStore credentials(agent_dir / "auth.json", [] {
+    return std::chrono::duration_cast<std::chrono::milliseconds>(
+               std::chrono::steady_clock::now().time_since_epoch())
+        .count();
+  });
   session::AgentSession agent(
       session::SessionOptions{std::move(choice.model), session::new_session_id()},
       std::move(models),

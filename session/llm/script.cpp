@@ -1,5 +1,7 @@
 #include "session/llm/script.h"
 
+#include <algorithm>
+
 namespace rebound::session::llm {
 
 using protocol::Json;
@@ -28,6 +30,14 @@ std::optional<std::string> optional_string(const Json& step, const char* key) {
 
 ScriptStep parse_step(const Json& j) {
   if (!j.is_object()) throw StepError{"a step must be an object"};
+  static const std::vector<std::string> kKnown{"text",       "chunks",    "delayMs", "chunkDelayMs",
+                                               "thinking",   "toolCalls", "usage",   "error",
+                                               "stopReason", "hang"};
+  for (auto it = j.begin(); it != j.end(); ++it) {
+    if (std::find(kKnown.begin(), kKnown.end(), it.key()) == kKnown.end()) {
+      throw StepError{"unknown field '" + it.key() + "'"};
+    }
+  }
   ScriptStep s;
   s.text = optional_string(j, "text");
   s.chunks = non_negative(j, "chunks", 1);

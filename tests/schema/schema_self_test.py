@@ -32,6 +32,13 @@ VALID = {
         {"type": "abort_retry"},
         {"type": "set_thinking_level", "level": "high"},
     ],
+    "script.schema.json": [
+        [{"error": "503 overloaded"}, {"text": "hello world", "chunks": 2}],
+        [{"text": "Hello there", "chunks": 3, "delayMs": 0, "chunkDelayMs": 0, "thinking": "t",
+          "toolCalls": [{"name": "bash", "arguments": {"command": "ls"}}],
+          "usage": {"input": 10, "output": 4}, "error": "503 overloaded", "stopReason": "length",
+          "hang": False}],
+    ],
     "output.schema.json": [
         {"id": 1, "type": "response", "command": "get_state", "success": True, "data": STATE},
         {"type": "response", "command": "abort_retry", "success": True},
@@ -52,6 +59,14 @@ VALID = {
     ],
 }
 INVALID = {
+    "script.schema.json": [
+        [],
+        [{"chunks": 0}],
+        [{"textt": "typo"}],
+        [{"stopReason": "done"}],
+        [{"toolCalls": [{"arguments": {}}]}],
+        {"text": "not an array"},
+    ],
     "commands.schema.json": [
         {"type": "set_auto_retry"},
         {"type": "set_auto_retry", "enabled": "yes"},
@@ -76,8 +91,24 @@ INVALID = {
 }
 
 
+def conformance_scripts():
+    """The shared conformance scenarios' scripts, when the shared folder is beside the repo."""
+    import glob
+    import os
+    here = os.path.dirname(os.path.abspath(__file__))
+    pattern = os.path.join(here, "..", "..", "..", "shared", "conformance", "scenarios", "*.json")
+    scripts = []
+    for path in sorted(glob.glob(pattern)):
+        with open(path) as f:
+            scenario = json.load(f)
+        if "script" in scenario:
+            scripts.append(scenario["script"])
+    return scripts
+
+
 def main(schema_dir):
     store = schema_store.load(schema_dir)
+    VALID["script.schema.json"].extend(conformance_scripts())
     failed = passed = 0
     for name, docs in VALID.items():
         v = schema_store.validator(store, name)

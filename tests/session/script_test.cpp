@@ -30,6 +30,8 @@ TEST_CASE("unusable scripts are refused with a reason") {
   CHECK(parse_script(Json::parse("[1]")).error == "step 0: a step must be an object");
   CHECK(parse_script(Json::parse(R"([{},{"chunks":0}])")).error ==
         "step 1: 'chunks' must be at least 1");
+  CHECK(parse_script(Json::parse(R"([{"textt":"typo"}])")).error ==
+        "step 0: unknown field 'textt'");
   CHECK(parse_script(Json::parse(R"([{"delayMs":-1}])")).error.find("delayMs") !=
         std::string::npos);
   CHECK(parse_script(Json::parse(R"([{"stopReason":"done"}])")).error.find("stopReason") !=

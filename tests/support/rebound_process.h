@@ -1,9 +1,12 @@
 #pragma once
-// Helpers for end-to-end tests of the real `rebound` binary: a fresh agent directory per test,
-// the command line around it, and JSON reading of its stdout.
+// Helpers for end-to-end tests of the real `rebound` binary: a fresh agent directory per test
+// (files laid out before the start), the command line around it ("@DIR@" in an argument stands
+// for the temporary directory), and JSON reading of its stdout with timeouts.
 
 #include <doctest/doctest.h>
 
+#include <functional>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -14,13 +17,16 @@
 
 namespace rebound::testing {
 
-/// A server in its own temporary agent directory and HOME, with API keys removed from its
-/// environment so the offline default applies.
+/// A server in its own temporary agent directory (<dir>/agent) and HOME, with API keys removed
+/// from its environment so the offline default applies.
 class ReboundProcess {
  public:
+  using Files = std::map<std::string, std::string>;  // relative path → content
+
   explicit ReboundProcess(std::vector<std::string> extra_args = {"--no-session"},
-                          SubprocessOptions options = {})
-      : proc_(argv(extra_args), with_defaults(std::move(options))) {}
+                          SubprocessOptions options = {}, Files files = {})
+      : files_written_(write_files(files)),
+        proc_(argv(extra_args), with_defaults(std::move(options))) {}
 
   Subprocess& proc() { return proc_; }
   const TempDir& dir() const { return dir_; }
@@ -37,10 +43,57 @@ class ReboundProcess {
     return parsed;
   }
 
+  /// Reads lines up to and including the first one for which `stop` holds.
+  std::vector<protocol::Json> read_until(const std::function<bool(const protocol::Json&)>& stop,
+                                         std::chrono::milliseconds timeout = 10000ms) {
+    std::vector<protocol::Json> out;
+    while (true) {
+      out.push_back(read_json(timeout));
+      if (stop(out.back())) return out;
+    }
+  }
+  std::vector<protocol::Json> read_until_type(const std::string& type,
+                                              std::chrono::milliseconds timeout = 10000ms) {
+    return read_until([&](const protocol::Json& j) { return j["type"] == type; }, timeout);
+  }
+  std::vector<protocol::Json> read_until_response(const protocol::Json& id,
+                                                  std::chrono::milliseconds timeout = 10000ms) {
+    return read_until(
+        [&](const protocol::Json& j) {
+          return j["type"] == "response" && j.value("id", protocol::Json()) == id;
+        },
+        timeout);
+  }
+
+  /// The lines of a JSONL file inside the temporary directory (e.g. the script log).
+  std::vector<protocol::Json> jsonl(const std::string& name) const {
+    std::vector<protocol::Json> out;
+    const std::string text = dir_.read(name);
+    std::size_t start = 0;
+    while (start < text.size()) {
+      const auto lf = text.find('\n', start);
+      out.push_back(protocol::Json::parse(text.substr(start, lf - start)));
+      if (lf == std::string::npos) break;
+      start = lf + 1;
+    }
+    return out;
+  }
+
  private:
+  bool write_files(const Files& files) {
+    for (const auto& [name, content] : files)
+      dir_.write(name, content);
+    return true;
+  }
+
   std::vector<std::string> argv(const std::vector<std::string>& extra) {
     std::vector<std::string> a{REBOUND_BINARY, "--agent-dir", (dir_.path() / "agent").string()};
-    a.insert(a.end(), extra.begin(), extra.end());
+    for (std::string arg : extra) {
+      for (auto pos = arg.find("@DIR@"); pos != std::string::npos; pos = arg.find("@DIR@")) {
+        arg.replace(pos, 5, dir_.path().string());
+      }
+      a.push_back(std::move(arg));
+    }
     return a;
   }
 
@@ -55,7 +108,19 @@ class ReboundProcess {
   }
 
   TempDir dir_;  // declared first: it must exist before the process starts
+  bool files_written_;
   Subprocess proc_;
 };
+
+/// A scripted server: settings.json and script.json written first, the script log at
+/// <dir>/script-log.jsonl.
+inline ReboundProcess scripted(const std::string& script, const std::string& settings = "{}",
+                               ReboundProcess::Files extra_files = {}) {
+  extra_files["agent/settings.json"] = settings;
+  extra_files["script.json"] = script;
+  return ReboundProcess({"--no-session", "--provider", "scripted", "--script", "@DIR@/script.json",
+                         "--script-log", "@DIR@/script-log.jsonl"},
+                        {}, std::move(extra_files));
+}
 
 }  // namespace rebound::testing

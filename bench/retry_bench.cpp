@@ -1,0 +1,110 @@
+// Retry timing on the real binary with the scripted provider:
+//  - how much later than its delayMs each retry starts (auto_retry_start → next agent_start, as
+//    seen by a client reading stdout);
+//  - how long abort_retry takes to be answered (abort_retry sent → auto_retry_end read, and →
+//    its response read).
+// usage: bench_retry [retries (default 40)] [delayMs (default 50)]
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+#include "protocol/json.h"
+#include "tests/support/subprocess.h"
+#include "tests/support/temp_dir.h"
+
+using Clock = std::chrono::steady_clock;
+using rebound::protocol::Json;
+using rebound::testing::Subprocess;
+
+namespace {
+
+double ms(Clock::duration d) {
+  return std::chrono::duration<double, std::milli>(d).count();
+}
+
+void report(const char* what, std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  std::printf("%-44s median %8.3f ms   p90 %8.3f ms   min %8.3f ms   max %8.3f ms   (n=%zu)\n",
+              what, v[v.size() / 2], v[v.size() * 9 / 10], v.front(), v.back(), v.size());
+}
+
+Json read_until(Subprocess& p, const std::string& type, Clock::time_point* at = nullptr) {
+  while (auto line = p.read_line(std::chrono::milliseconds(10000))) {
+    Json j = Json::parse(*line);
+    if (j["type"] == type) {
+      if (at) *at = Clock::now();
+      return j;
+    }
+  }
+  std::fprintf(stderr, "timed out waiting for %s: %s\n", type.c_str(), p.stderr_text().c_str());
+  std::exit(1);
+}
+
+std::unique_ptr<Subprocess> start(rebound::testing::TempDir& dir, const std::string& script,
+                                  int delay_ms) {
+  dir.write("agent/settings.json", R"({"retry":{"enabled":true,"maxRetries":1,"baseDelayMs":)" +
+                                       std::to_string(delay_ms) + "}}");
+  dir.write("script.json", script);
+  rebound::testing::SubprocessOptions o;
+  o.env["HOME"] = dir.path().string();
+  return std::make_unique<Subprocess>(
+      std::vector<std::string>{REBOUND_BINARY, "--agent-dir", (dir.path() / "agent").string(),
+                               "--no-session", "--provider", "scripted", "--script",
+                               (dir.path() / "script.json").string(), "--log-level", "warn"},
+      o);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const int retries = argc > 1 ? std::atoi(argv[1]) : 40;
+  const int delay_ms = argc > 2 ? std::atoi(argv[2]) : 50;
+
+  std::vector<double> excess;
+  {
+    rebound::testing::TempDir dir;
+    std::string script = "[";
+    for (int i = 0; i < retries; ++i)
+      script += R"({"error":"503 overloaded"},{"text":"ok"},)";
+    script += R"({"text":"ok"}])";
+    auto p = start(dir, script, delay_ms);
+    for (int i = 0; i < retries; ++i) {
+      p->write(R"({"type":"prompt","message":"go"})"
+               "\n");
+      Clock::time_point started, resumed;
+      const Json s = read_until(*p, "auto_retry_start", &started);
+      read_until(*p, "agent_start", &resumed);
+      read_until(*p, "auto_retry_end");
+      excess.push_back(ms(resumed - started) - s["delayMs"].get<double>());
+    }
+  }
+
+  std::vector<double> to_end, to_response;
+  {
+    rebound::testing::TempDir dir;
+    auto p = start(dir, R"([{"error":"503 overloaded"}])", 60000);
+    for (int i = 0; i < retries; ++i) {
+      p->write(R"({"type":"prompt","message":"go"})"
+               "\n");
+      read_until(*p, "auto_retry_start");
+      const auto sent = Clock::now();
+      p->write(R"({"id":"a","type":"abort_retry"})"
+               "\n");
+      Clock::time_point ended, answered;
+      read_until(*p, "auto_retry_end", &ended);
+      read_until(*p, "response", &answered);
+      to_end.push_back(ms(ended - sent));
+      to_response.push_back(ms(answered - sent));
+    }
+  }
+
+  std::printf("retry delay %d ms, %d retries each\n", delay_ms, retries);
+  report("retry start later than delayMs", excess);
+  report("abort_retry sent -> auto_retry_end read", to_end);
+  report("abort_retry sent -> its response read", to_response);
+  return 0;
+}

@@ -1,0 +1,213 @@
+#!/usr/bin/env python3
+"""Writes schemas/*.schema.json (except script.schema.json, which is written by hand).
+
+Run it after changing a wire type: python3 schemas/generate.py. Unions are discriminated with
+if/then on `type`, `command`, `success` and `role`, so a validator checks one branch per line.
+"""
+import json
+import os
+
+OUT = os.path.dirname(os.path.abspath(__file__))
+BASE = "https://rebound.dev/schemas/"
+def switch(field, cases, required=None):
+    """One if/then per case of a const-valued discriminator field, plus an enum of the cases."""
+    out = {"type": "object", "required": [field] + (required or []),
+           "properties": {field: {"enum": list(cases)}},
+           "allOf": [{"if": {"required": [field], "properties": {field: {"const": k}}}, "then": v}
+                     for k, v in cases.items()]}
+    return out
+
+
+def ref(f, d=None): return {"$ref": (f if f != "#" else "") + (f"#/$defs/{d}" if d else "")}
+def obj(props, required=None, extra=False):
+    o = {"type": "object", "properties": props, "additionalProperties": extra}
+    o["required"] = list(props) if required is None else required
+    return o
+S = {"type": "string"}; B = {"type": "boolean"}; I = {"type": "integer"}; N = {"type": "number"}
+NN = {"type": "integer", "minimum": 0}
+TS = {"type": "integer", "minimum": 0, "description": "epoch milliseconds"}
+LEVEL = {"enum": ["off", "minimal", "low", "medium", "high", "xhigh"]}
+QMODE = {"enum": ["all", "one-at-a-time"]}
+IMODE = {"enum": ["immediate", "wait"]}
+C = "common.schema.json"
+
+cost = obj({"input": N, "output": N, "cacheRead": N, "cacheWrite": N})
+common = {
+ "$schema": "https://json-schema.org/draft/2020-12/schema", "$id": BASE + C,
+ "title": "Rebound shared wire types (protocol.md section 5 and 6)",
+ "$defs": {
+  "ThinkingLevel": LEVEL, "QueueMode": QMODE, "InterruptMode": IMODE,
+  "ModelCost": cost,
+  "Model": obj({"id": S, "name": S, "api": S, "provider": S, "baseUrl": S, "reasoning": B,
+                "input": {"type": "array", "items": {"enum": ["text", "image"]}},
+                "cost": ref("#", "ModelCost") | {}, "contextWindow": NN, "maxTokens": NN}),
+  "Usage": obj({"input": NN, "output": NN, "cacheRead": NN, "cacheWrite": NN, "totalTokens": NN,
+                "cost": obj({"input": N, "output": N, "cacheRead": N, "cacheWrite": N, "total": N})}),
+  "TextContent": obj({"type": {"const": "text"}, "text": S}),
+  "ThinkingContent": obj({"type": {"const": "thinking"}, "thinking": S}, ["type", "thinking"], extra=False),
+  "ImageContent": obj({"type": {"const": "image"}, "data": S, "mimeType": S}),
+  "ToolCall": obj({"type": {"const": "toolCall"}, "id": S, "name": S, "arguments": {"type": "object"}}),
+  "UserMessage": obj({"role": {"const": "user"},
+                      "content": {"type": "array", "items": {"oneOf": [ref("#", "TextContent"), ref("#", "ImageContent")]}},
+                      "timestamp": TS}),
+  "AssistantMessage": obj({"role": {"const": "assistant"},
+                           "content": {"type": "array", "items": {"oneOf": [ref("#", "TextContent"), ref("#", "ThinkingContent"), ref("#", "ToolCall")]}},
+                           "api": S, "provider": S, "model": S, "usage": ref("#", "Usage"),
+                           "stopReason": {"enum": ["stop", "length", "toolUse", "error", "aborted"]},
+                           "timestamp": TS, "errorMessage": S},
+                          ["role", "content", "api", "provider", "model", "usage", "stopReason", "timestamp"]),
+  "ToolResultMessage": obj({"role": {"const": "toolResult"}, "toolCallId": S, "toolName": S,
+                            "content": {"type": "array", "items": {"oneOf": [ref("#", "TextContent"), ref("#", "ImageContent")]}},
+                            "details": {}, "isError": B, "timestamp": TS},
+                           ["role", "toolCallId", "toolName", "content", "isError", "timestamp"]),
+  "BashExecutionMessage": obj({"role": {"const": "bashExecution"}, "command": S, "output": S,
+                               "exitCode": {"type": ["integer", "null"]}, "cancelled": B, "truncated": B,
+                               "fullOutputPath": S, "timestamp": TS},
+                              ["role", "command", "output", "exitCode", "cancelled", "truncated", "timestamp"]),
+  "CompactionSummaryMessage": obj({"role": {"const": "compactionSummary"}, "summary": S,
+                                   "tokensBefore": NN, "timestamp": TS}),
+  "AgentMessage": switch("role", {"user": ref("#", "UserMessage"), "assistant": ref("#", "AssistantMessage"),
+                                   "toolResult": ref("#", "ToolResultMessage"),
+                                   "bashExecution": ref("#", "BashExecutionMessage"),
+                                   "compactionSummary": ref("#", "CompactionSummaryMessage")}),
+  "RpcSessionState": obj({"model": ref("#", "Model"), "thinkingLevel": ref("#", "ThinkingLevel"),
+                          "isStreaming": B, "isCompacting": B, "steeringMode": ref("#", "QueueMode"),
+                          "followUpMode": ref("#", "QueueMode"), "interruptMode": ref("#", "InterruptMode"),
+                          "sessionFile": S, "sessionId": S, "autoCompactionEnabled": B,
+                          "messageCount": NN, "queuedMessageCount": NN},
+                         ["thinkingLevel", "isStreaming", "isCompacting", "steeringMode", "followUpMode",
+                          "interruptMode", "sessionId", "autoCompactionEnabled", "messageCount", "queuedMessageCount"]),
+  "CompactionResult": obj({"summary": S, "firstKeptEntryId": S, "tokensBefore": NN, "details": {}},
+                          ["summary", "firstKeptEntryId", "tokensBefore"]),
+ }}
+common["$defs"]["Model"]["properties"]["cost"] = ref("#", "ModelCost")
+
+# Commands
+images = {"type": "array", "items": ref(C, "ImageContent")}
+cmds = {
+ "prompt": {"message": S, "images": images, "streamingBehavior": {"enum": ["steer", "followUp"]}},
+ "steer": {"message": S, "images": images},
+ "follow_up": {"message": S, "images": images},
+ "abort": {}, "new_session": {"parentSession": S}, "get_state": {},
+ "set_model": {"provider": S, "modelId": S}, "cycle_model": {}, "get_available_models": {},
+ "set_thinking_level": {"level": ref(C, "ThinkingLevel")}, "cycle_thinking_level": {},
+ "set_steering_mode": {"mode": ref(C, "QueueMode")}, "set_follow_up_mode": {"mode": ref(C, "QueueMode")},
+ "set_interrupt_mode": {"mode": ref(C, "InterruptMode")},
+ "compact": {"customInstructions": S}, "set_auto_compaction": {"enabled": B}, "set_auto_retry": {"enabled": B},
+ "abort_retry": {}, "bash": {"command": S}, "abort_bash": {}, "get_session_stats": {},
+ "switch_session": {"sessionPath": S}, "get_last_assistant_text": {}, "get_messages": {},
+}
+required = {"prompt": ["message"], "steer": ["message"], "follow_up": ["message"], "set_model": ["provider", "modelId"],
+            "set_thinking_level": ["level"], "set_steering_mode": ["mode"], "set_follow_up_mode": ["mode"],
+            "set_interrupt_mode": ["mode"], "set_auto_compaction": ["enabled"], "set_auto_retry": ["enabled"],
+            "bash": ["command"], "switch_session": ["sessionPath"]}
+cdefs = {}
+for name, props in cmds.items():
+    p = {"id": {}, "type": {"const": name}} | props
+    cdefs[name] = {"type": "object", "properties": p, "required": ["type"] + required.get(name, []),
+                   "additionalProperties": True, "description": "unknown extra fields are ignored"}
+commands = {"$schema": "https://json-schema.org/draft/2020-12/schema", "$id": BASE + "commands.schema.json",
+            "title": "A command line on stdin (protocol.md section 2)",
+            **switch("type", {n: ref("#", n) for n in cmds}), "$defs": cdefs}
+
+# Responses
+NODATA = "none"
+model = ref(C, "Model")
+data = {
+ "prompt": NODATA, "steer": NODATA, "follow_up": NODATA, "abort": NODATA,
+ "new_session": obj({"cancelled": B}), "get_state": ref(C, "RpcSessionState"), "set_model": model,
+ "cycle_model": {"oneOf": [{"type": "null"}, obj({"model": model, "thinkingLevel": ref(C, "ThinkingLevel"), "isScoped": B})]},
+ "get_available_models": obj({"models": {"type": "array", "items": model}}),
+ "set_thinking_level": NODATA,
+ "cycle_thinking_level": {"oneOf": [{"type": "null"}, obj({"level": ref(C, "ThinkingLevel")})]},
+ "set_steering_mode": NODATA, "set_follow_up_mode": NODATA, "set_interrupt_mode": NODATA,
+ "compact": ref(C, "CompactionResult"), "set_auto_compaction": NODATA, "set_auto_retry": NODATA, "abort_retry": NODATA,
+ "bash": obj({"output": S, "exitCode": {"type": ["integer", "null"]}, "cancelled": B, "truncated": B, "fullOutputPath": S},
+             ["output", "exitCode", "cancelled", "truncated"]),
+ "abort_bash": NODATA,
+ "get_session_stats": obj({"sessionFile": S, "sessionId": S, "userMessages": NN, "assistantMessages": NN,
+                           "toolCalls": NN, "toolResults": NN, "totalMessages": NN,
+                           "tokens": obj({"input": NN, "output": NN, "cacheRead": NN, "cacheWrite": NN, "total": NN}),
+                           "cost": N},
+                          ["sessionId", "userMessages", "assistantMessages", "toolCalls", "toolResults", "totalMessages", "tokens", "cost"]),
+ "switch_session": obj({"cancelled": B}),
+ "get_last_assistant_text": {"oneOf": [obj({"text": S}), obj({}, [])]},
+ "get_messages": obj({"messages": {"type": "array", "items": ref(C, "AgentMessage")}}),
+}
+rdefs = {
+ "ParseError": obj({"id": {}, "type": {"const": "response"}, "command": {"const": "parse"}, "success": {"const": False},
+                    "error": {"type": "string", "pattern": "^Failed to parse command: "}}, ["type", "command", "success", "error"]),
+ "Error": obj({"id": {}, "type": {"const": "response"}, "command": {"type": "string", "not": {"const": "parse"}},
+               "success": {"const": False}, "error": {"type": "string", "minLength": 1}}, ["type", "command", "success", "error"]),
+}
+success_refs = []
+for name, d in data.items():
+    props = {"id": {}, "type": {"const": "response"}, "command": {"const": name}, "success": {"const": True}}
+    req = ["type", "command", "success"]
+    if d != NODATA:
+        props["data"] = d; req.append("data")
+    key = "Success_" + name
+    rdefs[key] = obj(props, req)
+    success_refs.append(ref("#", key))
+def when(cond, then):
+    return {"if": {"required": list(cond), "properties": {k: {"const": v} for k, v in cond.items()}},
+            "then": then}
+
+
+responses = {"$schema": "https://json-schema.org/draft/2020-12/schema", "$id": BASE + "responses.schema.json",
+             "title": "A response line on stdout (protocol.md sections 3 and 4)",
+             "type": "object", "required": ["type", "command", "success"],
+             "properties": {"type": {"const": "response"}, "command": {"type": "string"}, "success": {"type": "boolean"}},
+             "allOf": [when({"success": False, "command": "parse"}, ref("#", "ParseError")),
+                       {"if": {"required": ["success", "command"],
+                               "properties": {"success": {"const": False}, "command": {"not": {"const": "parse"}}}},
+                        "then": ref("#", "Error")},
+                       when({"success": True}, {"properties": {"command": {"enum": list(data)}}})]
+                      + [when({"success": True, "command": name}, ref("#", "Success_" + name)) for name in data],
+             "$defs": rdefs}
+
+# Events
+AM = ref(C, "AssistantMessage")
+def ame(t, extra, req_extra):
+    return obj({"type": {"const": t}, "contentIndex": NN} | extra | {"partial": AM}, ["type", "contentIndex"] + req_extra + ["partial"])
+ame_defs = {
+ "text_start": ame("text_start", {}, []), "text_delta": ame("text_delta", {"delta": S}, ["delta"]),
+ "text_end": ame("text_end", {"content": S}, ["content"]),
+ "thinking_start": ame("thinking_start", {}, []), "thinking_delta": ame("thinking_delta", {"delta": S}, ["delta"]),
+ "thinking_end": ame("thinking_end", {"content": S}, ["content"]),
+ "toolcall_start": ame("toolcall_start", {}, []), "toolcall_delta": ame("toolcall_delta", {"delta": S}, ["delta"]),
+ "toolcall_end": ame("toolcall_end", {"toolCall": ref(C, "ToolCall")}, ["toolCall"]),
+}
+tr = ref(C, "ToolResultMessage")
+edefs = {
+ "agent_start": obj({"type": {"const": "agent_start"}}),
+ "agent_end": obj({"type": {"const": "agent_end"}, "messages": {"type": "array", "items": ref(C, "AgentMessage")}, "willRetry": B}),
+ "turn_start": obj({"type": {"const": "turn_start"}}),
+ "turn_end": obj({"type": {"const": "turn_end"}, "message": AM, "toolResults": {"type": "array", "items": tr}}),
+ "message_start": obj({"type": {"const": "message_start"}, "message": ref(C, "AgentMessage")}),
+ "message_update": obj({"type": {"const": "message_update"},
+                        "assistantMessageEvent": switch("type", {k: ref("#", "AME_" + k) for k in ame_defs}), "message": AM}),
+ "message_end": obj({"type": {"const": "message_end"}, "message": ref(C, "AgentMessage")}),
+ "tool_execution_start": obj({"type": {"const": "tool_execution_start"}, "toolCallId": S, "toolName": S, "args": {}}),
+ "tool_execution_update": obj({"type": {"const": "tool_execution_update"}, "toolCallId": S, "toolName": S, "args": {}, "partialResult": {}}),
+ "tool_execution_end": obj({"type": {"const": "tool_execution_end"}, "toolCallId": S, "toolName": S, "result": {}, "isError": B}),
+ "auto_retry_start": obj({"type": {"const": "auto_retry_start"}, "attempt": {"type": "integer", "minimum": 1},
+                          "maxAttempts": NN, "delayMs": NN, "errorMessage": S}),
+ "auto_retry_end": {"oneOf": [
+     obj({"type": {"const": "auto_retry_end"}, "success": {"const": True}, "attempt": NN}),
+     obj({"type": {"const": "auto_retry_end"}, "success": {"const": False}, "attempt": NN, "finalError": S})]},
+ "auto_compaction_start": obj({"type": {"const": "auto_compaction_start"}, "reason": {"enum": ["overflow", "threshold"]}}),
+ "auto_compaction_end": obj({"type": {"const": "auto_compaction_end"}, "result": ref(C, "CompactionResult"),
+                             "aborted": B, "willRetry": B, "errorMessage": S}, ["type", "aborted", "willRetry"]),
+}
+for k, v in ame_defs.items(): edefs["AME_" + k] = v
+events = {"$schema": "https://json-schema.org/draft/2020-12/schema", "$id": BASE + "events.schema.json",
+          "title": "An event line on stdout (protocol.md section 5)",
+          **switch("type", {k: ref("#", k) for k in edefs if not k.startswith("AME_")}), "$defs": edefs}
+output = {"$schema": "https://json-schema.org/draft/2020-12/schema", "$id": BASE + "output.schema.json",
+          "title": "Any line Rebound writes on stdout: a response or an event",
+          "if": {"required": ["type"], "properties": {"type": {"const": "response"}}},
+          "then": ref("responses.schema.json"), "else": ref("events.schema.json")}
+for name, doc in [("common", common), ("commands", commands), ("responses", responses), ("events", events), ("output", output)]:
+    with open(os.path.join(OUT, name + ".schema.json"), "w") as f:
+        json.dump(doc, f, indent=1); f.write("\n")
