@@ -23,10 +23,18 @@ struct JsonLine {
   std::string error;  // set when `value` is empty, e.g. "invalid UTF-8 at byte 3"
 };
 
-/// Parses a line as JSON (any JSON value; the caller checks for an object).
+/// Parses a line as JSON (any JSON value; the caller checks for an object). A lone UTF-16
+/// surrogate escape inside a string (`"\uD800"`) is kept as a private marker that to_line()
+/// writes back as the same escape (protocol.md section 1).
 JsonLine parse_json_line(std::string_view line);
 
-/// Serializes compactly as one line ending in LF: raw UTF-8, invalid bytes replaced.
+/// Serializes compactly as one line ending in LF: raw UTF-8, invalid bytes replaced by U+FFFD,
+/// lone surrogates read by parse_json_line() written back escaped.
 std::string to_line(const Json& value);
+
+/// The raw JSON text with every lone surrogate escape replaced by its marker (exposed for tests).
+std::string mark_lone_surrogates(std::string_view json_text);
+/// Marker bytes back to `\udxxx` escapes in serialized JSON (exposed for tests).
+void unmark_lone_surrogates(std::string& json_text);
 
 }  // namespace rebound::protocol

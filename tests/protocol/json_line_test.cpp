@@ -43,3 +43,34 @@ TEST_CASE("to_line replaces invalid UTF-8 with U+FFFD instead of throwing") {
   Json j{{"text", std::string("ok\xFF")}};
   CHECK(to_line(j) == "{\"text\":\"ok\xEF\xBF\xBD\"}\n");
 }
+
+TEST_CASE("a lone surrogate escape is accepted and written back escaped") {
+  const auto parsed = parse_json_line(R"({"type":"x","a":"hi \uD800 there","b":"\uDC00"})");
+  REQUIRE(parsed.value);
+  const std::string out = to_line(*parsed.value);
+  CHECK(out == "{\"type\":\"x\",\"a\":\"hi \\ud800 there\",\"b\":\"\\udc00\"}\n");
+}
+
+TEST_CASE("proper surrogate pairs and other escapes are left to the JSON parser") {
+  const auto pair = parse_json_line(R"({"e":"\uD83D\uDE00","q":"\"\\u","n":"\u00e9\n"})");
+  REQUIRE(pair.value);
+  CHECK((*pair.value)["e"] == "\xF0\x9F\x98\x80");
+  CHECK((*pair.value)["q"] == "\"\\u");
+  CHECK((*pair.value)["n"] == "\xC3\xA9\n");
+  // A high surrogate followed by a non-low escape is lone; the escape after it is kept.
+  const auto lone = parse_json_line(R"({"x":"\uD800\u0041"})");
+  REQUIRE(lone.value);
+  CHECK(to_line(*lone.value) == "{\"x\":\"\\ud800A\"}\n");
+  // Outside strings nothing is touched: invalid JSON stays invalid.
+  CHECK_FALSE(parse_json_line(R"(\uD800)").value);
+}
+
+TEST_CASE("a private-use character in the input is not mistaken for a marker") {
+  const auto parsed = parse_json_line(
+      "{\"p\":\"\xEE\x80\x80"
+      "0123456789abcdefD800\"}");
+  REQUIRE(parsed.value);
+  CHECK(to_line(*parsed.value) ==
+        "{\"p\":\"\xEE\x80\x80"
+        "0123456789abcdefD800\"}\n");
+}

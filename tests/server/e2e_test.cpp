@@ -235,3 +235,13 @@ TEST_CASE("command line: --version, --help, bad flags, unavailable provider") {
     CHECK(r.proc().stderr_text().find("nowhere") != std::string::npos);
   }
 }
+
+TEST_CASE("a lone surrogate escape in an id comes back escaped, byte for byte") {
+  ReboundProcess r;
+  r.send_raw("{\"id\":\"a\\uD800b\",\"type\":\"abort_retry\"}\n");
+  const auto line = r.proc().read_line();
+  REQUIRE(line);
+  CHECK(*line ==
+        "{\"id\":\"a\\ud800b\",\"type\":\"response\",\"command\":\"abort_retry\","
+        "\"success\":true}");
+}
