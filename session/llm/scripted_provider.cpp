@@ -3,6 +3,8 @@
 #include <chrono>
 #include <deque>
 
+#include "session/llm/usage_cost.h"
+
 namespace rebound::session::llm {
 
 using protocol::Json;
@@ -18,14 +20,6 @@ struct TimedEvent {
 StreamEvent make(Kind kind, std::string text = {}) {
   StreamEvent e{kind, std::move(text), {}, {}, {}, {}, protocol::StopReason::stop};
   return e;
-}
-
-void add_cost(protocol::Usage& u, const protocol::Model& m) {
-  u.cost_input = static_cast<double>(u.input) * m.cost.input / 1e6;
-  u.cost_output = static_cast<double>(u.output) * m.cost.output / 1e6;
-  u.cost_cache_read = static_cast<double>(u.cache_read) * m.cost.cache_read / 1e6;
-  u.cost_cache_write = static_cast<double>(u.cache_write) * m.cost.cache_write / 1e6;
-  u.cost_total = u.cost_input + u.cost_output + u.cost_cache_read + u.cost_cache_write;
 }
 
 // Plays a list of events with their delays; cancel() stops it for good.
@@ -144,7 +138,7 @@ std::unique_ptr<StreamHandle> ScriptedProvider::stream(const LlmRequest& request
     if (step.usage) {
       StreamEvent u = make(Kind::usage);
       u.usage = *step.usage;
-      add_cost(u.usage, request.model);
+      apply_cost(u.usage, request.model);
       push(std::move(u));
     }
     if (step.error) {

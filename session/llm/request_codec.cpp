@@ -1,0 +1,223 @@
+#include "session/llm/request_codec.h"
+
+#include <algorithm>
+#include <optional>
+
+#include "session/retry_policy.h"
+
+namespace rebound::session::llm {
+
+using protocol::AgentMessage;
+using protocol::ContentBlock;
+using protocol::Json;
+using protocol::Role;
+using protocol::ThinkingLevel;
+
+namespace {
+
+constexpr std::size_t kMaxErrorBody = 2000;
+
+std::string joined_text(const AgentMessage& m) {
+  std::string out;
+  for (const auto& b : m.content) {
+    if (b.kind == ContentBlock::Kind::text) {
+      if (!out.empty()) out += "\n";
+      out += b.text;
+    }
+  }
+  return out;
+}
+
+bool has_images(const AgentMessage& m) {
+  return std::any_of(m.content.begin(), m.content.end(),
+                     [](const ContentBlock& b) { return b.kind == ContentBlock::Kind::image; });
+}
+
+Json openai_user_content(const AgentMessage& m) {
+  if (!has_images(m)) return joined_text(m);
+  Json parts = Json::array();
+  for (const auto& b : m.content) {
+    if (b.kind == ContentBlock::Kind::text) {
+      parts.push_back(Json{{"type", "text"}, {"text", b.text}});
+    } else if (b.kind == ContentBlock::Kind::image) {
+      parts.push_back(
+          Json{{"type", "image_url"},
+               {"image_url", Json{{"url", "data:" + b.mime_type + ";base64," + b.text}}}});
+    }
+  }
+  return parts;
+}
+
+std::string reasoning_effort(ThinkingLevel level) {
+  switch (level) {
+    case ThinkingLevel::minimal:
+      return "minimal";
+    case ThinkingLevel::low:
+      return "low";
+    case ThinkingLevel::medium:
+      return "medium";
+    default:
+      return "high";  // high and xhigh
+  }
+}
+
+}  // namespace
+
+Json openai_request_body(const LlmRequest& r) {
+  Json messages = Json::array();
+  if (!r.system_prompt.empty()) {
+    messages.push_back(Json{{"role", "system"}, {"content", r.system_prompt}});
+  }
+  for (const auto& m : r.messages) {
+    if (m.role == Role::user) {
+      messages.push_back(Json{{"role", "user"}, {"content", openai_user_content(m)}});
+    } else if (m.role == Role::assistant) {
+      if (m.failed()) continue;
+      Json a{{"role", "assistant"}};
+      const std::string text = joined_text(m);
+      a["content"] = text.empty() ? Json(nullptr) : Json(text);
+      Json calls = Json::array();
+      for (const auto& b : m.content) {
+        if (b.kind != ContentBlock::Kind::tool_call) continue;
+        calls.push_back(
+            Json{{"id", b.id},
+                 {"type", "function"},
+                 {"function", Json{{"name", b.name}, {"arguments", b.arguments.dump()}}}});
+      }
+      if (!calls.empty()) a["tool_calls"] = std::move(calls);
+      if (text.empty() && !a.contains("tool_calls")) continue;  // thinking only: nothing to send
+      messages.push_back(std::move(a));
+    } else if (m.role == Role::tool_result) {
+      messages.push_back(
+          Json{{"role", "tool"}, {"tool_call_id", m.tool_call_id}, {"content", joined_text(m)}});
+    }
+  }
+  Json body{{"model", r.model.id}, {"messages", std::move(messages)}, {"stream", true}};
+  body["stream_options"] = Json{{"include_usage", true}};
+  if (r.model.max_tokens > 0) {
+    body[r.model.reasoning ? "max_completion_tokens" : "max_tokens"] = r.model.max_tokens;
+  }
+  if (r.model.reasoning && r.thinking_level != ThinkingLevel::off) {
+    body["reasoning_effort"] = reasoning_effort(r.thinking_level);
+  }
+  return body;
+}
+
+std::int64_t anthropic_thinking_budget(ThinkingLevel level) {
+  switch (level) {
+    case ThinkingLevel::off:
+      return 0;
+    case ThinkingLevel::minimal:
+      return 1024;
+    case ThinkingLevel::low:
+      return 2048;
+    case ThinkingLevel::medium:
+      return 8192;
+    case ThinkingLevel::high:
+      return 16384;
+    case ThinkingLevel::xhigh:
+      return 32768;
+  }
+  return 0;
+}
+
+Json anthropic_request_body(const LlmRequest& r) {
+  Json messages = Json::array();
+  auto append = [&](const char* role, Json blocks) {
+    if (blocks.empty()) return;
+    // The API wants alternating roles: consecutive messages of one role become one.
+    if (!messages.empty() && messages.back()["role"] == role) {
+      for (auto& b : blocks)
+        messages.back()["content"].push_back(std::move(b));
+    } else {
+      messages.push_back(Json{{"role", role}, {"content", std::move(blocks)}});
+    }
+  };
+  for (const auto& m : r.messages) {
+    Json blocks = Json::array();
+    if (m.role == Role::user) {
+      for (const auto& b : m.content) {
+        if (b.kind == ContentBlock::Kind::text) {
+          blocks.push_back(Json{{"type", "text"}, {"text", b.text}});
+        } else if (b.kind == ContentBlock::Kind::image) {
+          blocks.push_back(Json{
+              {"type", "image"},
+              {"source", Json{{"type", "base64"}, {"media_type", b.mime_type}, {"data", b.text}}}});
+        }
+      }
+      append("user", std::move(blocks));
+    } else if (m.role == Role::assistant) {
+      if (m.failed()) continue;
+      for (const auto& b : m.content) {
+        if (b.kind == ContentBlock::Kind::text && !b.text.empty()) {
+          blocks.push_back(Json{{"type", "text"}, {"text", b.text}});
+        } else if (b.kind == ContentBlock::Kind::tool_call) {
+          blocks.push_back(Json{{"type", "tool_use"},
+                                {"id", b.id},
+                                {"name", b.name},
+                                {"input", b.arguments.is_object() ? b.arguments : Json::object()}});
+        }
+      }
+      append("assistant", std::move(blocks));
+    } else if (m.role == Role::tool_result) {
+      blocks.push_back(Json{{"type", "tool_result"},
+                            {"tool_use_id", m.tool_call_id},
+                            {"content", joined_text(m)},
+                            {"is_error", m.is_error}});
+      append("user", std::move(blocks));
+    }
+  }
+  std::int64_t max_tokens = r.model.max_tokens > 0 ? r.model.max_tokens : 4096;
+  Json body{{"model", r.model.id}, {"max_tokens", max_tokens}, {"stream", true}};
+  if (!r.system_prompt.empty()) body["system"] = r.system_prompt;
+  body["messages"] = std::move(messages);
+  if (r.model.reasoning && r.thinking_level != ThinkingLevel::off) {
+    // The budget must stay below max_tokens; the API's floor is 1024.
+    const std::int64_t budget = std::max<std::int64_t>(
+        1024, std::min(anthropic_thinking_budget(r.thinking_level), max_tokens - 1024));
+    body["thinking"] = Json{{"type", "enabled"}, {"budget_tokens", budget}};
+  }
+  return body;
+}
+
+std::string http_error_message(int status, std::string_view body,
+                               const std::map<std::string, std::string>& headers,
+                               std::int64_t now_epoch_ms) {
+  std::string message;
+  const Json j = Json::parse(body.begin(), body.end(), nullptr, false);
+  if (!j.is_discarded() && j.is_object() && j.contains("error")) {
+    const Json& e = j["error"];
+    if (e.is_object() && e.contains("message") && e["message"].is_string()) {
+      message = e["message"].get<std::string>();
+    } else if (e.is_string()) {
+      message = e.get<std::string>();
+    }
+  }
+  if (message.empty()) {
+    if (body.empty()) {
+      message = "status code (no body)";
+    } else {
+      std::size_t cut = std::min(body.size(), kMaxErrorBody);
+      // Never cut inside a UTF-8 sequence.
+      while (cut < body.size() && cut > 0 &&
+             (static_cast<unsigned char>(body[cut]) & 0xC0) == 0x80) {
+        --cut;
+      }
+      message = std::string(body.substr(0, cut));
+    }
+  }
+  std::string out = std::to_string(status) + " " + message;
+  std::optional<std::int64_t> hint;
+  for (const char* name :
+       {"retry-after-ms", "retry-after", "x-ratelimit-reset-ms", "x-ratelimit-reset"}) {
+    const auto it = headers.find(name);
+    if (it == headers.end()) continue;
+    if (auto ms = parse_retry_hint_ms(std::string(name) + ": " + it->second, now_epoch_ms)) {
+      hint = std::max(hint.value_or(0), *ms);
+    }
+  }
+  if (hint) out += " retry-after-ms=" + std::to_string(*hint);
+  return out;
+}
+
+}  // namespace rebound::session::llm

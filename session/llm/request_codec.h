@@ -1,0 +1,34 @@
+#pragma once
+// Request bodies for the two wire APIs (runtime.md section 2) and the wording of HTTP failures
+// (retry.md section 2). Pure functions of the request; no I/O.
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <string_view>
+
+#include "protocol/json.h"
+#include "session/llm/provider.h"
+
+namespace rebound::session::llm {
+
+/// POST {baseUrl}/chat/completions body: system prompt, the context mapped to OpenAI roles
+/// (thinking blocks dropped, tool calls and results kept), stream with usage, max tokens, and
+/// reasoning_effort for reasoning models.
+protocol::Json openai_request_body(const LlmRequest& request);
+
+/// POST {baseUrl}/v1/messages body: system, alternating user/assistant messages (tool results
+/// as user tool_result blocks), stream, max_tokens and a thinking budget for reasoning models.
+protocol::Json anthropic_request_body(const LlmRequest& request);
+
+/// The Anthropic thinking budget for a level (minimal 1024 … xhigh 32768); 0 for off.
+std::int64_t anthropic_thinking_budget(protocol::ThinkingLevel level);
+
+/// "<status> <provider's message>" from an error response, with " retry-after-ms=<n>" (the
+/// largest hint) when the headers carry retry-after, retry-after-ms, x-ratelimit-reset-ms or
+/// x-ratelimit-reset. `headers` keys are lower-case.
+std::string http_error_message(int status, std::string_view body,
+                               const std::map<std::string, std::string>& headers,
+                               std::int64_t now_epoch_ms);
+
+}  // namespace rebound::session::llm

@@ -1,0 +1,102 @@
+#include "session/llm/sse_parser.h"
+
+namespace rebound::session::llm {
+
+void SseParser::feed(std::string_view bytes, const Sink& sink) {
+  if (!started_) {
+    pending_.append(bytes);
+    if (pending_.size() < 3 &&
+        std::string_view("\xEF\xBB\xBF").substr(0, pending_.size()) == pending_) {
+      return;  // might still become a BOM
+    }
+    started_ = true;
+    if (pending_.rfind("\xEF\xBB\xBF", 0) == 0) pending_.erase(0, 3);
+    std::string first = std::move(pending_);
+    pending_.clear();
+    feed(first, sink);
+    return;
+  }
+  std::size_t i = 0;
+  if (skip_lf_ && !bytes.empty()) {
+    skip_lf_ = false;
+    if (bytes[0] == '\n') i = 1;
+  }
+  while (i < bytes.size()) {
+    const std::size_t end = bytes.find_first_of("\r\n", i);
+    if (end == std::string_view::npos) {
+      pending_.append(bytes.substr(i));
+      return;
+    }
+    if (pending_.empty()) {
+      line(bytes.substr(i, end - i), sink);
+    } else {
+      pending_.append(bytes.substr(i, end - i));
+      std::string whole = std::move(pending_);
+      pending_.clear();
+      line(whole, sink);
+    }
+    i = end + 1;
+    if (bytes[end] == '\r') {
+      if (i < bytes.size()) {
+        if (bytes[i] == '\n') ++i;
+      } else {
+        skip_lf_ = true;
+      }
+    }
+  }
+}
+
+void SseParser::finish(const Sink& sink) {
+  if (!started_ && !pending_.empty()) {
+    started_ = true;
+    std::string rest = std::move(pending_);
+    pending_.clear();
+    feed(rest, sink);
+  }
+  if (!pending_.empty()) {
+    std::string rest = std::move(pending_);
+    pending_.clear();
+    line(rest, sink);
+  }
+  dispatch(sink);
+}
+
+void SseParser::line(std::string_view text, const Sink& sink) {
+  if (text.empty()) {
+    dispatch(sink);
+    return;
+  }
+  if (text[0] == ':') return;  // comment
+  std::string_view field = text, value;
+  if (const auto colon = text.find(':'); colon != std::string_view::npos) {
+    field = text.substr(0, colon);
+    value = text.substr(colon + 1);
+    if (!value.empty() && value[0] == ' ') value.remove_prefix(1);
+  }
+  if (field == "data") {
+    data_.append(value);
+    data_.push_back('\n');
+    has_data_ = true;
+  } else if (field == "event") {
+    event_.assign(value);
+  } else if (field == "id") {
+    if (value.find('\0') == std::string_view::npos) id_ = std::string(value);
+  }
+  // "retry" and unknown fields are ignored.
+}
+
+void SseParser::dispatch(const Sink& sink) {
+  if (has_data_) {
+    SseEvent e;
+    if (!event_.empty()) e.event = event_;
+    e.data = std::move(data_);
+    e.data.pop_back();  // the LF after the last data line
+    e.id = id_;
+    sink(std::move(e));
+  }
+  event_.clear();
+  data_.clear();
+  has_data_ = false;
+}
+
+}  // namespace rebound::session::llm

@@ -1,0 +1,250 @@
+#include "session/llm/stream_decoder.h"
+
+#include "session/llm/usage_cost.h"
+
+namespace rebound::session::llm {
+
+using protocol::Json;
+using protocol::StopReason;
+using Kind = StreamEvent::Kind;
+
+namespace {
+
+StreamEvent event(Kind kind, std::string text = {}) {
+  StreamEvent e;
+  e.kind = kind;
+  e.text = std::move(text);
+  return e;
+}
+
+std::int64_t count(const Json& j, const char* key) {
+  const auto it = j.find(key);
+  return it != j.end() && it->is_number_integer() ? it->get<std::int64_t>() : 0;
+}
+
+std::string error_text(const Json& error) {
+  if (!error.is_object()) return error.is_string() ? error.get<std::string>() : error.dump();
+  std::string type = error.value("type", "");
+  if (type.empty() && error.contains("code") && error["code"].is_string()) type = error["code"];
+  const std::string message = error.value("message", "");
+  if (type.empty()) return message.empty() ? error.dump() : message;
+  return message.empty() ? type : type + ": " + message;
+}
+
+}  // namespace
+
+void StreamDecoder::on_end(const Emit& emit) {
+  if (finished_) return;
+  if (stop_reason_) {
+    complete(*stop_reason_, emit);
+  } else {
+    fail(kIncomplete, emit);
+  }
+}
+
+void StreamDecoder::open(Block kind, const Emit& emit, const std::string& id,
+                         const std::string& name) {
+  close(emit);
+  block_ = kind;
+  if (kind == Block::text) emit(event(Kind::text_start));
+  if (kind == Block::thinking) emit(event(Kind::thinking_start));
+  if (kind == Block::tool) {
+    StreamEvent e = event(Kind::toolcall_start);
+    e.tool_id = id;
+    e.tool_name = name;
+    tool_arguments_.clear();
+    emit(std::move(e));
+  }
+}
+
+void StreamDecoder::close(const Emit& emit) {
+  switch (block_) {
+    case Block::none:
+      return;
+    case Block::text:
+      emit(event(Kind::text_end));
+      break;
+    case Block::thinking:
+      emit(event(Kind::thinking_end));
+      break;
+    case Block::tool: {
+      StreamEvent e = event(Kind::toolcall_end);
+      e.arguments = Json::parse(tool_arguments_.empty() ? "{}" : tool_arguments_, nullptr, false);
+      if (e.arguments.is_discarded() || !e.arguments.is_object()) e.arguments = Json::object();
+      emit(std::move(e));
+      break;
+    }
+  }
+  block_ = Block::none;
+}
+
+void StreamDecoder::delta(const std::string& text, const Emit& emit) {
+  if (text.empty()) return;
+  if (block_ == Block::tool) {
+    tool_arguments_ += text;
+    emit(event(Kind::toolcall_delta, text));
+  } else if (block_ == Block::thinking) {
+    emit(event(Kind::thinking_delta, text));
+  } else if (block_ == Block::text) {
+    emit(event(Kind::text_delta, text));
+  }
+}
+
+void StreamDecoder::usage_changed(const Emit& emit) {
+  apply_cost(usage_, model_);
+  StreamEvent e = event(Kind::usage);
+  e.usage = usage_;
+  emit(std::move(e));
+}
+
+void StreamDecoder::complete(StopReason reason, const Emit& emit) {
+  if (finished_) return;
+  close(emit);
+  finished_ = true;
+  StreamEvent e = event(Kind::done);
+  e.stop_reason = reason;
+  emit(std::move(e));
+}
+
+void StreamDecoder::fail(const std::string& message, const Emit& emit) {
+  if (finished_) return;
+  if (block_ != Block::tool) close(emit);
+  block_ = Block::none;
+  finished_ = true;
+  emit(event(Kind::error, message));
+}
+
+std::optional<Json> StreamDecoder::parse_data(const std::string& data, const Emit& emit) {
+  Json j = Json::parse(data, nullptr, false);
+  if (j.is_discarded() || !j.is_object()) {
+    fail("connection error: malformed event in the stream: " + data.substr(0, 200), emit);
+    return std::nullopt;
+  }
+  return j;
+}
+
+void OpenAiStreamDecoder::on_event(const SseEvent& sse, const Emit& emit) {
+  if (finished_) return;
+  if (sse.data == "[DONE]") {
+    on_end(emit);
+    return;
+  }
+  const auto j = parse_data(sse.data, emit);
+  if (!j) return;
+  if (j->contains("error")) {
+    fail(error_text((*j)["error"]), emit);
+    return;
+  }
+  if (const auto u = j->find("usage"); u != j->end() && u->is_object()) {
+    std::int64_t cached = 0;
+    if (const auto d = u->find("prompt_tokens_details"); d != u->end() && d->is_object()) {
+      cached = count(*d, "cached_tokens");
+    }
+    usage_.input = count(*u, "prompt_tokens") - cached;
+    usage_.cache_read = cached;
+    usage_.output = count(*u, "completion_tokens");
+    usage_changed(emit);
+  }
+  const auto choices = j->find("choices");
+  if (choices == j->end() || !choices->is_array() || choices->empty()) return;
+  const Json& choice = (*choices)[0];
+  if (const auto d = choice.find("delta"); d != choice.end() && d->is_object()) {
+    for (const char* key : {"reasoning_content", "reasoning"}) {
+      if (const auto r = d->find(key); r != d->end() && r->is_string() && !r->empty()) {
+        if (block_ != Block::thinking) open(Block::thinking, emit);
+        delta(r->get<std::string>(), emit);
+      }
+    }
+    if (const auto c = d->find("content"); c != d->end() && c->is_string() && !c->empty()) {
+      if (block_ != Block::text) open(Block::text, emit);
+      delta(c->get<std::string>(), emit);
+    }
+    if (const auto calls = d->find("tool_calls"); calls != d->end() && calls->is_array()) {
+      for (const auto& call : *calls) {
+        const long index = call.value("index", 0L);
+        const Json fn = call.value("function", Json::object());
+        if (block_ != Block::tool || tool_index_ != index) {
+          open(Block::tool, emit, call.value("id", ""), fn.value("name", ""));
+          tool_index_ = index;
+        }
+        if (fn.contains("arguments") && fn["arguments"].is_string()) {
+          delta(fn["arguments"].get<std::string>(), emit);
+        }
+      }
+    }
+  }
+  if (const auto f = choice.find("finish_reason"); f != choice.end() && f->is_string()) {
+    const std::string reason = *f;
+    if (reason == "length") {
+      stop_reason_ = StopReason::length;
+    } else if (reason == "tool_calls" || reason == "function_call") {
+      stop_reason_ = StopReason::tool_use;
+    } else if (reason == "content_filter") {
+      fail("finish_reason: content_filter", emit);
+    } else {
+      stop_reason_ = StopReason::stop;
+    }
+  }
+}
+
+void AnthropicStreamDecoder::on_event(const SseEvent& sse, const Emit& emit) {
+  if (finished_) return;
+  const auto j = parse_data(sse.data, emit);
+  if (!j) return;
+  const std::string type = j->value("type", sse.event);
+  if (type == "message_start") {
+    const Json usage = j->value("message", Json::object()).value("usage", Json::object());
+    usage_.input = count(usage, "input_tokens");
+    usage_.cache_read = count(usage, "cache_read_input_tokens");
+    usage_.cache_write = count(usage, "cache_creation_input_tokens");
+    usage_.output = count(usage, "output_tokens");
+    usage_changed(emit);
+  } else if (type == "content_block_start") {
+    const Json block = j->value("content_block", Json::object());
+    const std::string kind = block.value("type", "");
+    if (kind == "text") {
+      open(Block::text, emit);
+      delta(block.value("text", ""), emit);
+    } else if (kind == "thinking") {
+      open(Block::thinking, emit);
+      delta(block.value("thinking", ""), emit);
+    } else if (kind == "tool_use") {
+      open(Block::tool, emit, block.value("id", ""), block.value("name", ""));
+    }
+  } else if (type == "content_block_delta") {
+    const Json d = j->value("delta", Json::object());
+    const std::string kind = d.value("type", "");
+    if (kind == "text_delta") delta(d.value("text", ""), emit);
+    if (kind == "thinking_delta") delta(d.value("thinking", ""), emit);
+    if (kind == "input_json_delta") delta(d.value("partial_json", ""), emit);
+  } else if (type == "content_block_stop") {
+    close(emit);
+  } else if (type == "message_delta") {
+    const Json d = j->value("delta", Json::object());
+    if (const auto r = d.find("stop_reason"); r != d.end() && r->is_string()) {
+      const std::string reason = *r;
+      if (reason == "max_tokens") {
+        stop_reason_ = StopReason::length;
+      } else if (reason == "tool_use") {
+        stop_reason_ = StopReason::tool_use;
+      } else if (reason == "refusal") {
+        fail("stop_reason: refusal", emit);
+        return;
+      } else {
+        stop_reason_ = StopReason::stop;
+      }
+    }
+    if (const auto u = j->find("usage"); u != j->end() && u->is_object()) {
+      if (u->contains("output_tokens")) usage_.output = count(*u, "output_tokens");
+      if (u->contains("input_tokens")) usage_.input = count(*u, "input_tokens");
+      usage_changed(emit);
+    }
+  } else if (type == "message_stop") {
+    on_end(emit);
+  } else if (type == "error") {
+    fail(error_text(j->value("error", Json::object())), emit);
+  }
+  // ping and unknown events are ignored.
+}
+
+}  // namespace rebound::session::llm

@@ -1,0 +1,73 @@
+#pragma once
+// Turns a provider's SSE events into the session's StreamEvents (runtime.md section 2). Pure:
+// the HTTP layer feeds it parsed SSE events and tells it when the stream ended. After the one
+// terminal event (done or error) it emits nothing more. One decoder per request.
+
+#include <functional>
+#include <optional>
+#include <string>
+
+#include "protocol/json.h"
+#include "protocol/wire_types.h"
+#include "session/llm/provider.h"
+#include "session/llm/sse_parser.h"
+
+namespace rebound::session::llm {
+
+class StreamDecoder {
+ public:
+  using Emit = std::function<void(StreamEvent)>;
+
+  explicit StreamDecoder(protocol::Model model) : model_(std::move(model)) {}
+  virtual ~StreamDecoder() = default;
+
+  virtual void on_event(const SseEvent& event, const Emit& emit) = 0;
+  /// The connection closed: complete when the provider said how it finished, else an error.
+  void on_end(const Emit& emit);
+  bool finished() const { return finished_; }
+
+  static constexpr const char* kIncomplete =
+      "connection error: stream ended before the response was complete";
+
+ protected:
+  enum class Block { none, text, thinking, tool };
+
+  /// Opens a block of `kind` (closing any other first); for tools, `id` and `name`.
+  void open(Block kind, const Emit& emit, const std::string& id = {}, const std::string& name = {});
+  /// Closes the open block (a tool call's arguments are parsed from their deltas).
+  void close(const Emit& emit);
+  void delta(const std::string& text, const Emit& emit);
+  void usage_changed(const Emit& emit);
+  /// Closes the open block and ends with `reason`.
+  void complete(protocol::StopReason reason, const Emit& emit);
+  /// Ends with an error; half-streamed tool-call arguments are dropped by the session.
+  void fail(const std::string& message, const Emit& emit);
+  /// The JSON of an SSE data field, or an error already emitted.
+  std::optional<protocol::Json> parse_data(const std::string& data, const Emit& emit);
+
+  protocol::Model model_;
+  protocol::Usage usage_;
+  std::optional<protocol::StopReason> stop_reason_;
+  bool finished_ = false;
+  Block block_ = Block::none;
+  std::string tool_arguments_;
+};
+
+/// OpenAI Chat Completions chunks (`data: {...}` … `data: [DONE]`).
+class OpenAiStreamDecoder : public StreamDecoder {
+ public:
+  using StreamDecoder::StreamDecoder;
+  void on_event(const SseEvent& event, const Emit& emit) override;
+
+ private:
+  std::optional<long> tool_index_;  // OpenAI's index of the tool call being streamed
+};
+
+/// Anthropic Messages events (message_start … message_stop, error, ping).
+class AnthropicStreamDecoder : public StreamDecoder {
+ public:
+  using StreamDecoder::StreamDecoder;
+  void on_event(const SseEvent& event, const Emit& emit) override;
+};
+
+}  // namespace rebound::session::llm

@@ -1,0 +1,127 @@
+#include "session/llm/request_codec.h"
+
+#include <doctest/doctest.h>
+
+using namespace rebound::session::llm;
+using namespace rebound::protocol;
+
+namespace {
+
+AgentMessage user(const std::string& text, bool image = false) {
+  AgentMessage m;
+  m.role = Role::user;
+  m.content.push_back(ContentBlock::make_text(text));
+  if (image) m.content.push_back(ContentBlock::make_image("QUJD", "image/png"));
+  return m;
+}
+
+AgentMessage assistant_with_call() {
+  AgentMessage m;
+  m.role = Role::assistant;
+  m.content.push_back(ContentBlock::make_thinking("secret"));
+  m.content.push_back(ContentBlock::make_text("looking"));
+  m.content.push_back(ContentBlock::make_tool_call("call_1", "bash", Json{{"command", "ls"}}));
+  m.stop_reason = StopReason::tool_use;
+  return m;
+}
+
+AgentMessage tool_result() {
+  AgentMessage m;
+  m.role = Role::tool_result;
+  m.tool_call_id = "call_1";
+  m.tool_name = "bash";
+  m.content.push_back(ContentBlock::make_text("Tool bash not found"));
+  m.is_error = true;
+  return m;
+}
+
+LlmRequest request(bool reasoning, ThinkingLevel level) {
+  LlmRequest r;
+  r.model.id = "m1";
+  r.model.max_tokens = 16384;
+  r.model.reasoning = reasoning;
+  r.thinking_level = level;
+  r.system_prompt = "be brief";
+  r.messages = {user("hi", true), assistant_with_call(), tool_result(), user("and?")};
+  return r;
+}
+
+}  // namespace
+
+TEST_CASE("OpenAI request: roles, images as data URLs, tool calls, stream with usage") {
+  const Json b = openai_request_body(request(false, ThinkingLevel::off));
+  CHECK(b["model"] == "m1");
+  CHECK(b["stream"] == true);
+  CHECK(b["stream_options"]["include_usage"] == true);
+  CHECK(b["max_tokens"] == 16384);
+  CHECK_FALSE(b.contains("reasoning_effort"));
+  const Json& m = b["messages"];
+  REQUIRE(m.size() == 5);
+  CHECK(m[0] == Json::parse(R"({"role":"system","content":"be brief"})"));
+  CHECK(m[1]["content"][1]["image_url"]["url"] == "data:image/png;base64,QUJD");
+  CHECK(m[2]["content"] == "looking");  // the thinking block is not sent back
+  CHECK(m[2]["tool_calls"][0]["function"]["arguments"] == R"({"command":"ls"})");
+  CHECK(m[3] ==
+        Json::parse(R"({"role":"tool","tool_call_id":"call_1","content":"Tool bash not found"})"));
+  CHECK(m[4] == Json::parse(R"({"role":"user","content":"and?"})"));
+}
+
+TEST_CASE("OpenAI request: reasoning effort for reasoning models") {
+  const Json b = openai_request_body(request(true, ThinkingLevel::xhigh));
+  CHECK(b["reasoning_effort"] == "high");
+  CHECK(b["max_completion_tokens"] == 16384);
+  CHECK(openai_request_body(request(true, ThinkingLevel::minimal))["reasoning_effort"] ==
+        "minimal");
+}
+
+TEST_CASE("Anthropic request: system, alternating roles, tool_use and tool_result blocks") {
+  const Json b = anthropic_request_body(request(false, ThinkingLevel::high));
+  CHECK(b["system"] == "be brief");
+  CHECK(b["max_tokens"] == 16384);
+  CHECK_FALSE(b.contains("thinking"));  // the model has no reasoning flag
+  const Json& m = b["messages"];
+  REQUIRE(m.size() == 3);
+  CHECK(m[0]["role"] == "user");
+  CHECK(m[0]["content"][1]["source"] ==
+        Json::parse(R"({"type":"base64","media_type":"image/png","data":"QUJD"})"));
+  CHECK(m[1]["role"] == "assistant");
+  REQUIRE(m[1]["content"].size() == 2);
+  CHECK(m[1]["content"][1] ==
+        Json::parse(R"({"type":"tool_use","id":"call_1","name":"bash","input":{"command":"ls"}})"));
+  CHECK(m[2]["role"] == "user");  // the tool result and the next user text share one turn
+  CHECK(m[2]["content"][0]["type"] == "tool_result");
+  CHECK(m[2]["content"][0]["is_error"] == true);
+  CHECK(m[2]["content"][1]["text"] == "and?");
+}
+
+TEST_CASE("Anthropic thinking budgets by level") {
+  CHECK(anthropic_thinking_budget(ThinkingLevel::minimal) == 1024);
+  CHECK(anthropic_thinking_budget(ThinkingLevel::low) == 2048);
+  CHECK(anthropic_thinking_budget(ThinkingLevel::medium) == 8192);
+  CHECK(anthropic_thinking_budget(ThinkingLevel::high) == 16384);
+  CHECK(anthropic_thinking_budget(ThinkingLevel::xhigh) == 32768);
+  CHECK(anthropic_request_body(request(true, ThinkingLevel::medium))["thinking"] ==
+        Json::parse(R"({"type":"enabled","budget_tokens":8192})"));
+  // Kept below max_tokens.
+  CHECK(anthropic_request_body(request(true, ThinkingLevel::xhigh))["thinking"]["budget_tokens"] ==
+        16384 - 1024);
+}
+
+TEST_CASE("HTTP errors keep the provider's message and the largest retry hint") {
+  const std::int64_t now = 1445412480000;
+  CHECK(http_error_message(429, R"({"error":{"message":"Rate limit reached for requests"}})", {},
+                           now) == "429 Rate limit reached for requests");
+  CHECK(http_error_message(
+            529, R"({"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}})",
+            {}, now) == "529 Overloaded");
+  CHECK(http_error_message(502, "<html>bad gateway</html>", {}, now) ==
+        "502 <html>bad gateway</html>");
+  CHECK(http_error_message(400, "", {}, now) == "400 status code (no body)");
+  CHECK(http_error_message(500, std::string(5000, 'x'), {}, now).size() == 4 + 2000);
+  CHECK(http_error_message(429, "{}", {{"retry-after", "7"}, {"x-ratelimit-reset-ms", "2500"}},
+                           now) == "429 {} retry-after-ms=7000");
+  CHECK(http_error_message(429, "", {{"retry-after-ms", "1500"}}, now) ==
+        "429 status code (no body) retry-after-ms=1500");
+  CHECK(http_error_message(503, "", {{"retry-after", "Wed, 21 Oct 2015 07:28:09 GMT"}}, now) ==
+        "503 status code (no body) retry-after-ms=9000");
+}

@@ -1,0 +1,79 @@
+#include "session/llm/sse_parser.h"
+
+#include <doctest/doctest.h>
+#include <string>
+#include <vector>
+
+using rebound::session::llm::SseEvent;
+using rebound::session::llm::SseParser;
+
+namespace {
+
+// "event|data|id" per event.
+std::vector<std::string> parse(const std::string& input, const std::vector<std::size_t>& cuts) {
+  SseParser p;
+  std::vector<std::string> out;
+  auto sink = [&](SseEvent e) { out.push_back(e.event + "|" + e.data + "|" + e.id.value_or("-")); };
+  std::size_t start = 0;
+  for (auto c : cuts) {
+    p.feed(std::string_view(input).substr(start, c - start), sink);
+    start = c;
+  }
+  p.feed(std::string_view(input).substr(start), sink);
+  p.finish(sink);
+  return out;
+}
+
+std::vector<std::string> parse(const std::string& input) {
+  return parse(input, {});
+}
+
+}  // namespace
+
+TEST_CASE("data lines, event names, comments, ids") {
+  CHECK(parse("data: {\"a\":1}\n\n") == std::vector<std::string>{"message|{\"a\":1}|-"});
+  CHECK(parse(": ping\nevent: message_start\ndata: x\nid: 7\n\n") ==
+        std::vector<std::string>{"message_start|x|7"});
+  CHECK(parse("data: one\ndata: two\n\n") == std::vector<std::string>{"message|one\ntwo|-"});
+  CHECK(parse("data:no-space\n\ndata:  two-spaces\n\n") ==
+        std::vector<std::string>{"message|no-space|-", "message| two-spaces|-"});
+  CHECK(parse("data\n\n") == std::vector<std::string>{"message||-"});
+  CHECK(parse("event: ping\n\n").empty());  // no data: nothing dispatched
+  CHECK(parse("retry: 100\nfoo: bar\ndata: d\n\n") == std::vector<std::string>{"message|d|-"});
+}
+
+TEST_CASE("CRLF, LF and CR line endings") {
+  const std::vector<std::string> two{"message|a|-", "e|b|-"};
+  CHECK(parse("data: a\r\n\r\nevent: e\r\ndata: b\r\n\r\n") == two);
+  CHECK(parse("data: a\r\revent: e\rdata: b\r\r") == two);
+  CHECK(parse("data: a\n\nevent: e\ndata: b\n\n") == two);
+}
+
+TEST_CASE("a missing final blank line or newline still yields the last event") {
+  CHECK(parse("data: [DONE]") == std::vector<std::string>{"message|[DONE]|-"});
+  CHECK(parse("data: a\n\ndata: b\n") == std::vector<std::string>{"message|a|-", "message|b|-"});
+}
+
+TEST_CASE("a leading byte order mark is dropped") {
+  CHECK(parse("\xEF\xBB\xBF"
+              "data: a\n\n") == std::vector<std::string>{"message|a|-"});
+}
+
+TEST_CASE("the same stream split at every byte boundary gives the same events") {
+  const std::string input =
+      "\xEF\xBB\xBF: comment\r\nevent: content_block_delta\r\ndata: {\"text\":\"caf\xC3\xA9 "
+      "\xF0\x9F\x98\x80\"}\r\n\r\ndata: line1\rdata: line2\r\rid: 42\ndata: x\n\n"
+      "data: [DONE]";
+  const auto expected = parse(input);
+  REQUIRE(expected.size() == 4);
+  CHECK(expected[0] == "content_block_delta|{\"text\":\"caf\xC3\xA9 \xF0\x9F\x98\x80\"}|-");
+  CHECK(expected[1] == "message|line1\nline2|-");
+  for (std::size_t a = 0; a <= input.size(); ++a) {
+    CAPTURE(a);
+    CHECK(parse(input, {a}) == expected);
+  }
+  std::vector<std::size_t> every;
+  for (std::size_t i = 1; i < input.size(); ++i)
+    every.push_back(i);
+  CHECK(parse(input, every) == expected);
+}

@@ -1,0 +1,231 @@
+#include "session/llm/stream_decoder.h"
+
+#include <doctest/doctest.h>
+
+#include "tests/support/event_summary.h"
+
+using namespace rebound::session::llm;
+using rebound::protocol::Json;
+
+namespace {
+
+rebound::protocol::Model priced_model() {
+  rebound::protocol::Model m;
+  m.id = "m";
+  m.cost.input = 1.0;  // $ per million
+  m.cost.output = 2.0;
+  m.cost.cache_read = 0.5;
+  return m;
+}
+
+struct Decoded {
+  std::vector<std::string> kinds;  // "text_delta:he", "done:toolUse", "error:…"
+  std::vector<StreamEvent> events;
+};
+
+std::string describe(const StreamEvent& e) {
+  using K = StreamEvent::Kind;
+  switch (e.kind) {
+    case K::text_start:
+      return "text_start";
+    case K::text_delta:
+      return "text_delta:" + e.text;
+    case K::text_end:
+      return "text_end";
+    case K::thinking_start:
+      return "thinking_start";
+    case K::thinking_delta:
+      return "thinking_delta:" + e.text;
+    case K::thinking_end:
+      return "thinking_end";
+    case K::toolcall_start:
+      return "toolcall_start:" + e.tool_id + ":" + e.tool_name;
+    case K::toolcall_delta:
+      return "toolcall_delta:" + e.text;
+    case K::toolcall_end:
+      return "toolcall_end:" + e.arguments.dump();
+    case K::usage:
+      return "usage:" + std::to_string(e.usage.input) + "/" + std::to_string(e.usage.output) + "/" +
+             std::to_string(e.usage.cache_read);
+    case K::done:
+      return std::string("done:") + std::string(rebound::protocol::to_string(e.stop_reason));
+    case K::error:
+      return "error:" + e.text;
+  }
+  return "?";
+}
+
+template <typename Decoder>
+Decoded decode(const std::string& stream, std::size_t cut = std::string::npos, bool close = true) {
+  Decoder decoder(priced_model());
+  SseParser parser;
+  Decoded out;
+  auto emit = [&](StreamEvent e) {
+    out.kinds.push_back(describe(e));
+    out.events.push_back(std::move(e));
+  };
+  auto sink = [&](SseEvent e) { decoder.on_event(e, emit); };
+  if (cut == std::string::npos || cut > stream.size()) {
+    parser.feed(stream, sink);
+  } else {
+    parser.feed(std::string_view(stream).substr(0, cut), sink);
+    parser.feed(std::string_view(stream).substr(cut), sink);
+  }
+  if (close) {
+    parser.finish(sink);
+    decoder.on_end(emit);
+  }
+  return out;
+}
+
+const std::string kOpenAiText =
+    "data: {\"choices\":[{\"index\":0,\"delta\":{\"role\":\"assistant\",\"content\":\"\"}}]}\n\n"
+    "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"Hel\"}}]}\n\n"
+    "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"lo \xC3\xA9\"}}]}\n\n"
+    "data: {\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"stop\"}]}\n\n"
+    "data: {\"choices\":[],\"usage\":{\"prompt_tokens\":100,\"completion_tokens\":5,"
+    "\"prompt_tokens_details\":{\"cached_tokens\":40}}}\n\n"
+    "data: [DONE]\n\n";
+
+}  // namespace
+
+TEST_CASE("OpenAI: streamed text, finish reason, usage with cached tokens and cost") {
+  const auto d = decode<OpenAiStreamDecoder>(kOpenAiText);
+  CHECK(d.kinds == std::vector<std::string>{"text_start", "text_delta:Hel",
+                                            "text_delta:lo \xC3\xA9", "usage:60/5/40", "text_end",
+                                            "done:stop"});
+  const auto& usage = d.events[3].usage;
+  CHECK(usage.total_tokens == 105);
+  CHECK(usage.cost_input == doctest::Approx(60 * 1.0 / 1e6));
+  CHECK(usage.cost_output == doctest::Approx(5 * 2.0 / 1e6));
+  CHECK(usage.cost_cache_read == doctest::Approx(40 * 0.5 / 1e6));
+}
+
+TEST_CASE("OpenAI: the same stream split at every byte gives the same events") {
+  const auto whole = decode<OpenAiStreamDecoder>(kOpenAiText).kinds;
+  for (std::size_t cut = 0; cut <= kOpenAiText.size(); ++cut) {
+    CAPTURE(cut);
+    CHECK(decode<OpenAiStreamDecoder>(kOpenAiText, cut).kinds == whole);
+  }
+}
+
+TEST_CASE("OpenAI: reasoning, then streamed tool calls assembled with their arguments") {
+  const std::string stream =
+      "data: {\"choices\":[{\"delta\":{\"reasoning_content\":\"think\"}}]}\n\n"
+      "data: {\"choices\":[{\"delta\":{\"tool_calls\":[{\"index\":0,\"id\":\"call_a\","
+      "\"type\":\"function\",\"function\":{\"name\":\"bash\",\"arguments\":\"\"}}]}}]}\n\n"
+      "data: {\"choices\":[{\"delta\":{\"tool_calls\":[{\"index\":0,\"function\":"
+      "{\"arguments\":\"{\\\"command\\\":\"}}]}}]}\n\n"
+      "data: {\"choices\":[{\"delta\":{\"tool_calls\":[{\"index\":0,\"function\":"
+      "{\"arguments\":\"\\\"ls\\\"}\"}}]}}]}\n\n"
+      "data: {\"choices\":[{\"delta\":{\"tool_calls\":[{\"index\":1,\"id\":\"call_b\","
+      "\"function\":{\"name\":\"read\",\"arguments\":\"{}\"}}]}}]}\n\n"
+      "data: {\"choices\":[{\"delta\":{},\"finish_reason\":\"tool_calls\"}]}\n\n"
+      "data: [DONE]\n\n";
+  CHECK(decode<OpenAiStreamDecoder>(stream).kinds ==
+        std::vector<std::string>{"thinking_start", "thinking_delta:think", "thinking_end",
+                                 "toolcall_start:call_a:bash",
+                                 "toolcall_delta:{\"command\":", "toolcall_delta:\"ls\"}",
+                                 "toolcall_end:{\"command\":\"ls\"}", "toolcall_start:call_b:read",
+                                 "toolcall_delta:{}", "toolcall_end:{}", "done:toolUse"});
+}
+
+TEST_CASE("OpenAI: finish_reason length; a stream without [DONE] is complete once it said how") {
+  const std::string stream =
+      "data: {\"choices\":[{\"delta\":{\"content\":\"x\"},\"finish_reason\":\"length\"}]}\n\n";
+  CHECK(decode<OpenAiStreamDecoder>(stream).kinds.back() == "done:length");
+}
+
+TEST_CASE("OpenAI: a stream that ends early is a connection error") {
+  const std::string stream = "data: {\"choices\":[{\"delta\":{\"content\":\"par\"}}]}\n\n";
+  const auto d = decode<OpenAiStreamDecoder>(stream);
+  CHECK(d.kinds == std::vector<std::string>{
+                       "text_start", "text_delta:par", "text_end",
+                       "error:connection error: stream ended before the response was complete"});
+  const std::string dropped =
+      "data: {\"choices\":[{\"delta\":{\"tool_calls\":[{\"index\":0,\"id\":\"c\",\"function\":"
+      "{\"name\":\"bash\",\"arguments\":\"{\\\"com\"}}]}}]}\n\n"
+      "data: [DONE]\n\n";
+  CHECK(decode<OpenAiStreamDecoder>(dropped).kinds.back() ==
+        "error:connection error: stream ended before the response was complete");
+}
+
+TEST_CASE("OpenAI: an error object inside a 200 stream, and malformed data") {
+  CHECK(decode<OpenAiStreamDecoder>(
+            "data: {\"error\":{\"type\":\"server_error\",\"message\":\"The server had an "
+            "error\"}}\n\n")
+            .kinds == std::vector<std::string>{"error:server_error: The server had an error"});
+  const auto bad = decode<OpenAiStreamDecoder>("data: {not json\n\n");
+  REQUIRE(bad.kinds.size() == 1);
+  CHECK(bad.kinds[0].rfind("error:connection error: malformed event in the stream", 0) == 0);
+}
+
+TEST_CASE("Anthropic: thinking, text, tool use, usage and stop reason") {
+  const std::string stream =
+      "event: message_start\ndata: {\"type\":\"message_start\",\"message\":{\"usage\":"
+      "{\"input_tokens\":50,\"cache_read_input_tokens\":10,\"output_tokens\":1}}}\n\n"
+      "event: ping\ndata: {\"type\":\"ping\"}\n\n"
+      "event: content_block_start\ndata: {\"type\":\"content_block_start\",\"index\":0,"
+      "\"content_block\":{\"type\":\"thinking\",\"thinking\":\"\"}}\n\n"
+      "event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":0,"
+      "\"delta\":{\"type\":\"thinking_delta\",\"thinking\":\"hmm\"}}\n\n"
+      "event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":0,"
+      "\"delta\":{\"type\":\"signature_delta\",\"signature\":\"sig\"}}\n\n"
+      "event: content_block_stop\ndata: {\"type\":\"content_block_stop\",\"index\":0}\n\n"
+      "event: content_block_start\ndata: {\"type\":\"content_block_start\",\"index\":1,"
+      "\"content_block\":{\"type\":\"text\",\"text\":\"\"}}\n\n"
+      "event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":1,"
+      "\"delta\":{\"type\":\"text_delta\",\"text\":\"Hi\"}}\n\n"
+      "event: content_block_stop\ndata: {\"type\":\"content_block_stop\",\"index\":1}\n\n"
+      "event: content_block_start\ndata: {\"type\":\"content_block_start\",\"index\":2,"
+      "\"content_block\":{\"type\":\"tool_use\",\"id\":\"toolu_1\",\"name\":\"bash\","
+      "\"input\":{}}}\n\n"
+      "event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":2,"
+      "\"delta\":{\"type\":\"input_json_delta\",\"partial_json\":\"{\\\"command\\\": "
+      "\\\"ls\\\"}\"}}\n\n"
+      "event: content_block_stop\ndata: {\"type\":\"content_block_stop\",\"index\":2}\n\n"
+      "event: message_delta\ndata: {\"type\":\"message_delta\",\"delta\":{\"stop_reason\":"
+      "\"tool_use\"},\"usage\":{\"output_tokens\":30}}\n\n"
+      "event: message_stop\ndata: {\"type\":\"message_stop\"}\n\n";
+  const auto d = decode<AnthropicStreamDecoder>(stream);
+  CHECK(d.kinds == std::vector<std::string>{
+                       "usage:50/1/10", "thinking_start", "thinking_delta:hmm", "thinking_end",
+                       "text_start", "text_delta:Hi", "text_end", "toolcall_start:toolu_1:bash",
+                       "toolcall_delta:{\"command\": \"ls\"}", "toolcall_end:{\"command\":\"ls\"}",
+                       "usage:50/30/10", "done:toolUse"});
+  for (std::size_t cut = 0; cut <= stream.size(); cut += 7) {
+    CHECK(decode<AnthropicStreamDecoder>(stream, cut).kinds == d.kinds);
+  }
+}
+
+TEST_CASE("Anthropic: an error event in a 200 stream and stop reasons") {
+  CHECK(decode<AnthropicStreamDecoder>(
+            "event: error\ndata: {\"type\":\"error\",\"error\":{\"type\":\"overloaded_error\","
+            "\"message\":\"Overloaded\"}}\n\n")
+            .kinds == std::vector<std::string>{"error:overloaded_error: Overloaded"});
+  CHECK(decode<AnthropicStreamDecoder>(
+            "event: message_delta\ndata: {\"type\":\"message_delta\",\"delta\":{\"stop_reason\":"
+            "\"max_tokens\"}}\n\n")
+            .kinds.back() == "done:length");
+  // message_delta said how it ended: complete without message_stop.
+  CHECK(decode<AnthropicStreamDecoder>(
+            "event: message_delta\ndata: {\"type\":\"message_delta\",\"delta\":{\"stop_reason\":"
+            "\"end_turn\"}}\n\n")
+            .kinds.back() == "done:stop");
+  CHECK(decode<AnthropicStreamDecoder>(
+            "event: content_block_start\ndata: {\"type\":\"content_block_start\",\"index\":0,"
+            "\"content_block\":{\"type\":\"text\",\"text\":\"\"}}\n\n")
+            .kinds.back() ==
+        "error:connection error: stream ended before the response was complete");
+}
+
+TEST_CASE("nothing is emitted after the terminal event") {
+  OpenAiStreamDecoder decoder(priced_model());
+  std::vector<std::string> kinds;
+  auto emit = [&](StreamEvent e) { kinds.push_back(describe(e)); };
+  decoder.on_event({"message", "{\"error\":{\"message\":\"boom\"}}", {}}, emit);
+  decoder.on_event({"message", "{\"choices\":[{\"delta\":{\"content\":\"x\"}}]}", {}}, emit);
+  decoder.on_end(emit);
+  CHECK(kinds == std::vector<std::string>{"error:boom"});
+  CHECK(decoder.finished());
+}
