@@ -173,7 +173,7 @@ TEST_CASE("section 5: a non-retryable error answering the retry ends the chain w
 }
 
 TEST_CASE("section 5: abort_retry while the retried request runs, then it succeeds") {
-  auto r = scripted(R"([{"error":"503 overloaded"},{"text":"ok","delayMs":300}])",
+  auto r = scripted(R"([{"error":"503 overloaded"},{"text":"ok","delayMs":800}])",
                     retry_settings(3, 20));
   r.send(prompt("p1", "x"));
   r.read_until_type("auto_retry_start");
@@ -186,7 +186,7 @@ TEST_CASE("section 5: abort_retry while the retried request runs, then it succee
 }
 
 TEST_CASE("section 5: abort_retry while the retried request runs, then it fails retryably") {
-  auto r = scripted(R"([{"error":"503 overloaded"},{"error":"503 overloaded","delayMs":300}])",
+  auto r = scripted(R"([{"error":"503 overloaded"},{"error":"503 overloaded","delayMs":800}])",
                     retry_settings(3, 20));
   r.send(prompt("p1", "x"));
   r.read_until_type("auto_retry_start");
@@ -226,7 +226,7 @@ TEST_CASE("section 5: abort during the backoff cancels it before the response") 
 
 TEST_CASE("section 5: retry disabled in the middle of a chain ends it at the next failure") {
   auto r = scripted(R"([{"error":"503 overloaded"},{"error":"503 overloaded"}])",
-                    retry_settings(3, 300));
+                    retry_settings(3, 800));
   r.send(prompt("p1", "x"));
   r.read_until_type("auto_retry_start");
   r.send(Json{{"id", "off"}, {"type", "set_auto_retry"}, {"enabled", false}});
@@ -301,7 +301,7 @@ TEST_CASE("closing stdin during a run writes the aborted end of the run, then ex
 
 TEST_CASE("a prompt during the backoff is queued and runs after the chain ends") {
   auto r = scripted(R"([{"error":"503 overloaded"},{"text":"retried"},{"text":"queued"}])",
-                    retry_settings(3, 200));
+                    retry_settings(3, 800));
   r.send(prompt("p1", "first"));
   r.read_until_type("auto_retry_start");
   r.send(prompt("p2", "second"));
