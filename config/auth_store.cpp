@@ -3,6 +3,7 @@
 #include <spdlog/spdlog.h>
 
 #include "config/json_file.h"
+#include "protocol/json_access.h"
 
 namespace rebound::config {
 
@@ -33,9 +34,8 @@ AuthStore::AuthStore(const std::filesystem::path& auth_file, Clock clock)
     }
     for (std::size_t i = 0; i < entries.size(); ++i) {
       const auto& e = entries[i];
-      if (e.is_object() && e.value("type", "") == "api_key" && e.contains("key") &&
-          e["key"].is_string() && !e["key"].get<std::string>().empty()) {
-        keys_[it.key()].push_back(e["key"].get<std::string>());
+      if (protocol::get_string(e, "type") == "api_key" && !protocol::get_string(e, "key").empty()) {
+        keys_[it.key()].push_back(protocol::get_string(e, "key"));
       } else {
         spdlog::warn("auth file: credential {} of provider '{}' is not an api_key entry; skipped",
                      i, it.key());

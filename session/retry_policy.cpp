@@ -41,8 +41,23 @@ const regex& rate_limit_pattern() {
   return r;
 }
 
+// libstdc++'s regex matcher recurses per character, so a long provider message would overflow
+// the stack. Matching looks at the first 4 KiB and the last 256 bytes (where providers append
+// " retry-after-ms=<n>"), which bounds the depth whatever arrives.
+constexpr std::size_t kHead = 4096;
+constexpr std::size_t kTail = 256;
+
+std::string bounded(std::string_view text) {
+  if (text.size() <= kHead + kTail) return std::string(text);
+  std::string out(text.substr(0, kHead));
+  out += '\n';
+  out.append(text.substr(text.size() - kTail));
+  return out;
+}
+
 bool search(std::string_view text, const regex& r) {
-  return std::regex_search(text.begin(), text.end(), r);
+  const std::string window = bounded(text);
+  return std::regex_search(window, r);
 }
 
 // "Wed, 21 Oct 2015 07:28:00 GMT" → epoch ms.
@@ -112,7 +127,7 @@ std::int64_t backoff_delay_ms(std::int64_t base_delay_ms, std::int64_t attempt) 
 }
 
 std::optional<std::int64_t> parse_retry_hint_ms(std::string_view text, std::int64_t now_ms) {
-  const std::string s(text);
+  const std::string s = bounded(text);
   std::smatch m;
   static const regex after_ms("retry-after-ms\\s*[:=]\\s*(\\d+)", icase);
   static const regex after_s("retry-after\\s*[:=]\\s*(\\d+(?:\\.\\d+)?)(?![\\d.])", icase);

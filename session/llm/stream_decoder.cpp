@@ -1,9 +1,16 @@
 #include "session/llm/stream_decoder.h"
 
+#include <algorithm>
+
+#include "protocol/json_access.h"
 #include "session/llm/usage_cost.h"
 
 namespace rebound::session::llm {
 
+using protocol::get_int;
+using protocol::get_object;
+using protocol::get_string;
+using protocol::get_value;
 using protocol::Json;
 using protocol::StopReason;
 using Kind = StreamEvent::Kind;
@@ -18,15 +25,14 @@ StreamEvent event(Kind kind, std::string text = {}) {
 }
 
 std::int64_t count(const Json& j, const char* key) {
-  const auto it = j.find(key);
-  return it != j.end() && it->is_number_integer() ? it->get<std::int64_t>() : 0;
+  return std::max<std::int64_t>(0, get_int(j, key));
 }
 
 std::string error_text(const Json& error) {
   if (!error.is_object()) return error.is_string() ? error.get<std::string>() : error.dump();
-  std::string type = error.value("type", "");
-  if (type.empty() && error.contains("code") && error["code"].is_string()) type = error["code"];
-  const std::string message = error.value("message", "");
+  std::string type = get_string(error, "type");
+  if (type.empty()) type = get_string(error, "code");
+  const std::string message = get_string(error, "message");
   if (type.empty()) return message.empty() ? error.dump() : message;
   return message.empty() ? type : type + ": " + message;
 }
@@ -131,23 +137,21 @@ void OpenAiStreamDecoder::on_event(const SseEvent& sse, const Emit& emit) {
   }
   const auto j = parse_data(sse.data, emit);
   if (!j) return;
-  if (j->contains("error")) {
+  if (j->contains("error") && !get_value(*j, "error").is_null()) {
     fail(error_text((*j)["error"]), emit);
     return;
   }
-  if (const auto u = j->find("usage"); u != j->end() && u->is_object()) {
-    std::int64_t cached = 0;
-    if (const auto d = u->find("prompt_tokens_details"); d != u->end() && d->is_object()) {
-      cached = count(*d, "cached_tokens");
-    }
-    usage_.input = count(*u, "prompt_tokens") - cached;
+  if (const Json& u = get_value(*j, "usage"); u.is_object()) {
+    const std::int64_t cached = count(get_object(u, "prompt_tokens_details"), "cached_tokens");
+    usage_.input = std::max<std::int64_t>(0, count(u, "prompt_tokens") - cached);
     usage_.cache_read = cached;
-    usage_.output = count(*u, "completion_tokens");
+    usage_.output = count(u, "completion_tokens");
     usage_changed(emit);
   }
   const auto choices = j->find("choices");
   if (choices == j->end() || !choices->is_array() || choices->empty()) return;
   const Json& choice = (*choices)[0];
+  if (!choice.is_object()) return;
   if (const auto d = choice.find("delta"); d != choice.end() && d->is_object()) {
     for (const char* key : {"reasoning_content", "reasoning"}) {
       if (const auto r = d->find(key); r != d->end() && r->is_string() && !r->empty()) {
@@ -161,10 +165,10 @@ void OpenAiStreamDecoder::on_event(const SseEvent& sse, const Emit& emit) {
     }
     if (const auto calls = d->find("tool_calls"); calls != d->end() && calls->is_array()) {
       for (const auto& call : *calls) {
-        const long index = call.value("index", 0L);
-        const Json fn = call.value("function", Json::object());
+        const long index = static_cast<long>(get_int(call, "index"));
+        const Json& fn = get_object(call, "function");
         if (block_ != Block::tool || tool_index_ != index) {
-          open(Block::tool, emit, call.value("id", ""), fn.value("name", ""));
+          open(Block::tool, emit, get_string(call, "id"), get_string(fn, "name"));
           tool_index_ = index;
         }
         if (fn.contains("arguments") && fn["arguments"].is_string()) {
@@ -191,36 +195,36 @@ void AnthropicStreamDecoder::on_event(const SseEvent& sse, const Emit& emit) {
   if (finished_) return;
   const auto j = parse_data(sse.data, emit);
   if (!j) return;
-  const std::string type = j->value("type", sse.event);
+  const std::string type = get_string(*j, "type", sse.event);
   if (type == "message_start") {
-    const Json usage = j->value("message", Json::object()).value("usage", Json::object());
+    const Json& usage = get_object(get_object(*j, "message"), "usage");
     usage_.input = count(usage, "input_tokens");
     usage_.cache_read = count(usage, "cache_read_input_tokens");
     usage_.cache_write = count(usage, "cache_creation_input_tokens");
     usage_.output = count(usage, "output_tokens");
     usage_changed(emit);
   } else if (type == "content_block_start") {
-    const Json block = j->value("content_block", Json::object());
-    const std::string kind = block.value("type", "");
+    const Json& block = get_object(*j, "content_block");
+    const std::string kind = get_string(block, "type");
     if (kind == "text") {
       open(Block::text, emit);
-      delta(block.value("text", ""), emit);
+      delta(get_string(block, "text"), emit);
     } else if (kind == "thinking") {
       open(Block::thinking, emit);
-      delta(block.value("thinking", ""), emit);
+      delta(get_string(block, "thinking"), emit);
     } else if (kind == "tool_use") {
-      open(Block::tool, emit, block.value("id", ""), block.value("name", ""));
+      open(Block::tool, emit, get_string(block, "id"), get_string(block, "name"));
     }
   } else if (type == "content_block_delta") {
-    const Json d = j->value("delta", Json::object());
-    const std::string kind = d.value("type", "");
-    if (kind == "text_delta") delta(d.value("text", ""), emit);
-    if (kind == "thinking_delta") delta(d.value("thinking", ""), emit);
-    if (kind == "input_json_delta") delta(d.value("partial_json", ""), emit);
+    const Json& d = get_object(*j, "delta");
+    const std::string kind = get_string(d, "type");
+    if (kind == "text_delta") delta(get_string(d, "text"), emit);
+    if (kind == "thinking_delta") delta(get_string(d, "thinking"), emit);
+    if (kind == "input_json_delta") delta(get_string(d, "partial_json"), emit);
   } else if (type == "content_block_stop") {
     close(emit);
   } else if (type == "message_delta") {
-    const Json d = j->value("delta", Json::object());
+    const Json& d = get_object(*j, "delta");
     if (const auto r = d.find("stop_reason"); r != d.end() && r->is_string()) {
       const std::string reason = *r;
       if (reason == "max_tokens") {
@@ -242,7 +246,7 @@ void AnthropicStreamDecoder::on_event(const SseEvent& sse, const Emit& emit) {
   } else if (type == "message_stop") {
     on_end(emit);
   } else if (type == "error") {
-    fail(error_text(j->value("error", Json::object())), emit);
+    fail(error_text(get_value(*j, "error")), emit);
   }
   // ping and unknown events are ignored.
 }

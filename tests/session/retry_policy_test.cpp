@@ -125,3 +125,11 @@ TEST_CASE("server hints of section 8, first rule that matches") {
   CHECK(parse_retry_hint_ms("retry-after-ms=10 retry-after=99", now) == 10);
   CHECK_FALSE(parse_retry_hint_ms("usage limit reached", now));
 }
+
+TEST_CASE("a huge error message is classified without exhausting the stack") {
+  const std::string filler(1 << 20, 'x');
+  CHECK(is_retryable(error_message("503 overloaded " + filler), 128000));
+  CHECK(is_context_overflow(error_message("prompt is too long " + filler), 128000));
+  CHECK_FALSE(is_retryable(error_message("input token count " + filler + " exceeds"), 128000));
+  CHECK(parse_retry_hint_ms("429 " + filler + " retry-after-ms=1500", 0) == 1500);
+}

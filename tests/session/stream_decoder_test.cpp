@@ -229,3 +229,20 @@ TEST_CASE("nothing is emitted after the terminal event") {
   CHECK(kinds == std::vector<std::string>{"error:boom"});
   CHECK(decoder.finished());
 }
+
+TEST_CASE("fields of the wrong type never throw: they count as absent") {
+  // Found by fuzz_sse: "type":0 made nlohmann's value() throw through the decoder.
+  const auto a = decode<AnthropicStreamDecoder>(
+      "event: content_block_start\ndata: {\"type\":0,\"content_block\":{\"type\":\"text\"}}\n\n"
+      "event: x\ndata: {\"type\":\"content_block_start\",\"content_block\":[1]}\n\n"
+      "event: x\ndata: "
+      "{\"type\":\"message_start\",\"message\":{\"usage\":{\"input_tokens\":\"5\"}}}\n\n"
+      "event: x\ndata: {\"type\":\"error\",\"error\":7}\n\n");
+  CHECK(a.kinds.back() == "error:7");
+  const auto o = decode<OpenAiStreamDecoder>(
+      "data: "
+      "{\"choices\":[{\"delta\":{\"tool_calls\":[{\"index\":\"0\",\"id\":5,\"function\":3}]}}]}\n\n"
+      "data: {\"choices\":[7],\"usage\":{\"prompt_tokens\":-5,\"completion_tokens\":\"x\"}}\n\n"
+      "data: {\"choices\":[{\"finish_reason\":\"stop\"}]}\n\n");
+  CHECK(o.kinds.back() == "done:stop");
+}

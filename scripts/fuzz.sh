@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# Builds the libFuzzer targets with clang (ASan+UBSan) and runs each for SECONDS (default 60),
+# starting from the seeds in tests/fuzz/corpus/<target>. New inputs go to build-fuzz/corpus/,
+# crashes to build-fuzz/artifacts/.
+# Usage: bash scripts/fuzz.sh [SECONDS] [TARGET...]
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+bash "$root/scripts/deps.sh"
+seconds=${1:-60}
+shift || true
+targets=("$@")
+[ ${#targets[@]} -gt 0 ] || targets=(protocol sse retry_text script)
+build="$root/build-fuzz"
+CC=clang CXX=clang++ cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+  -DREBOUND_FUZZ=ON -DREBOUND_TESTS=OFF >/dev/null
+cmake --build "$build" --target $(printf 'fuzz_%s ' "${targets[@]}")
+mkdir -p "$build/artifacts"
+for t in "${targets[@]}"; do
+  mkdir -p "$build/corpus/$t"
+  echo "=== fuzz_$t for ${seconds}s" >&2
+  "$build/tests/fuzz/fuzz_$t" -max_total_time="$seconds" -print_final_stats=1 \
+    -artifact_prefix="$build/artifacts/$t-" "$build/corpus/$t" "$root/tests/fuzz/corpus/$t" \
+    2>&1 | grep -E "^(stat::number_of_executed_units|stat::new_units_added|==|SUMMARY|.*ERROR)" || true
+done

@@ -1,0 +1,59 @@
+// Line reader + command parser + response/line writer: whatever arrives on stdin, nothing
+// crashes, every response is valid UTF-8 JSON, and every parsed value survives a round trip.
+
+#include <cstdint>
+#include <cstdlib>
+#include <string>
+
+#include "protocol/commands.h"
+#include "protocol/json_line.h"
+#include "protocol/line_reader.h"
+#include "protocol/responses.h"
+
+using namespace rebound::protocol;
+
+namespace {
+
+void check_line(const std::string& out) {
+  if (out.empty() || out.back() != '\n') std::abort();
+  if (find_invalid_utf8(out)) std::abort();
+  if (out.find('\n') != out.size() - 1) std::abort();  // one line, never split
+  const auto again = parse_json_line(std::string_view(out).substr(0, out.size() - 1));
+  if (!again.value) std::abort();
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+  if (size == 0) return 0;
+  const std::size_t limit = 16 + data[0] * 4;  // a small limit so over-long lines are reached
+  const std::string_view input(reinterpret_cast<const char*>(data) + 1, size - 1);
+  LineReader reader(limit);
+  auto sink = [&](LineItem item) {
+    if (item.kind == LineItem::Kind::too_long) {
+      check_line(to_line(error_response(line_too_long_error(limit))));
+      return;
+    }
+    if (item.text.size() > limit) std::abort();
+    const auto parsed = parse_json_line(item.text);
+    if (parsed.value) check_line(to_line(*parsed.value));
+    const auto command = parse_command_line(item.text);
+    if (command.error) {
+      check_line(to_line(error_response(*command.error)));
+    } else if (command.command) {
+      check_line(
+          to_line(success_response(command.command->id, command_name(command.command->type))));
+    } else {
+      std::abort();
+    }
+  };
+  // Feed in chunks whose sizes come from the data itself.
+  std::size_t at = 0;
+  while (at < input.size()) {
+    const std::size_t n = 1 + static_cast<unsigned char>(input[at]) % 7;
+    reader.feed(input.substr(at, n), sink);
+    at += n;
+  }
+  reader.finish(sink);
+  return 0;
+}
