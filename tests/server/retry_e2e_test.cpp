@@ -37,23 +37,10 @@ std::string line_of(const Json& j) {
   return s;
 }
 
-const V kFirstFailure{"response:prompt",
-                      "agent_start",
-                      "turn_start",
-                      "message_start:user",
-                      "message_end:user",
-                      "message_start:assistant:error",
-                      "message_end:assistant:error",
-                      "turn_end:assistant:error"};
-const V kContinuationFailure{"agent_start", "turn_start", "message_start:assistant:error",
-                             "message_end:assistant:error", "turn_end:assistant:error"};
-
-V concat(std::initializer_list<V> parts) {
-  V out;
-  for (const auto& p : parts)
-    out.insert(out.end(), p.begin(), p.end());
-  return out;
-}
+const V kFirstFailure = testing::concat({{"response:prompt"}, testing::failed_first_run()});
+const V& kContinuationFailure = testing::failed_continuation();
+using testing::concat;
+using testing::retry_events;
 
 using Clock = std::chrono::steady_clock;
 
@@ -141,13 +128,7 @@ TEST_CASE("exhaustion: maxRetries 3 gives 4 requests, delays b, 2b, 4b, end atte
   auto r = scripted(R"([{"error":"502 Bad Gateway"}])", retry_settings(3, 30));
   r.send(prompt("p1", "x"));
   const auto events = r.read_until_type("auto_retry_end");
-  V retry_events;
-  for (const auto& e : events) {
-    if (e["type"] == "auto_retry_start" || e["type"] == "auto_retry_end") {
-      retry_events.push_back(summarize(e));
-    }
-  }
-  CHECK(retry_events ==
+  CHECK(retry_events(events) ==
         V{"auto_retry_start:1/3:30:502 Bad Gateway", "auto_retry_start:2/3:60:502 Bad Gateway",
           "auto_retry_start:3/3:120:502 Bad Gateway", "auto_retry_end:false:3:502 Bad Gateway"});
   CHECK(summarize(events[events.size() - 2]) == "agent_end:willRetry=false");
@@ -244,14 +225,9 @@ TEST_CASE("usage limit with a second stored credential: the retry goes out at on
                                          {"type":"api_key","key":"k-two"}]})"}});
   r.send(prompt("p1", "x"));
   const auto events = r.read_until_type("auto_retry_end");
-  V retry_events;
-  for (const auto& e : events) {
-    if (e["type"] == "auto_retry_start" || e["type"] == "auto_retry_end") {
-      retry_events.push_back(summarize(e));
-    }
-  }
-  CHECK(retry_events == V{"auto_retry_start:1/3:0:429 usage limit reached retry-after-ms=60000",
-                          "auto_retry_end:true:1"});
+  CHECK(retry_events(events) ==
+        V{"auto_retry_start:1/3:0:429 usage limit reached retry-after-ms=60000",
+          "auto_retry_end:true:1"});
 }
 
 TEST_CASE("usage limit without another credential keeps the backoff delay") {

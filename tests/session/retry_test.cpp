@@ -20,22 +20,9 @@ Json retry_settings(long max_retries, long base_delay_ms, bool enabled = true) {
        Json{{"enabled", enabled}, {"maxRetries", max_retries}, {"baseDelayMs", base_delay_ms}}}};
 }
 
-const V kFailedFirstRun{"agent_start",
-                        "turn_start",
-                        "message_start:user",
-                        "message_end:user",
-                        "message_start:assistant:error",
-                        "message_end:assistant:error",
-                        "turn_end:assistant:error"};
-const V kFailedContinuation{"agent_start", "turn_start", "message_start:assistant:error",
-                            "message_end:assistant:error", "turn_end:assistant:error"};
-
-V concat(std::initializer_list<V> parts) {
-  V out;
-  for (const auto& p : parts)
-    out.insert(out.end(), p.begin(), p.end());
-  return out;
-}
+const V& kFailedFirstRun = testing::failed_first_run();
+const V& kFailedContinuation = testing::failed_continuation();
+using testing::concat;
 
 }  // namespace
 

@@ -61,4 +61,43 @@ inline std::vector<std::string> summarize(const std::vector<protocol::Json>& eve
   return out;
 }
 
+using Summary = std::vector<std::string>;
+
+inline Summary concat(std::initializer_list<Summary> parts) {
+  Summary out;
+  for (const auto& p : parts)
+    out.insert(out.end(), p.begin(), p.end());
+  return out;
+}
+
+/// A prompt's first run that ends in an error (without its agent_end).
+inline const Summary& failed_first_run() {
+  static const Summary s{"agent_start",
+                         "turn_start",
+                         "message_start:user",
+                         "message_end:user",
+                         "message_start:assistant:error",
+                         "message_end:assistant:error",
+                         "turn_end:assistant:error"};
+  return s;
+}
+
+/// A retried (continued) run that ends in an error (without its agent_end).
+inline const Summary& failed_continuation() {
+  static const Summary s{"agent_start", "turn_start", "message_start:assistant:error",
+                         "message_end:assistant:error", "turn_end:assistant:error"};
+  return s;
+}
+
+/// Only the auto_retry_start / auto_retry_end events, summarized.
+inline Summary retry_events(const std::vector<protocol::Json>& events) {
+  Summary out;
+  for (const auto& e : events) {
+    if (e["type"] == "auto_retry_start" || e["type"] == "auto_retry_end") {
+      out.push_back(summarize(e));
+    }
+  }
+  return out;
+}
+
 }  // namespace rebound::testing
