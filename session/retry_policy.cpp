@@ -1,6 +1,7 @@
 #include "session/retry_policy.h"
 
 #include <cctype>
+#include <cstdlib>
 #include <ctime>
 #include <regex>
 #include <string>
@@ -89,6 +90,26 @@ std::int64_t not_negative(std::int64_t v) {
   return v < 0 ? 0 : v;
 }
 
+// Hint numbers come from servers: parse without exceptions and saturate instead of overflowing.
+std::int64_t saturating_int(const std::string& digits) {
+  std::int64_t v = 0;
+  for (char c : digits) {
+    if (v > (kMaxSafeInteger - (c - '0')) / 10) return kMaxSafeInteger;
+    v = v * 10 + (c - '0');
+  }
+  return v;
+}
+
+std::int64_t saturating_ms(double ms) {
+  if (!(ms > 0)) return 0;
+  if (ms >= static_cast<double>(kMaxSafeInteger)) return kMaxSafeInteger;
+  return static_cast<std::int64_t>(ms);
+}
+
+double decimal(const std::string& text) {
+  return std::strtod(text.c_str(), nullptr);
+}
+
 }  // namespace
 
 bool is_context_overflow(const protocol::AgentMessage& m, std::int64_t context_window) {
@@ -136,21 +157,18 @@ std::optional<std::int64_t> parse_retry_hint_ms(std::string_view text, std::int6
       icase);
   static const regex reset_ms("x-ratelimit-reset-ms\\s*[:=]\\s*(\\d+)", icase);
   static const regex reset_s("x-ratelimit-reset\\s*[:=]\\s*(\\d+(?:\\.\\d+)?)", icase);
-  if (std::regex_search(s, m, after_ms)) return std::stoll(m[1].str());
-  if (std::regex_search(s, m, after_s)) {
-    return not_negative(static_cast<std::int64_t>(std::stod(m[1].str()) * 1000));
-  }
+  if (std::regex_search(s, m, after_ms)) return saturating_int(m[1].str());
+  if (std::regex_search(s, m, after_s)) return saturating_ms(decimal(m[1].str()) * 1000);
   if (std::regex_search(s, m, after_date)) {
     if (auto at = parse_imf_fixdate(m[1].str())) return not_negative(*at - now_ms);
   }
   if (std::regex_search(s, m, reset_ms)) {
-    const std::int64_t n = std::stoll(m[1].str());
+    const std::int64_t n = saturating_int(m[1].str());
     return n > 1000000000000LL ? not_negative(n - now_ms) : n;
   }
   if (std::regex_search(s, m, reset_s)) {
-    const double n = std::stod(m[1].str());
-    return n > 1e9 ? not_negative(static_cast<std::int64_t>(n * 1000) - now_ms)
-                   : static_cast<std::int64_t>(n * 1000);
+    const double n = decimal(m[1].str());
+    return n > 1e9 ? not_negative(saturating_ms(n * 1000) - now_ms) : saturating_ms(n * 1000);
   }
   return std::nullopt;
 }

@@ -133,3 +133,12 @@ TEST_CASE("a huge error message is classified without exhausting the stack") {
   CHECK_FALSE(is_retryable(error_message("input token count " + filler + " exceeds"), 128000));
   CHECK(parse_retry_hint_ms("429 " + filler + " retry-after-ms=1500", 0) == 1500);
 }
+
+TEST_CASE("absurd hint numbers saturate instead of throwing (found by fuzz_retry_text)") {
+  const std::string huge(400, '9');
+  CHECK(parse_retry_hint_ms("retry-after-ms=" + huge, 0) == kMaxSafeInteger);
+  CHECK(parse_retry_hint_ms("retry-after=" + huge, 0) == kMaxSafeInteger);
+  CHECK(parse_retry_hint_ms("x-ratelimit-reset-ms=" + huge, 0) == kMaxSafeInteger - 0);
+  CHECK(parse_retry_hint_ms("x-ratelimit-reset=" + huge, 5) == kMaxSafeInteger - 5);
+  CHECK(parse_retry_hint_ms("x-ratelimit-reset=1e400", 0) == 1000);  // "1" then junk
+}
