@@ -15,18 +15,17 @@
 
 #include "config/auth_store.h"
 #include "config/file_settings_store.h"
-#include "config/json_file.h"
+#include "net/http_client.h"
 #include "protocol/json_line.h"
 #include "protocol/line_reader.h"
 #include "server/asio_scheduler.h"
 #include "server/jsonl_appender.h"
+#include "server/provider_setup.h"
 #include "server/rpc_dispatcher.h"
 #include "server/stdio_transport.h"
 #include "session/agent_session.h"
 #include "session/credential_store.h"
 #include "session/event_sink.h"
-#include "session/llm/script.h"
-#include "session/llm/scripted_provider.h"
 #include "session/session_id.h"
 
 namespace rebound::server {
@@ -68,66 +67,6 @@ class FdFlagsGuard {
   int flags_[2];
 };
 
-struct ProviderChoice {
-  protocol::Model model;
-  std::optional<std::vector<session::llm::ScriptStep>> script;  // empty: echo
-  std::string error;                                            // non-empty: cannot start
-};
-
-ProviderChoice choose_provider(const CliOptions& o, const session::Settings& settings,
-                               const session::ModelRegistry& models) {
-  ProviderChoice choice;
-  std::string provider = o.provider.value_or("");
-  if (provider.empty() && settings.default_provider) {
-    if (*settings.default_provider == "scripted") {
-      provider = "scripted";
-    } else {
-      spdlog::warn(
-          "settings name the provider '{}', which this build cannot reach yet; using "
-          "the offline scripted provider",
-          *settings.default_provider);
-    }
-  }
-  if (!provider.empty() && provider != "scripted") {
-    choice.error =
-        "provider '" + provider + "' is not available in this build (available: scripted)";
-    return choice;
-  }
-  if (provider.empty() && !o.script) {
-    spdlog::info("no provider configured: the offline scripted provider's echo model answers");
-  }
-  if (o.script) {
-    auto text = config::read_text_file(*o.script);
-    if (!text) {
-      choice.error = "cannot read the script file " + *o.script;
-      return choice;
-    }
-    auto parsed = protocol::parse_json_line(*text);
-    if (!parsed.value) {
-      choice.error = "the script file " + *o.script + " is not JSON: " + parsed.error;
-      return choice;
-    }
-    auto script = session::llm::parse_script(*parsed.value);
-    if (!script.error.empty()) {
-      choice.error = "the script file " + *o.script + " is unusable: " + script.error;
-      return choice;
-    }
-    choice.script = std::move(script.steps);
-  }
-  std::string model_id = o.model.value_or(o.script ? "script" : "echo");
-  if (!o.model && provider == "scripted" && settings.default_model &&
-      models.find("scripted", *settings.default_model)) {
-    model_id = *settings.default_model;
-  }
-  const protocol::Model* model = models.find("scripted", model_id);
-  if (!model) {
-    choice.error = "unknown model 'scripted/" + model_id + "' (available: echo, script)";
-    return choice;
-  }
-  choice.model = *model;
-  return choice;
-}
-
 class WriterEventSink : public session::EventSink {
  public:
   explicit WriterEventSink(StdoutWriter& writer) : writer_(writer) {}
@@ -151,15 +90,9 @@ int run_server(const CliOptions& options) {
     return 1;
   }
 
-  session::ModelRegistry models = session::ModelRegistry::with_builtins();
   std::vector<std::string> warnings;
   const session::Settings startup_settings =
       session::settings_from_json(settings_store.load(), warnings);
-  ProviderChoice choice = choose_provider(options, startup_settings, models);
-  if (!choice.error.empty()) {
-    spdlog::error("{}", choice.error);
-    return 1;
-  }
 
   std::optional<JsonlAppender> script_log;
   if (options.script_log) {
@@ -175,19 +108,31 @@ int run_server(const CliOptions& options) {
   StdoutWriter writer(io.get_executor(), STDOUT_FILENO);
   JsonSink out = [&writer](const protocol::Json& j) { writer.write_line(protocol::to_line(j)); };
   WriterEventSink events(writer);
-  session::llm::ScriptedProvider provider(scheduler, std::move(choice.script),
-                                          [&script_log](const protocol::Json& line) {
-                                            if (script_log) script_log->append(line);
-                                          });
   config::AuthStore credentials(agent_dir / "auth.json", [] {
     return std::chrono::duration_cast<std::chrono::milliseconds>(
                std::chrono::steady_clock::now().time_since_epoch())
         .count();
   });
+  net::HttpClient http(io.get_executor());
+  ProviderSetup providers = setup_providers(
+      options, startup_settings,
+      ProviderEnvironment{scheduler, http, credentials, agent_dir / "models.json",
+                          [](const std::string& name) -> std::optional<std::string> {
+                            const char* v = std::getenv(name.c_str());
+                            if (!v || !*v) return std::nullopt;
+                            return std::string(v);
+                          },
+                          [&script_log](const protocol::Json& line) {
+                            if (script_log) script_log->append(line);
+                          }});
+  if (!providers.error.empty()) {
+    spdlog::error("{}", providers.error);
+    return 1;
+  }
   session::AgentSession agent(
-      session::SessionOptions{std::move(choice.model), session::new_session_id()},
-      std::move(models),
-      session::SessionDeps{scheduler, events, provider, credentials, settings_store});
+      session::SessionOptions{providers.start_model, session::new_session_id()},
+      std::move(providers.models),
+      session::SessionDeps{scheduler, events, *providers.router, credentials, settings_store});
   RpcDispatcher dispatcher(agent, out);
   StdinReader reader(io.get_executor(), STDIN_FILENO);
   protocol::LineReader lines(options.max_line_bytes);

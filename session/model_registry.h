@@ -12,8 +12,16 @@ namespace rebound::session {
 
 class ModelRegistry {
  public:
-  /// A registry holding the scripted provider's `echo` and `script` models.
+  /// A registry holding the scripted provider's `echo` and `script` models and the built-in
+  /// OpenAI (gpt-4o-mini, gpt-4o) and Anthropic (claude-sonnet-4-5, claude-haiku-4-5) models.
   static ModelRegistry with_builtins();
+
+  /// Adds or replaces (same provider and id) a model.
+  void upsert(protocol::Model model);
+  /// Sets the base URL of every model of a provider.
+  void set_base_url(std::string_view provider, const std::string& base_url);
+  /// The models of one provider, in registry order.
+  std::vector<protocol::Model> of_provider(std::string_view provider) const;
 
   void add(protocol::Model model);
   const protocol::Model* find(std::string_view provider, std::string_view id) const;

@@ -101,6 +101,9 @@ Settings settings_from_json(const Json& merged, std::vector<std::string>& warnin
   r.boolean("compaction.enabled", s.compaction.enabled);
   r.non_negative("compaction.reserveTokens", s.compaction.reserve_tokens);
   r.non_negative("compaction.keepRecentTokens", s.compaction.keep_recent_tokens);
+  r.non_negative("http.connectTimeoutMs", s.http.connect_timeout_ms);
+  r.non_negative("http.responseTimeoutMs", s.http.response_timeout_ms);
+  r.non_negative("http.idleTimeoutMs", s.http.idle_timeout_ms);
   return s;
 }
 

@@ -25,6 +25,12 @@ struct CompactionSettings {
   std::int64_t keep_recent_tokens = 20000;
 };
 
+struct HttpSettings {
+  std::int64_t connect_timeout_ms = 10000;
+  std::int64_t response_timeout_ms = 60000;
+  std::int64_t idle_timeout_ms = 120000;
+};
+
 struct Settings {
   std::optional<std::string> default_provider;
   std::optional<std::string> default_model;
@@ -35,6 +41,7 @@ struct Settings {
   std::string system_prompt;
   RetrySettings retry;
   CompactionSettings compaction;
+  HttpSettings http;
 };
 
 /// Reads settings from merged JSON; every value that is present but unusable yields a warning

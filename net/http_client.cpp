@@ -1,0 +1,335 @@
+#include "net/http_client.h"
+
+#include <openssl/ssl.h>
+
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/ssl/context.hpp>
+#include <boost/asio/ssl/error.hpp>
+#include <boost/asio/ssl/host_name_verification.hpp>
+#include <boost/beast/core/flat_buffer.hpp>
+#include <boost/beast/core/tcp_stream.hpp>
+#include <boost/beast/http/buffer_body.hpp>
+#include <boost/beast/http/read.hpp>
+#include <boost/beast/http/string_body.hpp>
+#include <boost/beast/http/write.hpp>
+#include <boost/beast/ssl/ssl_stream.hpp>
+#include <cctype>
+#include <chrono>
+#include <variant>
+
+namespace rebound::net {
+
+namespace asio = boost::asio;
+namespace beast = boost::beast;
+namespace http = beast::http;
+namespace ssl = asio::ssl;
+using tcp = asio::ip::tcp;
+
+std::optional<Url> parse_url(std::string_view url) {
+  Url u;
+  std::string_view rest;
+  if (url.rfind("https://", 0) == 0) {
+    u.tls = true;
+    rest = url.substr(8);
+  } else if (url.rfind("http://", 0) == 0) {
+    rest = url.substr(7);
+  } else {
+    return std::nullopt;
+  }
+  const auto slash = rest.find('/');
+  std::string_view authority = rest.substr(0, slash);
+  u.target = slash == std::string_view::npos ? "/" : std::string(rest.substr(slash));
+  if (authority.empty()) return std::nullopt;
+  if (authority.front() == '[') {  // [::1]:8080
+    const auto close = authority.find(']');
+    if (close == std::string_view::npos) return std::nullopt;
+    u.host = std::string(authority.substr(1, close - 1));
+    authority.remove_prefix(close + 1);
+    if (!authority.empty() && authority.front() == ':') u.port = authority.substr(1);
+  } else {
+    const auto colon = authority.rfind(':');
+    u.host = std::string(authority.substr(0, colon));
+    if (colon != std::string_view::npos) u.port = authority.substr(colon + 1);
+  }
+  if (u.port.empty()) u.port = u.tls ? "443" : "80";
+  if (u.host.empty()) return std::nullopt;
+  return u;
+}
+
+namespace {
+
+std::string lower(std::string s) {
+  for (auto& c : s)
+    c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return s;
+}
+
+using PlainStream = beast::tcp_stream;
+using TlsStream = beast::ssl_stream<beast::tcp_stream>;
+
+class Call : public HttpCall, public std::enable_shared_from_this<Call> {
+ public:
+  Call(asio::any_io_executor ex, ssl::context& tls, HttpRequest request, HttpCallbacks cb)
+      : executor_(ex), resolver_(ex), request_(std::move(request)), cb_(std::move(cb)) {
+    url_ = *parse_url(request_.url);
+    if (url_.tls) {
+      stream_.emplace<TlsStream>(ex, tls);
+    } else {
+      stream_.emplace<PlainStream>(ex);
+    }
+  }
+
+  void start() {
+    std::chrono::milliseconds connect(request_.timeouts.connect_ms);
+    lowest().expires_after(connect);
+    resolver_.async_resolve(
+        url_.host, url_.port,
+        [self = shared_from_this()](beast::error_code ec, tcp::resolver::results_type results) {
+          self->on_resolve(ec, std::move(results));
+        });
+  }
+
+  void cancel() override {
+    if (done_) return;
+    done_ = true;
+    resolver_.cancel();
+    beast::error_code ignored;
+    lowest().socket().shutdown(tcp::socket::shutdown_both, ignored);
+    lowest().close();
+  }
+
+ private:
+  beast::tcp_stream& lowest() {
+    if (auto* tls = std::get_if<TlsStream>(&stream_)) return beast::get_lowest_layer(*tls);
+    return std::get<PlainStream>(stream_);
+  }
+
+  template <typename F>
+  void with_stream(F&& f) {
+    if (auto* tls = std::get_if<TlsStream>(&stream_)) {
+      f(*tls);
+    } else {
+      f(std::get<PlainStream>(stream_));
+    }
+  }
+
+  void fail(const std::string& what) {
+    if (done_) return;
+    done_ = true;
+    beast::error_code ignored;
+    lowest().socket().close(ignored);
+    if (cb_.failure) cb_.failure("connection error: " + what);
+  }
+
+  void finish() {
+    if (done_) return;
+    done_ = true;
+    beast::error_code ignored;
+    lowest().socket().close(ignored);
+    if (cb_.end) cb_.end();
+  }
+
+  std::string describe(const beast::error_code& ec) {
+    if (ec == asio::error::connection_refused) return "connection refused";
+    if (ec == asio::error::connection_reset) return "connection reset by peer";
+    if (ec == asio::error::host_not_found || ec == asio::error::host_not_found_try_again) {
+      return "cannot resolve " + url_.host;
+    }
+    return lower(ec.message());
+  }
+
+  void on_resolve(beast::error_code ec, tcp::resolver::results_type results) {
+    if (done_) return;
+    if (ec) return fail(ec == beast::error::timeout ? timeout_connect() : describe(ec));
+    lowest().async_connect(results,
+                           [self = shared_from_this()](beast::error_code e, const tcp::endpoint&) {
+                             self->on_connect(e);
+                           });
+  }
+
+  std::string timeout_connect() {
+    return "connect timed out after " + std::to_string(request_.timeouts.connect_ms) + " ms";
+  }
+  std::string timeout_response() {
+    return "no response within " + std::to_string(request_.timeouts.response_ms) + " ms";
+  }
+  std::string timeout_idle() {
+    return "no data for " + std::to_string(request_.timeouts.idle_ms) + " ms";
+  }
+
+  void on_connect(beast::error_code ec) {
+    if (done_) return;
+    if (ec) return fail(ec == beast::error::timeout ? timeout_connect() : describe(ec));
+    if (auto* tls = std::get_if<TlsStream>(&stream_)) {
+      if (!SSL_set_tlsext_host_name(tls->native_handle(), url_.host.c_str())) {
+        return fail("cannot set the TLS server name");
+      }
+      tls->set_verify_mode(ssl::verify_peer);
+      tls->set_verify_callback(ssl::host_name_verification(url_.host));
+      tls->async_handshake(
+          ssl::stream_base::client,
+          [self = shared_from_this()](beast::error_code e) { self->on_handshake(e); });
+      return;
+    }
+    send();
+  }
+
+  void on_handshake(beast::error_code ec) {
+    if (done_) return;
+    if (ec) {
+      if (ec == beast::error::timeout) return fail(timeout_connect());
+      std::string reason = lower(ec.message());
+      if (const long v = SSL_get_verify_result(std::get<TlsStream>(stream_).native_handle());
+          v != X509_V_OK) {
+        reason = std::string("certificate verify failed: ") + X509_verify_cert_error_string(v);
+      }
+      return fail("TLS handshake with " + url_.host + " failed: " + reason);
+    }
+    send();
+  }
+
+  void send() {
+    req_.method(http::verb::post);
+    req_.target(url_.target);
+    req_.version(11);
+    const bool default_port = url_.port == (url_.tls ? "443" : "80");
+    req_.set(http::field::host, default_port ? url_.host : url_.host + ":" + url_.port);
+    req_.set(http::field::user_agent, "rebound");
+    req_.set(http::field::accept, "text/event-stream");
+    for (const auto& [k, v] : request_.headers)
+      req_.set(k, v);
+    req_.body() = request_.body;
+    req_.prepare_payload();
+    lowest().expires_after(std::chrono::milliseconds(request_.timeouts.response_ms));
+    with_stream([&](auto& s) {
+      http::async_write(s, req_, [self = shared_from_this()](beast::error_code e, std::size_t) {
+        self->on_write(e);
+      });
+    });
+  }
+
+  void on_write(beast::error_code ec) {
+    if (done_) return;
+    if (ec) return fail(ec == beast::error::timeout ? timeout_response() : describe(ec));
+    parser_.body_limit(boost::none);
+    with_stream([&](auto& s) {
+      http::async_read_header(
+          s, buffer_, parser_,
+          [self = shared_from_this()](beast::error_code e, std::size_t) { self->on_header(e); });
+    });
+  }
+
+  void on_header(beast::error_code ec) {
+    if (done_) return;
+    if (ec) {
+      if (ec == beast::error::timeout) return fail(timeout_response());
+      if (ec == http::error::end_of_stream || ec == asio::error::eof) {
+        return fail("the server closed the connection before responding");
+      }
+      return fail(describe(ec));
+    }
+    HttpHeaders headers;
+    for (const auto& f : parser_.get()) {
+      headers[lower(std::string(f.name_string()))] = std::string(f.value());
+    }
+    if (cb_.head) cb_.head(static_cast<int>(parser_.get().result_int()), headers);
+    if (done_) return;
+    read_body();
+  }
+
+  void read_body() {
+    if (parser_.is_done()) return finish();
+    parser_.get().body().data = chunk_;
+    parser_.get().body().size = sizeof chunk_;
+    lowest().expires_after(std::chrono::milliseconds(request_.timeouts.idle_ms));
+    with_stream([&](auto& s) {
+      http::async_read_some(
+          s, buffer_, parser_,
+          [self = shared_from_this()](beast::error_code e, std::size_t) { self->on_body(e); });
+    });
+  }
+
+  void on_body(beast::error_code ec) {
+    if (done_) return;
+    const std::size_t got = sizeof chunk_ - parser_.get().body().size;
+    if (got > 0 && cb_.data) {
+      cb_.data(std::string_view(chunk_, got));
+      if (done_) return;
+    }
+    if (ec == http::error::need_buffer) ec = {};
+    if (ec) {
+      if (ec == beast::error::timeout) return fail(timeout_idle());
+      // The server went away inside the body: the provider's decoder decides whether what
+      // arrived was complete.
+      if (ec == http::error::end_of_stream || ec == http::error::partial_message ||
+          ec == asio::error::eof || ec == ssl::error::stream_truncated ||
+          ec == asio::error::connection_reset) {
+        return finish();
+      }
+      return fail(describe(ec));
+    }
+    read_body();
+  }
+
+  asio::any_io_executor executor_;
+  tcp::resolver resolver_;
+  HttpRequest request_;
+  HttpCallbacks cb_;
+  Url url_;
+  std::variant<std::monostate, PlainStream, TlsStream> stream_;
+  http::request<http::string_body> req_;
+  beast::flat_buffer buffer_;
+  http::response_parser<http::buffer_body> parser_;
+  char chunk_[16384];
+  bool done_ = false;
+};
+
+class CallHandle : public HttpCall {
+ public:
+  explicit CallHandle(std::shared_ptr<Call> call) : call_(std::move(call)) {}
+  ~CallHandle() override { call_->cancel(); }
+  void cancel() override { call_->cancel(); }
+
+ private:
+  std::shared_ptr<Call> call_;
+};
+
+}  // namespace
+
+struct HttpClient::Impl {
+  explicit Impl(asio::any_io_executor ex) : executor(std::move(ex)), tls(ssl::context::tls_client) {
+    tls.set_default_verify_paths();  // honours SSL_CERT_FILE / SSL_CERT_DIR
+    tls.set_verify_mode(ssl::verify_peer);
+  }
+  asio::any_io_executor executor;
+  ssl::context tls;
+};
+
+HttpClient::HttpClient(asio::any_io_executor executor)
+    : impl_(std::make_unique<Impl>(std::move(executor))) {}
+
+HttpClient::~HttpClient() = default;
+
+std::unique_ptr<HttpCall> HttpClient::post(HttpRequest request, HttpCallbacks callbacks) {
+  if (!parse_url(request.url)) {
+    // Reported like any failure, asynchronously, so callers never see a callback inside post().
+    auto fail = std::move(callbacks.failure);
+    auto call = std::make_shared<bool>(true);
+    asio::post(impl_->executor, [fail, url = request.url, weak = std::weak_ptr<bool>(call)] {
+      if (!weak.expired() && fail) fail("connection error: unsupported URL " + url);
+    });
+    struct Dead : HttpCall {
+      explicit Dead(std::shared_ptr<bool> k) : keep(std::move(k)) {}
+      void cancel() override { keep.reset(); }
+      std::shared_ptr<bool> keep;
+    };
+    return std::make_unique<Dead>(std::move(call));
+  }
+  auto call =
+      std::make_shared<Call>(impl_->executor, impl_->tls, std::move(request), std::move(callbacks));
+  call->start();
+  return std::make_unique<CallHandle>(std::move(call));
+}
+
+}  // namespace rebound::net

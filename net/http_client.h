@@ -1,0 +1,77 @@
+#pragma once
+// An HTTP/1.1 client for streamed LLM responses (runtime.md section 2): http:// or https:// (TLS
+// through OpenSSL, certificate and host name verified, SNI set), deadlines for connect, for the
+// response headers and for every silence inside the body. It knows requests and bytes, not
+// providers. All callbacks run on the executor given to HttpClient; after cancel() or the
+// HttpCall's destruction none runs. Beast and OpenSSL stay inside http_client.cpp.
+
+#include <boost/asio/any_io_executor.hpp>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+namespace rebound::net {
+
+struct Url {
+  bool tls = false;
+  std::string host;
+  std::string port;    // "443" / "80" when the URL has none
+  std::string target;  // path and query, "/" when empty
+};
+
+/// Parses http:// and https:// URLs; nullopt for anything else.
+std::optional<Url> parse_url(std::string_view url);
+
+struct HttpTimeouts {
+  std::int64_t connect_ms = 10000;
+  std::int64_t response_ms = 60000;
+  std::int64_t idle_ms = 120000;
+};
+
+struct HttpRequest {
+  std::string url;
+  std::vector<std::pair<std::string, std::string>> headers;
+  std::string body;  // sent with POST
+  HttpTimeouts timeouts;
+};
+
+using HttpHeaders = std::map<std::string, std::string>;  // names lower-cased
+
+/// Exactly one of end() and failure() ends a call that was not cancelled.
+struct HttpCallbacks {
+  std::function<void(int status, const HttpHeaders& headers)> head;
+  std::function<void(std::string_view bytes)> data;
+  /// The body ended: complete, or the server closed the connection after the headers.
+  std::function<void()> end;
+  /// The request failed before or during the body: text starts with "connection error: ".
+  std::function<void(std::string message)> failure;
+};
+
+/// A request in flight; destroying it cancels it.
+class HttpCall {
+ public:
+  virtual ~HttpCall() = default;
+  virtual void cancel() = 0;
+};
+
+class HttpClient {
+ public:
+  explicit HttpClient(boost::asio::any_io_executor executor);
+  ~HttpClient();
+  HttpClient(const HttpClient&) = delete;
+  HttpClient& operator=(const HttpClient&) = delete;
+
+  std::unique_ptr<HttpCall> post(HttpRequest request, HttpCallbacks callbacks);
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace rebound::net

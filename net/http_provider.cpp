@@ -1,0 +1,144 @@
+#include "net/http_provider.h"
+
+#include "session/llm/request_codec.h"
+#include "session/llm/sse_parser.h"
+#include "session/llm/stream_decoder.h"
+
+namespace rebound::net {
+
+using session::llm::StreamEvent;
+
+namespace {
+
+constexpr std::size_t kMaxErrorBody = 64 * 1024;
+
+std::string scrub(std::string text, const std::optional<std::string>& key) {
+  if (!key || key->empty()) return text;
+  for (auto at = text.find(*key); at != std::string::npos; at = text.find(*key, at)) {
+    text.replace(at, key->size(), "***");
+  }
+  return text;
+}
+
+// One request: owns the decoder state; the handle owns the HTTP call.
+struct Exchange {
+  session::llm::StreamHandler handler;
+  std::unique_ptr<session::llm::StreamDecoder> decoder;
+  session::llm::SseParser parser;
+  std::optional<std::string> key;
+  std::function<std::int64_t()> now;
+  int status = 0;
+  HttpHeaders headers;
+  std::string error_body;
+  bool ended = false;
+
+  void emit(StreamEvent e) {
+    if (ended) return;
+    const bool terminal = e.kind == StreamEvent::Kind::done || e.kind == StreamEvent::Kind::error;
+    if (e.kind == StreamEvent::Kind::error) e.text = scrub(std::move(e.text), key);
+    if (terminal) ended = true;
+    handler(std::move(e));
+  }
+  void error(const std::string& message) {
+    StreamEvent e;
+    e.kind = StreamEvent::Kind::error;
+    e.text = message;
+    emit(std::move(e));
+  }
+};
+
+class Handle : public session::llm::StreamHandle {
+ public:
+  Handle(std::shared_ptr<Exchange> x, std::unique_ptr<HttpCall> call)
+      : exchange_(std::move(x)), call_(std::move(call)) {}
+  ~Handle() override { cancel(); }
+  void cancel() override {
+    exchange_->ended = true;
+    if (call_) call_->cancel();
+  }
+
+ private:
+  std::shared_ptr<Exchange> exchange_;
+  std::unique_ptr<HttpCall> call_;
+};
+
+}  // namespace
+
+HttpProvider::HttpProvider(HttpClient& client, HttpProviderConfig config)
+    : client_(client), config_(std::move(config)) {}
+
+std::string HttpProvider::endpoint(const std::string& api, const std::string& base_url) {
+  std::string base = base_url;
+  while (!base.empty() && base.back() == '/')
+    base.pop_back();
+  return base + (api == "anthropic-messages" ? "/v1/messages" : "/chat/completions");
+}
+
+std::unique_ptr<session::llm::StreamHandle> HttpProvider::stream(
+    const session::llm::LlmRequest& request, session::llm::StreamHandler handler) {
+  const bool anthropic = config_.api == "anthropic-messages";
+  auto x = std::make_shared<Exchange>();
+  x->handler = std::move(handler);
+  x->key = config_.api_key ? config_.api_key(request.session_id) : std::nullopt;
+  x->now = config_.now_epoch_ms;
+  if (anthropic) {
+    x->decoder = std::make_unique<session::llm::AnthropicStreamDecoder>(request.model);
+  } else {
+    x->decoder = std::make_unique<session::llm::OpenAiStreamDecoder>(request.model);
+  }
+
+  HttpRequest http;
+  http.url = endpoint(config_.api,
+                      request.model.base_url.empty() ? config_.base_url : request.model.base_url);
+  http.timeouts = config_.timeouts;
+  http.headers.emplace_back("content-type", "application/json");
+  if (anthropic) {
+    http.headers.emplace_back("anthropic-version", "2023-06-01");
+    if (x->key) http.headers.emplace_back("x-api-key", *x->key);
+    http.body = session::llm::anthropic_request_body(request).dump(
+        -1, ' ', false, nlohmann::detail::error_handler_t::replace);
+  } else {
+    if (x->key) http.headers.emplace_back("authorization", "Bearer " + *x->key);
+    http.body = session::llm::openai_request_body(request).dump(
+        -1, ' ', false, nlohmann::detail::error_handler_t::replace);
+  }
+
+  std::weak_ptr<Exchange> weak = x;
+  HttpCallbacks cb;
+  cb.head = [weak](int status, const HttpHeaders& headers) {
+    if (auto x = weak.lock()) {
+      x->status = status;
+      x->headers = headers;
+    }
+  };
+  cb.data = [weak](std::string_view bytes) {
+    auto x = weak.lock();
+    if (!x || x->ended) return;
+    if (x->status != 200) {
+      if (x->error_body.size() < kMaxErrorBody) x->error_body.append(bytes);
+      return;
+    }
+    x->parser.feed(bytes, [&](session::llm::SseEvent e) {
+      x->decoder->on_event(e, [&](StreamEvent ev) { x->emit(std::move(ev)); });
+    });
+  };
+  cb.end = [weak] {
+    auto x = weak.lock();
+    if (!x || x->ended) return;
+    if (x->status != 200) {
+      x->error(session::llm::http_error_message(x->status, x->error_body, x->headers,
+                                                x->now ? x->now() : 0));
+      return;
+    }
+    auto emit = [&](StreamEvent ev) { x->emit(std::move(ev)); };
+    x->parser.finish([&](session::llm::SseEvent e) { x->decoder->on_event(e, emit); });
+    x->decoder->on_end(emit);
+  };
+  cb.failure = [weak](std::string message) {
+    if (auto x = weak.lock()) x->error(message);
+  };
+  auto call = client_.post(std::move(http), std::move(cb));
+  return std::make_unique<Handle>(std::move(x), std::move(call));
+}
+
+}  // namespace rebound::net

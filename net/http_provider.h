@@ -1,0 +1,40 @@
+#pragma once
+// The OpenAI Chat Completions and Anthropic Messages providers over HttpClient (runtime.md
+// section 2): builds the request body, sends it with the key, turns an error status into
+// "<status> <message>[ retry-after-ms=<n>]", and streams SSE through the API's decoder. Never
+// retries. The key is resolved per request and scrubbed from every error text. Event loop only.
+
+#include <functional>
+#include <optional>
+#include <string>
+
+#include "net/http_client.h"
+#include "session/llm/provider.h"
+
+namespace rebound::net {
+
+struct HttpProviderConfig {
+  std::string api;       // "openai-completions" or "anthropic-messages"
+  std::string base_url;  // e.g. https://api.openai.com/v1
+  /// The key for a request of this session, or nullopt for none (local servers).
+  std::function<std::optional<std::string>(const std::string& session_id)> api_key;
+  HttpTimeouts timeouts;
+  std::function<std::int64_t()> now_epoch_ms;
+};
+
+class HttpProvider : public session::llm::Provider {
+ public:
+  HttpProvider(HttpClient& client, HttpProviderConfig config);
+
+  std::unique_ptr<session::llm::StreamHandle> stream(const session::llm::LlmRequest& request,
+                                                     session::llm::StreamHandler handler) override;
+
+  /// The request URL for an API and base URL.
+  static std::string endpoint(const std::string& api, const std::string& base_url);
+
+ private:
+  HttpClient& client_;
+  HttpProviderConfig config_;
+};
+
+}  // namespace rebound::net

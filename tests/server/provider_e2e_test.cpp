@@ -1,0 +1,381 @@
+// The HTTP providers end to end: the real binary, real sockets on 127.0.0.1, the fake LLM
+// server speaking both APIs (runtime.md section 2, retry.md section 2).
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <doctest/doctest.h>
+
+#include "tests/support/event_summary.h"
+#include "tests/support/fake_llm_server.h"
+#include "tests/support/rebound_process.h"
+
+using namespace rebound;
+using protocol::Json;
+using testing::FakeLlmServer;
+using testing::FakeResponse;
+using testing::ReboundProcess;
+using testing::retry_events;
+using testing::summarize;
+using V = std::vector<std::string>;
+
+namespace {
+
+const std::string kCanary = "sk-canary-7f3a9c1e5b";
+
+std::string openai_chunk(const std::string& delta_json, const std::string& finish = "null") {
+  return FakeLlmServer::sse(R"({"choices":[{"index":0,"delta":)" + delta_json +
+                            R"(,"finish_reason":)" + finish + "}]}");
+}
+
+FakeResponse openai_ok(const std::string& a = "Hel", const std::string& b = "lo") {
+  FakeResponse r;
+  r.chunks = {
+      openai_chunk(R"({"content":")" + a + R"("})"), openai_chunk(R"({"content":")" + b + R"("})"),
+      openai_chunk("{}", R"("stop")"),
+      FakeLlmServer::sse(
+          R"({"choices":[],"usage":{"prompt_tokens":12,"completion_tokens":3,"prompt_tokens_details":{"cached_tokens":2}}})"),
+      FakeLlmServer::sse("[DONE]")};
+  r.chunk_delay_ms = 5;
+  return r;
+}
+
+FakeResponse anthropic_ok() {
+  FakeResponse r;
+  r.chunks = {
+      FakeLlmServer::sse(
+          "message_start",
+          R"({"type":"message_start","message":{"usage":{"input_tokens":20,"output_tokens":1}}})"),
+      FakeLlmServer::sse(
+          "content_block_start",
+          R"({"type":"content_block_start","index":0,"content_block":{"type":"text","text":""}})"),
+      FakeLlmServer::sse(
+          "content_block_delta",
+          R"({"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"Hi "}})"),
+      FakeLlmServer::sse(
+          "content_block_delta",
+          R"({"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"there"}})"),
+      FakeLlmServer::sse("content_block_stop", R"({"type":"content_block_stop","index":0})"),
+      FakeLlmServer::sse(
+          "message_delta",
+          R"({"type":"message_delta","delta":{"stop_reason":"end_turn"},"usage":{"output_tokens":7}})"),
+      FakeLlmServer::sse("message_stop", R"({"type":"message_stop"})")};
+  return r;
+}
+
+FakeResponse error_response(int status, const std::string& body,
+                            std::vector<std::pair<std::string, std::string>> headers = {}) {
+  FakeResponse r;
+  r.status = status;
+  r.chunks = {body};
+  r.headers = std::move(headers);
+  return r;
+}
+
+std::string settings(int max_retries = 3, int base_delay_ms = 20, const std::string& extra = "") {
+  return R"({"retry":{"enabled":true,"maxRetries":)" + std::to_string(max_retries) +
+         R"(,"baseDelayMs":)" + std::to_string(base_delay_ms) + "}" + extra + "}";
+}
+
+ReboundProcess server_for(const std::string& provider, const std::string& base_url,
+                          const std::string& settings_json, ReboundProcess::Files files = {},
+                          testing::SubprocessOptions options = {}) {
+  files["agent/settings.json"] = settings_json;
+  return ReboundProcess({"--no-session", "--provider", provider, "--base-url", base_url,
+                         "--api-key", kCanary, "--log-level", "trace"},
+                        std::move(options), std::move(files));
+}
+
+Json prompt(const std::string& text = "hello") {
+  return Json{{"id", "p"}, {"type", "prompt"}, {"message", text}};
+}
+
+std::string error_of_last_assistant(const std::vector<Json>& events) {
+  for (auto it = events.rbegin(); it != events.rend(); ++it) {
+    if ((*it)["type"] == "message_end" && (*it)["message"]["role"] == "assistant") {
+      return (*it)["message"].value("errorMessage", std::string());
+    }
+  }
+  return {};
+}
+
+int closed_port() {
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr);
+  socklen_t len = sizeof addr;
+  ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
+  ::close(fd);
+  return ntohs(addr.sin_port);
+}
+
+}  // namespace
+
+TEST_CASE("OpenAI: streamed deltas and usage; the request went to /chat/completions") {
+  FakeLlmServer fake({openai_ok()});
+  auto r = server_for("openai", fake.base_url() + "/v1", settings());
+  r.send(prompt());
+  const auto events = r.read_until_type("agent_end");
+  V updates;
+  for (const auto& e : events) {
+    if (e["type"] == "message_update") updates.push_back(summarize(e));
+  }
+  CHECK(updates ==
+        V{"update:text_start", "update:text_delta", "update:text_delta", "update:text_end"});
+  const Json answer = events.back()["messages"][1];
+  CHECK(answer["content"][0]["text"] == "Hello");
+  CHECK(answer["stopReason"] == "stop");
+  CHECK(answer["api"] == "openai-completions");
+  CHECK(answer["usage"]["input"] == 10);
+  CHECK(answer["usage"]["cacheRead"] == 2);
+  CHECK(answer["usage"]["output"] == 3);
+  const auto reqs = fake.requests();
+  REQUIRE(reqs.size() == 1);
+  CHECK(reqs[0].target == "/v1/chat/completions");
+  CHECK(reqs[0].headers.at("authorization") == "Bearer " + kCanary);
+  const Json body = Json::parse(reqs[0].body);
+  CHECK(body["model"] == "gpt-4o-mini");
+  CHECK(body["stream"] == true);
+  CHECK(body["stream_options"]["include_usage"] == true);
+  CHECK(body["messages"].back()["content"] == "hello");
+}
+
+TEST_CASE("Anthropic: streamed deltas and usage; the request went to /v1/messages") {
+  FakeLlmServer fake({anthropic_ok()});
+  auto r = server_for("anthropic", fake.base_url(), settings());
+  r.send(prompt());
+  const auto events = r.read_until_type("agent_end");
+  const Json answer = events.back()["messages"][1];
+  CHECK(answer["content"][0]["text"] == "Hi there");
+  CHECK(answer["usage"]["input"] == 20);
+  CHECK(answer["usage"]["output"] == 7);
+  CHECK(answer["model"] == "claude-sonnet-4-5");
+  const auto reqs = fake.requests();
+  REQUIRE(reqs.size() == 1);
+  CHECK(reqs[0].target == "/v1/messages");
+  CHECK(reqs[0].headers.at("x-api-key") == kCanary);
+  CHECK(reqs[0].headers.at("anthropic-version") == "2023-06-01");
+}
+
+TEST_CASE("an overload once, then success: one retry with the spec's events") {
+  for (const std::string provider : {"openai", "anthropic"}) {
+    CAPTURE(provider);
+    const bool oa = provider == "openai";
+    FakeLlmServer fake(
+        {oa ? error_response(503, R"({"error":{"message":"overloaded"}})")
+            : error_response(
+                  529,
+                  R"({"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}})"),
+         oa ? openai_ok() : anthropic_ok()});
+    auto r = server_for(provider, fake.base_url() + (oa ? "/v1" : ""), settings(3, 30));
+    r.send(prompt());
+    const auto events = r.read_until_type("auto_retry_end");
+    const std::string error = oa ? "503 overloaded" : "529 Overloaded";
+    CHECK(retry_events(events) == V{"auto_retry_start:1/3:30:" + error, "auto_retry_end:true:1"});
+    CHECK(fake.requests().size() == 2);
+  }
+}
+
+TEST_CASE("429 with retry-after: the hint is appended, the local backoff stays") {
+  FakeLlmServer fake(
+      {error_response(429, R"({"error":{"message":"Rate limit reached for requests"}})",
+                      {{"retry-after", "2"}}),
+       openai_ok()});
+  auto r = server_for("openai", fake.base_url(), settings(3, 25));
+  r.send(prompt());
+  const auto events = r.read_until_type("auto_retry_end");
+  CHECK(retry_events(events) ==
+        V{"auto_retry_start:1/3:25:429 Rate limit reached for requests retry-after-ms=2000",
+          "auto_retry_end:true:1"});
+}
+
+TEST_CASE("connection refused is a retryable connection error") {
+  auto r =
+      server_for("openai", "http://127.0.0.1:" + std::to_string(closed_port()), settings(1, 10));
+  r.send(prompt());
+  const auto events = r.read_until_type("auto_retry_end");
+  CHECK(retry_events(events) == V{"auto_retry_start:1/1:10:connection error: connection refused",
+                                  "auto_retry_end:false:1:connection error: connection refused"});
+}
+
+TEST_CASE("a connection dropped mid-stream keeps the streamed text in the error message") {
+  FakeResponse drop = openai_ok("par", "tial");
+  drop.chunks.resize(2);
+  drop.drop_after_chunks = true;
+  FakeLlmServer fake({drop});
+  auto r = server_for("openai", fake.base_url(), settings(0, 10));
+  r.send(prompt());
+  const auto events = r.read_until_type("auto_retry_end");
+  CHECK(error_of_last_assistant(events) ==
+        "connection error: stream ended before the response was complete");
+  for (auto it = events.rbegin(); it != events.rend(); ++it) {
+    if ((*it)["type"] == "message_end") {
+      CHECK((*it)["message"]["content"][0]["text"] == "partial");
+      break;
+    }
+  }
+}
+
+TEST_CASE("response-header and idle-stream timeouts") {
+  FakeResponse slow_head = openai_ok();
+  slow_head.delay_before_headers_ms = 3000;
+  FakeResponse stalled = openai_ok();
+  stalled.chunks.resize(1);
+  stalled.stall_after_chunks_ms = 3000;
+  FakeLlmServer fake({slow_head, stalled});
+  auto r = server_for("openai", fake.base_url(),
+                      settings(0, 10, R"(,"http":{"responseTimeoutMs":300,"idleTimeoutMs":300})"));
+  r.send(prompt());
+  auto events = r.read_until_type("agent_end");
+  CHECK(error_of_last_assistant(events) == "connection error: no response within 300 ms");
+  r.read_until_type("auto_retry_end");
+  r.send(prompt());
+  events = r.read_until_type("agent_end");
+  CHECK(error_of_last_assistant(events) == "connection error: no data for 300 ms");
+}
+
+TEST_CASE("a context-length 400 and a 401 are not retried") {
+  FakeLlmServer fake(
+      {error_response(
+           400, R"({"error":{"message":"This model's maximum context length is 128000 tokens."}})"),
+       error_response(
+           401, R"({"error":{"message":"Incorrect API key provided: )" + kCanary + R"("}})")});
+  auto r = server_for("openai", fake.base_url(), settings(3, 10));
+  r.send(prompt());
+  auto events = r.read_until_type("agent_end");
+  CHECK(events.back()["willRetry"] == false);
+  CHECK(error_of_last_assistant(events) ==
+        "400 This model's maximum context length is 128000 tokens.");
+  r.send(prompt("again"));
+  events = r.read_until_type("agent_end");
+  CHECK(events.back()["willRetry"] == false);
+  // The server echoed the key; it is scrubbed from the error text.
+  CHECK(error_of_last_assistant(events) == "401 Incorrect API key provided: ***");
+  r.send(Json{{"id", "s"}, {"type", "get_state"}});
+  CHECK(retry_events(r.read_until_response("s")).empty());
+}
+
+TEST_CASE("streamed tool calls are assembled into toolCall blocks") {
+  FakeResponse calls;
+  calls.chunks = {
+      openai_chunk(
+          R"({"tool_calls":[{"index":0,"id":"call_x","type":"function","function":{"name":"bash","arguments":""}}]})"),
+      openai_chunk(R"({"tool_calls":[{"index":0,"function":{"arguments":"{\"command\":"}}]})"),
+      openai_chunk(R"({"tool_calls":[{"index":0,"function":{"arguments":"\"ls\"}"}}]})"),
+      openai_chunk("{}", R"("tool_calls")"), FakeLlmServer::sse("[DONE]")};
+  FakeLlmServer fake({calls, openai_ok()});
+  auto r = server_for("openai", fake.base_url(), settings());
+  r.send(prompt());
+  const auto events = r.read_until_type("agent_end");
+  const Json call = events.back()["messages"][1]["content"][0];
+  CHECK(call ==
+        Json::parse(
+            R"({"type":"toolCall","id":"call_x","name":"bash","arguments":{"command":"ls"}})"));
+  // The second request carries the call and its error result in OpenAI's roles.
+  const Json second = Json::parse(fake.requests().at(1).body);
+  CHECK(second["messages"][1]["tool_calls"][0]["id"] == "call_x");
+  CHECK(second["messages"][2]["role"] == "tool");
+}
+
+TEST_CASE("TLS with a test CA works; an unverifiable certificate is a clear error") {
+  testing::TempDir certs;
+  const auto tls = testing::TestCertificates::create(certs.path());
+  FakeLlmServer fake({openai_ok()}, tls);
+  {
+    testing::SubprocessOptions o;
+    o.env["SSL_CERT_FILE"] = tls.ca_cert.string();
+    auto r = server_for("openai", fake.base_url(), settings(), {}, o);
+    r.send(prompt());
+    const auto events = r.read_until_type("agent_end");
+    CHECK(events.back()["messages"][1]["content"][0]["text"] == "Hello");
+  }
+  {
+    testing::SubprocessOptions o;
+    o.env["SSL_CERT_FILE"] = "/nonexistent/ca.pem";
+    auto r = server_for("openai", fake.base_url(), settings(0, 10), {}, o);
+    r.send(prompt());
+    const auto events = r.read_until_type("agent_end");
+    const std::string error = error_of_last_assistant(events);
+    CHECK(error.rfind(
+              "connection error: TLS handshake with 127.0.0.1 failed: certificate verify failed",
+              0) == 0);
+  }
+}
+
+TEST_CASE("the API key never appears on stdout, stderr at trace level, or in files") {
+  FakeLlmServer fake(
+      {error_response(401, R"({"error":{"message":"bad key )" + kCanary + R"("}})"), openai_ok()});
+  std::string out;
+  {
+    auto r = server_for("openai", fake.base_url(), settings(), {});
+    r.send(prompt());
+    for (const auto& e : r.read_until_type("agent_end"))
+      out += e.dump();
+    r.send(prompt("again"));
+    for (const auto& e : r.read_until_type("agent_end"))
+      out += e.dump();
+    r.send(Json{{"id", "s"}, {"type", "get_state"}});
+    for (const auto& e : r.read_until_response("s"))
+      out += e.dump();
+    r.proc().close_stdin();
+    for (const auto& l : r.proc().read_all_lines())
+      out += l;
+    CHECK(r.proc().wait() == 0);
+    CHECK(out.find(kCanary) == std::string::npos);
+    CHECK(r.proc().stderr_text().find(kCanary) == std::string::npos);
+    CHECK(r.proc().stderr_text().size() > 0);  // trace logging did write
+    for (const auto& f : std::filesystem::recursive_directory_iterator(r.dir().path())) {
+      if (!f.is_regular_file()) continue;
+      CAPTURE(f.path().string());
+      CHECK(r.dir()
+                .read(std::filesystem::relative(f.path(), r.dir().path()).string())
+                .find(kCanary) == std::string::npos);
+    }
+  }
+  CHECK(fake.requests().size() == 2);  // the key did reach the server
+}
+
+TEST_CASE("two stored keys: a usage limit on the first retries at once with the second") {
+  FakeLlmServer fake(
+      {error_response(429, R"({"error":{"message":"usage limit reached"}})"), openai_ok()});
+  ReboundProcess r({"--no-session", "--provider", "openai", "--base-url", fake.base_url()}, {},
+                   {{"agent/settings.json", settings(3, 5000)},
+                    {"agent/auth.json", R"({"openai":[{"type":"api_key","key":"sk-first"},
+                                                      {"type":"api_key","key":"sk-second"}]})"}});
+  r.send(prompt());
+  const auto events = r.read_until_type("auto_retry_end");
+  CHECK(retry_events(events) ==
+        V{"auto_retry_start:1/3:0:429 usage limit reached", "auto_retry_end:true:1"});
+  const auto reqs = fake.requests();
+  REQUIRE(reqs.size() == 2);
+  CHECK(reqs[0].headers.at("authorization") != reqs[1].headers.at("authorization"));
+}
+
+TEST_CASE("an agent directory laid out as the pi agent lays it out works as is") {
+  FakeLlmServer fake({openai_ok()});
+  ReboundProcess r({"--no-session"}, {},
+                   {{"agent/settings.json",
+                     R"({"defaultProvider":"local","defaultModel":"m1","defaultThinkingLevel":"off",
+            "retry":{"enabled":true,"maxRetries":3,"baseDelayMs":2000},
+            "compaction":{"enabled":true,"reserveTokens":16384,"keepRecentTokens":20000}})"},
+                    {"agent/models.json", R"({"providers":{"local":{"baseUrl":")" +
+                                              fake.base_url() + R"(/v1","api":"openai-completions",
+            "models":[{"id":"m1","name":"M1","reasoning":false,"input":["text"],"contextWindow":128000,
+                       "maxTokens":4096,"cost":{"input":0,"output":0,"cacheRead":0,"cacheWrite":0}}]}}})"}});
+  r.send(Json{{"id", "s"}, {"type", "get_state"}});
+  const Json state = r.read_json();
+  CHECK(state["data"]["model"]["provider"] == "local");
+  CHECK(state["data"]["model"]["id"] == "m1");
+  r.send(prompt());
+  const auto events = r.read_until_type("agent_end");
+  CHECK(events.back()["messages"][1]["content"][0]["text"] == "Hello");
+  const auto reqs = fake.requests();
+  REQUIRE(reqs.size() == 1);
+  CHECK(reqs[0].target == "/v1/chat/completions");
+  CHECK(reqs[0].headers.count("authorization") == 0);  // a local provider without a key
+  CHECK(Json::parse(reqs[0].body)["max_tokens"] == 4096);
+}

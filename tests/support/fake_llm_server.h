@@ -1,0 +1,80 @@
+#pragma once
+// A fake LLM HTTP server for tests: listens on 127.0.0.1 only (an ephemeral port), optionally
+// with TLS from a test CA, and answers each request with the next scripted response (the last
+// one repeats): a status, headers, a body streamed in chunks with delays, a connection dropped
+// mid-stream, a stall before the headers or inside the body. It records every request it got.
+// Runs its own threads; requests() is safe to call from the test thread.
+
+#include <atomic>
+#include <cstdint>
+#include <filesystem>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace rebound::testing {
+
+struct FakeResponse {
+  int status = 200;
+  std::vector<std::pair<std::string, std::string>> headers;
+  std::vector<std::string> chunks;  // 200: sent with chunked encoding; else joined as body
+  std::int64_t chunk_delay_ms = 0;  // between chunks
+  std::int64_t delay_before_headers_ms = 0;
+  std::int64_t stall_after_chunks_ms = 0;  // silence before the body ends (idle timeouts)
+  bool drop_after_chunks = false;          // reset the connection instead of ending the body
+  bool close_without_response = false;
+};
+
+struct ReceivedRequest {
+  std::string method, target;
+  std::map<std::string, std::string> headers;  // names lower-cased
+  std::string body;
+};
+
+/// A CA and a server certificate for 127.0.0.1/localhost, made with the openssl tool.
+struct TestCertificates {
+  std::filesystem::path ca_cert, server_cert, server_key;
+  /// Creates them in `dir` (fails the test if openssl fails).
+  static TestCertificates create(const std::filesystem::path& dir);
+};
+
+class FakeLlmServer {
+ public:
+  explicit FakeLlmServer(std::vector<FakeResponse> script,
+                         std::optional<TestCertificates> tls = std::nullopt);
+  ~FakeLlmServer();
+  FakeLlmServer(const FakeLlmServer&) = delete;
+  FakeLlmServer& operator=(const FakeLlmServer&) = delete;
+
+  int port() const { return port_; }
+  /// "http://127.0.0.1:<port>" (or https).
+  std::string base_url() const;
+  std::vector<ReceivedRequest> requests() const;
+
+  /// Server-sent events helpers for scripts.
+  static std::string sse(const std::string& data) { return "data: " + data + "\n\n"; }
+  static std::string sse(const std::string& event, const std::string& data) {
+    return "event: " + event + "\ndata: " + data + "\n\n";
+  }
+
+ private:
+  void accept_loop();
+  void serve(int fd);
+
+  std::vector<FakeResponse> script_;
+  std::optional<TestCertificates> tls_;
+  void* ssl_ctx_ = nullptr;  // SSL_CTX*
+  int listen_fd_ = -1;
+  int port_ = 0;
+  std::atomic<bool> stop_{false};
+  mutable std::mutex mutex_;
+  std::vector<ReceivedRequest> requests_;
+  std::size_t next_ = 0;
+  std::thread acceptor_;
+  std::vector<std::thread> workers_;
+};
+
+}  // namespace rebound::testing
