@@ -63,6 +63,41 @@ void RpcDispatcher::dispatch(protocol::Command& command, Reply& reply) {
       session_.abort();
       reply.ok();
       return;
+    case CommandType::get_available_models: {
+      Json models = Json::array();
+      for (const auto& m : session_.available_models())
+        models.push_back(protocol::to_json(m));
+      reply.ok(Json{{"models", std::move(models)}});
+      return;
+    }
+    case CommandType::set_model: {
+      const auto& a = std::get<protocol::SetModelArgs>(args);
+      auto result = session_.set_model(a.provider, a.model_id);
+      if (auto* error = std::get_if<std::string>(&result)) {
+        reply.fail(*error);
+      } else {
+        reply.ok(protocol::to_json(std::get<protocol::Model>(result)));
+      }
+      return;
+    }
+    case CommandType::cycle_model: {
+      const auto next = session_.cycle_model();
+      if (!next) {
+        reply.ok(Json(nullptr));
+        return;
+      }
+      Json data = Json::object();
+      data["model"] = protocol::to_json(next->model);
+      data["thinkingLevel"] = protocol::to_string(next->thinking_level);
+      data["isScoped"] = false;
+      reply.ok(std::move(data));
+      return;
+    }
+    case CommandType::cycle_thinking_level: {
+      const auto level = session_.cycle_thinking_level();
+      reply.ok(level ? Json{{"level", protocol::to_string(*level)}} : Json(nullptr));
+      return;
+    }
     case CommandType::set_auto_compaction:
       session_.set_auto_compaction(std::get<protocol::EnabledArgs>(args).enabled);
       reply.ok();

@@ -130,7 +130,7 @@ int run_server(const CliOptions& options) {
     return 1;
   }
   session::AgentSession agent(
-      session::SessionOptions{providers.start_model, session::new_session_id()},
+      session::SessionOptions{providers.start_model, session::new_session_id(), providers.has_key},
       std::move(providers.models),
       session::SessionDeps{scheduler, events, *providers.router, credentials, settings_store});
   RpcDispatcher dispatcher(agent, out);

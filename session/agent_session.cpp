@@ -27,6 +27,7 @@ Settings load_settings(SettingsStore& store) {
 
 AgentSession::AgentSession(SessionOptions options, ModelRegistry models, SessionDeps deps)
     : models_(std::move(models)),
+      provider_available_(std::move(options.provider_available)),
       deps_(deps),
       events_(deps.events),
       settings_(load_settings(deps.settings)),
@@ -145,6 +146,64 @@ void AgentSession::set_thinking_level(ThinkingLevel level) {
   thinking_level_ = effective;
   deps_.settings.persist(
       Json{{"defaultThinkingLevel", std::string(protocol::to_string(effective))}});
+}
+
+}  // namespace rebound::session
+
+namespace rebound::session {
+
+std::optional<ThinkingLevel> AgentSession::cycle_thinking_level() {
+  const auto levels = available_thinking_levels();
+  if (levels.size() <= 1) return std::nullopt;
+  std::size_t i = 0;
+  while (i < levels.size() && levels[i] != thinking_level_)
+    ++i;
+  set_thinking_level(levels[(i + 1) % levels.size()]);
+  return thinking_level_;
+}
+
+std::vector<protocol::Model> AgentSession::available_models() const {
+  std::vector<protocol::Model> out;
+  for (const auto& m : models_.all()) {
+    if (!provider_available_ || provider_available_(m.provider)) out.push_back(m);
+  }
+  return out;
+}
+
+void AgentSession::use_model(const protocol::Model& model) {
+  model_ = model;
+  deps_.settings.persist(Json{{"defaultProvider", model.provider}, {"defaultModel", model.id}});
+  // The level the session had is kept where the new model offers it, else clamped.
+  const ThinkingLevel wanted = thinking_level_;
+  thinking_level_ = available_thinking_levels().front();
+  ThinkingLevel effective = thinking_level_;
+  for (auto offered : available_thinking_levels()) {
+    if (offered <= wanted) effective = offered;
+  }
+  thinking_level_ = effective;
+}
+
+std::variant<protocol::Model, std::string> AgentSession::set_model(const std::string& provider,
+                                                                   const std::string& model_id) {
+  const protocol::Model* model = models_.find(provider, model_id);
+  if (!model) return "Model not found: " + provider + "/" + model_id;
+  if (provider_available_ && !provider_available_(provider)) {
+    return "No API key for provider " + provider;
+  }
+  use_model(*model);
+  return model_;
+}
+
+std::optional<ModelCycle> AgentSession::cycle_model() {
+  const auto models = available_models();
+  if (models.size() <= 1) return std::nullopt;
+  std::size_t i = 0;
+  while (i < models.size() &&
+         !(models[i].provider == model_.provider && models[i].id == model_.id)) {
+    ++i;
+  }
+  use_model(models[(i + 1) % models.size()]);
+  return ModelCycle{model_, thinking_level_};
 }
 
 }  // namespace rebound::session

@@ -11,6 +11,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <variant>
 #include <vector>
 
 #include "protocol/commands.h"
@@ -30,6 +31,13 @@ namespace rebound::session {
 struct SessionOptions {
   protocol::Model model;   // the model the session starts with
   std::string session_id;  // fresh for a new session
+  /// Whether a provider's models are offered (it has a key, or needs none); all when empty.
+  std::function<bool(const std::string& provider)> provider_available;
+};
+
+struct ModelCycle {
+  protocol::Model model;
+  protocol::ThinkingLevel thinking_level;
 };
 
 /// What the session needs from the world; every reference must outlive the session.
@@ -97,6 +105,18 @@ class AgentSession {
   /// a change is persisted as defaultThinkingLevel.
   void set_thinking_level(protocol::ThinkingLevel level);
   std::vector<protocol::ThinkingLevel> available_thinking_levels() const;
+  /// cycle_thinking_level: the next offered level (wrapping), persisted; nullopt when the model
+  /// has no reasoning.
+  std::optional<protocol::ThinkingLevel> cycle_thinking_level();
+
+  /// get_available_models: the registry's models whose provider is available.
+  std::vector<protocol::Model> available_models() const;
+  /// set_model: the model serves from the next request on; persisted as defaultProvider and
+  /// defaultModel. Returns the model, or the error text ("Model not found: p/id").
+  std::variant<protocol::Model, std::string> set_model(const std::string& provider,
+                                                       const std::string& model_id);
+  /// cycle_model: the next available model (wrapping); nullopt when only one is available.
+  std::optional<ModelCycle> cycle_model();
 
  private:
   struct Queued {
@@ -105,6 +125,7 @@ class AgentSession {
   };
   struct Run;
 
+  void use_model(const protocol::Model& model);
   std::size_t queued_count() const { return steering_.size() + follow_up_.size(); }
   void emit(const protocol::Json& event) { events_.emit(event); }
   protocol::AgentMessage user_message(const UserInput& input) const;
@@ -133,6 +154,7 @@ class AgentSession {
   void drop_queues();
 
   ModelRegistry models_;
+  std::function<bool(const std::string&)> provider_available_;
   SessionDeps deps_;
   EventSink& events_;
   Settings settings_;

@@ -92,3 +92,21 @@ TEST_CASE("prompt is answered before its run's first event; a busy prompt is rej
   CHECK(all[2]["command"] == "abort");
   CHECK(f.h.sink.types().back() == "agent_end");
 }
+
+TEST_CASE("model commands answer with the spec's data shapes") {
+  Fixture f;
+  const Json models = f.one(R"({"id":1,"type":"get_available_models"})");
+  CHECK(models["data"]["models"].size() == 2);
+  CHECK(models["data"]["models"][0]["id"] == "echo");
+  const Json set = f.one(R"({"type":"set_model","provider":"scripted","modelId":"script"})");
+  CHECK(set["data"]["id"] == "script");
+  CHECK(f.one(R"({"type":"set_model","provider":"x","modelId":"y"})")["error"] ==
+        "Model not found: x/y");
+  const Json cycled = f.one(R"({"type":"cycle_model"})");
+  CHECK(cycled["data"]["model"]["id"] == "echo");
+  CHECK(cycled["data"]["thinkingLevel"] == "off");
+  CHECK(cycled["data"]["isScoped"] == false);
+  const Json level = f.one(R"({"type":"cycle_thinking_level"})");
+  CHECK(level.contains("data"));
+  CHECK(level["data"].is_null());
+}

@@ -379,3 +379,36 @@ TEST_CASE("an agent directory laid out as the pi agent lays it out works as is")
   CHECK(reqs[0].headers.count("authorization") == 0);  // a local provider without a key
   CHECK(Json::parse(reqs[0].body)["max_tokens"] == 4096);
 }
+
+TEST_CASE("model commands over the wire: available models follow the keys; set_model persists") {
+  testing::SubprocessOptions o;
+  o.env["ANTHROPIC_API_KEY"] = kCanary;
+  ReboundProcess r({"--no-session", "--provider", "scripted"}, o);
+  r.send(Json{{"id", "m"}, {"type", "get_available_models"}});
+  const Json models = r.read_json();
+  std::vector<std::string> names;
+  for (const auto& m : models["data"]["models"])
+    names.push_back(m["provider"].get<std::string>() + "/" + m["id"].get<std::string>());
+  CHECK(names == std::vector<std::string>{"scripted/echo", "scripted/script",
+                                          "anthropic/claude-sonnet-4-5",
+                                          "anthropic/claude-haiku-4-5"});
+  r.send(Json{{"id", "t"}, {"type", "cycle_thinking_level"}});
+  CHECK(r.read_json()["data"].is_null());  // echo has no reasoning
+  r.send(Json{{"id", "s"},
+              {"type", "set_model"},
+              {"provider", "anthropic"},
+              {"modelId", "claude-haiku-4-5"}});
+  const Json set = r.read_json();
+  CHECK(set["data"]["id"] == "claude-haiku-4-5");
+  CHECK(set["data"]["reasoning"] == true);
+  r.send(Json{{"id", "t2"}, {"type", "cycle_thinking_level"}});
+  CHECK(r.read_json()["data"]["level"] == "minimal");
+  r.send(Json{{"id", "x"}, {"type", "set_model"}, {"provider", "openai"}, {"modelId", "gpt-4o"}});
+  CHECK(r.read_json()["error"] == "No API key for provider openai");
+  r.send(Json{{"id", "c"}, {"type", "cycle_model"}});
+  CHECK(r.read_json()["data"]["model"]["id"] == "echo");
+  const Json saved = Json::parse(r.dir().read("agent/settings.json"));
+  CHECK(saved["defaultProvider"] == "scripted");
+  CHECK(saved["defaultModel"] == "echo");
+  CHECK(saved["defaultThinkingLevel"] == "minimal");
+}

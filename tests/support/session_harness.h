@@ -4,6 +4,7 @@
 // wants. Members are declared so that the session goes first on destruction.
 
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -45,7 +46,9 @@ struct SessionHarness {
       : store(std::move(settings)),
         provider(scheduler, script_json ? std::optional(script_of(*script_json)) : std::nullopt,
                  [this](const protocol::Json& line) { requests.push_back(line); }),
-        session({std::move(model), "sid-test"}, session::ModelRegistry::with_builtins(),
+        session({std::move(model), "sid-test",
+                 [this](const std::string& p) { return unavailable.count(p) == 0; }},
+                session::ModelRegistry::with_builtins(),
                 session::SessionDeps{scheduler, sink, provider, credentials, store}) {}
 
   /// Sends a prompt; returns the rejection text, or "" when accepted.
@@ -57,6 +60,7 @@ struct SessionHarness {
     return error.value_or("");
   }
 
+  std::set<std::string> unavailable{"openai", "anthropic"};  // providers without a key
   ManualScheduler scheduler;
   CapturingSink sink;
   MemorySettingsStore store;
