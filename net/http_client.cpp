@@ -7,9 +7,11 @@
 #include <boost/asio/ssl/context.hpp>
 #include <boost/asio/ssl/error.hpp>
 #include <boost/asio/ssl/host_name_verification.hpp>
+#include <boost/asio/write.hpp>
 #include <boost/beast/core/flat_buffer.hpp>
 #include <boost/beast/core/tcp_stream.hpp>
 #include <boost/beast/http/buffer_body.hpp>
+#include <boost/beast/http/empty_body.hpp>
 #include <boost/beast/http/read.hpp>
 #include <boost/beast/http/string_body.hpp>
 #include <boost/beast/http/write.hpp>
@@ -59,6 +61,57 @@ std::optional<Url> parse_url(std::string_view url) {
 
 namespace {
 
+std::string lower(std::string s);
+
+}  // namespace
+
+ProxyConfig ProxyConfig::from_environment(
+    const std::function<std::optional<std::string>(const std::string&)>& getenv) {
+  ProxyConfig c;
+  auto value = [&](const char* upper, const char* low) {
+    auto v = getenv(upper);
+    return v ? v : getenv(low);
+  };
+  if (auto proxy = value("HTTPS_PROXY", "https_proxy")) {
+    std::string url = *proxy;
+    if (url.find("://") == std::string::npos) url = "http://" + url;
+    c.https_proxy = parse_url(url);
+  }
+  if (auto list = value("NO_PROXY", "no_proxy")) {
+    std::size_t start = 0;
+    while (start <= list->size()) {
+      const auto comma = list->find(',', start);
+      std::string item = list->substr(start, comma - start);
+      item.erase(0, item.find_first_not_of(" \t"));
+      item.erase(item.find_last_not_of(" \t") + 1);
+      if (const auto colon = item.rfind(':'); colon != std::string::npos && item.front() != '[') {
+        item.erase(colon);  // ports are not compared
+      }
+      if (!item.empty()) c.no_proxy.push_back(lower(item));
+      if (comma == std::string::npos) break;
+      start = comma + 1;
+    }
+  }
+  return c;
+}
+
+bool ProxyConfig::bypass(const std::string& host) const {
+  const std::string h = lower(host);
+  for (const auto& rule : no_proxy) {
+    if (rule == "*") return true;
+    const std::string suffix = rule.front() == '.' ? rule : "." + rule;
+    const std::string bare = rule.front() == '.' ? rule.substr(1) : rule;
+    if (h == bare) return true;
+    if (h.size() > suffix.size() &&
+        h.compare(h.size() - suffix.size(), suffix.size(), suffix) == 0) {
+      return true;
+    }
+  }
+  return false;
+}
+
+namespace {
+
 std::string lower(std::string s) {
   for (auto& c : s)
     c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
@@ -70,9 +123,11 @@ using TlsStream = beast::ssl_stream<beast::tcp_stream>;
 
 class Call : public HttpCall, public std::enable_shared_from_this<Call> {
  public:
-  Call(asio::any_io_executor ex, ssl::context& tls, HttpRequest request, HttpCallbacks cb)
+  Call(asio::any_io_executor ex, ssl::context& tls, const ProxyConfig& proxy, HttpRequest request,
+       HttpCallbacks cb)
       : executor_(ex), resolver_(ex), request_(std::move(request)), cb_(std::move(cb)) {
     url_ = *parse_url(request_.url);
+    if (url_.tls && proxy.https_proxy && !proxy.bypass(url_.host)) tunnel_ = proxy.https_proxy;
     if (url_.tls) {
       stream_.emplace<TlsStream>(ex, tls);
     } else {
@@ -83,8 +138,9 @@ class Call : public HttpCall, public std::enable_shared_from_this<Call> {
   void start() {
     std::chrono::milliseconds connect(request_.timeouts.connect_ms);
     lowest().expires_after(connect);
+    const Url& first_hop = tunnel_ ? *tunnel_ : url_;
     resolver_.async_resolve(
-        url_.host, url_.port,
+        first_hop.host, first_hop.port,
         [self = shared_from_this()](beast::error_code ec, tcp::resolver::results_type results) {
           self->on_resolve(ec, std::move(results));
         });
@@ -160,7 +216,42 @@ class Call : public HttpCall, public std::enable_shared_from_this<Call> {
 
   void on_connect(beast::error_code ec) {
     if (done_) return;
-    if (ec) return fail(ec == beast::error::timeout ? timeout_connect() : describe(ec));
+    if (ec) {
+      if (ec == beast::error::timeout) return fail(timeout_connect());
+      return fail(tunnel_ ? "proxy " + tunnel_->host + ":" + tunnel_->port + ": " + describe(ec)
+                          : describe(ec));
+    }
+    if (tunnel_) return open_tunnel();
+    start_tls_or_send();
+  }
+
+  // HTTPS through a proxy: CONNECT host:port, a 2xx answer, then TLS inside the tunnel.
+  void open_tunnel() {
+    connect_request_ = "CONNECT " + url_.host + ":" + url_.port +
+                       " HTTP/1.1\r\nHost: " + url_.host + ":" + url_.port + "\r\n\r\n";
+    asio::async_write(lowest(), asio::buffer(connect_request_),
+                      [self = shared_from_this()](beast::error_code e, std::size_t) {
+                        if (self->done_) return;
+                        if (e) return self->fail("proxy: " + self->describe(e));
+                        self->connect_parser_.skip(true);  // a CONNECT answer has no body
+                        http::async_read_header(
+                            self->lowest(), self->buffer_, self->connect_parser_,
+                            [self](beast::error_code e2, std::size_t) { self->on_tunnel(e2); });
+                      });
+  }
+
+  void on_tunnel(beast::error_code ec) {
+    if (done_) return;
+    if (ec) return fail(ec == beast::error::timeout ? timeout_connect() : "proxy: " + describe(ec));
+    const unsigned status = connect_parser_.get().result_int();
+    if (status < 200 || status > 299) {
+      return fail("proxy refused the tunnel to " + url_.host + ":" + url_.port + " (status " +
+                  std::to_string(status) + ")");
+    }
+    start_tls_or_send();
+  }
+
+  void start_tls_or_send() {
     if (auto* tls = std::get_if<TlsStream>(&stream_)) {
       if (!SSL_set_tlsext_host_name(tls->native_handle(), url_.host.c_str())) {
         return fail("cannot set the TLS server name");
@@ -277,6 +368,9 @@ class Call : public HttpCall, public std::enable_shared_from_this<Call> {
   HttpRequest request_;
   HttpCallbacks cb_;
   Url url_;
+  std::optional<Url> tunnel_;  // the proxy, for https through HTTPS_PROXY
+  std::string connect_request_;
+  http::response_parser<http::empty_body> connect_parser_;
   std::variant<std::monostate, PlainStream, TlsStream> stream_;
   http::request<http::string_body> req_;
   beast::flat_buffer buffer_;
@@ -298,16 +392,18 @@ class CallHandle : public HttpCall {
 }  // namespace
 
 struct HttpClient::Impl {
-  explicit Impl(asio::any_io_executor ex) : executor(std::move(ex)), tls(ssl::context::tls_client) {
+  Impl(asio::any_io_executor ex, ProxyConfig p)
+      : executor(std::move(ex)), tls(ssl::context::tls_client), proxy(std::move(p)) {
     tls.set_default_verify_paths();  // honours SSL_CERT_FILE / SSL_CERT_DIR
     tls.set_verify_mode(ssl::verify_peer);
   }
   asio::any_io_executor executor;
   ssl::context tls;
+  ProxyConfig proxy;
 };
 
-HttpClient::HttpClient(asio::any_io_executor executor)
-    : impl_(std::make_unique<Impl>(std::move(executor))) {}
+HttpClient::HttpClient(asio::any_io_executor executor, ProxyConfig proxy)
+    : impl_(std::make_unique<Impl>(std::move(executor), std::move(proxy))) {}
 
 HttpClient::~HttpClient() = default;
 
@@ -326,8 +422,8 @@ std::unique_ptr<HttpCall> HttpClient::post(HttpRequest request, HttpCallbacks ca
     };
     return std::make_unique<Dead>(std::move(call));
   }
-  auto call =
-      std::make_shared<Call>(impl_->executor, impl_->tls, std::move(request), std::move(callbacks));
+  auto call = std::make_shared<Call>(impl_->executor, impl_->tls, impl_->proxy, std::move(request),
+                                     std::move(callbacks));
   call->start();
   return std::make_unique<CallHandle>(std::move(call));
 }

@@ -60,9 +60,21 @@ class HttpCall {
   virtual void cancel() = 0;
 };
 
+/// HTTPS_PROXY / NO_PROXY: https:// requests go through an HTTP CONNECT tunnel unless the host
+/// is excluded. NO_PROXY holds comma-separated host names or domain suffixes (".x.org" and
+/// "x.org" both match "api.x.org"), or "*" for none.
+struct ProxyConfig {
+  std::optional<Url> https_proxy;
+  std::vector<std::string> no_proxy;
+  /// Reads HTTPS_PROXY/https_proxy and NO_PROXY/no_proxy through `getenv`.
+  static ProxyConfig from_environment(
+      const std::function<std::optional<std::string>(const std::string&)>& getenv);
+  bool bypass(const std::string& host) const;
+};
+
 class HttpClient {
  public:
-  explicit HttpClient(boost::asio::any_io_executor executor);
+  explicit HttpClient(boost::asio::any_io_executor executor, ProxyConfig proxy = {});
   ~HttpClient();
   HttpClient(const HttpClient&) = delete;
   HttpClient& operator=(const HttpClient&) = delete;

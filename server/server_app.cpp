@@ -113,18 +113,18 @@ int run_server(const CliOptions& options) {
                std::chrono::steady_clock::now().time_since_epoch())
         .count();
   });
-  net::HttpClient http(io.get_executor());
-  ProviderSetup providers = setup_providers(
-      options, startup_settings,
-      ProviderEnvironment{scheduler, http, credentials, agent_dir / "models.json",
-                          [](const std::string& name) -> std::optional<std::string> {
-                            const char* v = std::getenv(name.c_str());
-                            if (!v || !*v) return std::nullopt;
-                            return std::string(v);
-                          },
-                          [&script_log](const protocol::Json& line) {
-                            if (script_log) script_log->append(line);
-                          }});
+  auto getenv = [](const std::string& name) -> std::optional<std::string> {
+    const char* v = std::getenv(name.c_str());
+    if (!v || !*v) return std::nullopt;
+    return std::string(v);
+  };
+  net::HttpClient http(io.get_executor(), net::ProxyConfig::from_environment(getenv));
+  ProviderSetup providers =
+      setup_providers(options, startup_settings,
+                      ProviderEnvironment{scheduler, http, credentials, agent_dir / "models.json",
+                                          getenv, [&script_log](const protocol::Json& line) {
+                                            if (script_log) script_log->append(line);
+                                          }});
   if (!providers.error.empty()) {
     spdlog::error("{}", providers.error);
     return 1;

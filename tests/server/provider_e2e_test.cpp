@@ -9,6 +9,7 @@
 #include <doctest/doctest.h>
 
 #include "tests/support/event_summary.h"
+#include "tests/support/fake_connect_proxy.h"
 #include "tests/support/fake_llm_server.h"
 #include "tests/support/rebound_process.h"
 
@@ -411,4 +412,45 @@ TEST_CASE("model commands over the wire: available models follow the keys; set_m
   CHECK(saved["defaultProvider"] == "scripted");
   CHECK(saved["defaultModel"] == "echo");
   CHECK(saved["defaultThinkingLevel"] == "minimal");
+}
+
+TEST_CASE("HTTPS_PROXY tunnels https requests with CONNECT; NO_PROXY bypasses it") {
+  testing::TempDir certs;
+  const auto tls = testing::TestCertificates::create(certs.path());
+  FakeLlmServer fake({openai_ok()}, tls);
+  const std::string authority = "127.0.0.1:" + std::to_string(fake.port());
+  {
+    testing::FakeConnectProxy proxy;
+    testing::SubprocessOptions o;
+    o.env["SSL_CERT_FILE"] = tls.ca_cert.string();
+    o.env["HTTPS_PROXY"] = proxy.url();
+    o.unset_env = {"NO_PROXY", "no_proxy", "https_proxy"};
+    auto r = server_for("openai", fake.base_url(), settings(), {}, o);
+    r.send(prompt());
+    CHECK(r.read_until_type("agent_end").back()["messages"][1]["content"][0]["text"] == "Hello");
+    CHECK(proxy.targets() == std::vector<std::string>{authority});
+  }
+  {
+    testing::FakeConnectProxy proxy;
+    testing::SubprocessOptions o;
+    o.env["SSL_CERT_FILE"] = tls.ca_cert.string();
+    o.env["HTTPS_PROXY"] = proxy.url();
+    o.env["NO_PROXY"] = "example.org, 127.0.0.1";
+    auto r = server_for("openai", fake.base_url(), settings(), {}, o);
+    r.send(prompt());
+    CHECK(r.read_until_type("agent_end").back()["messages"][1]["stopReason"] == "stop");
+    CHECK(proxy.targets().empty());
+  }
+}
+
+TEST_CASE("a proxy that refuses the tunnel is a clear connection error") {
+  testing::FakeConnectProxy proxy(/*refuse=*/true);
+  testing::SubprocessOptions o;
+  o.env["HTTPS_PROXY"] = proxy.url();
+  o.unset_env = {"NO_PROXY", "no_proxy"};
+  auto r = server_for("openai", "https://127.0.0.1:9", settings(0, 10), {}, o);
+  r.send(prompt());
+  const auto events = r.read_until_type("agent_end");
+  CHECK(error_of_last_assistant(events) ==
+        "connection error: proxy refused the tunnel to 127.0.0.1:9 (status 403)");
 }
