@@ -181,138 +181,247 @@ TEST_CASE("an overload once, then success: one retry with the spec's events") {
   }
 }
 
+namespace {
+
+// What differs between the two APIs in these tests.
+struct Api {
+  std::string provider;   // "openai" / "anthropic"
+  std::string base_path;  // appended to the fake server's URL for --base-url
+  bool openai() const { return provider == "openai"; }
+
+  FakeResponse ok() const { return openai() ? openai_ok() : anthropic_ok(); }
+
+  FakeResponse error(int status, const std::string& type, const std::string& message,
+                     std::vector<std::pair<std::string, std::string>> headers = {}) const {
+    const Json body =
+        openai() ? Json{{"error", Json{{"message", message}, {"type", type}}}}
+                 : Json{{"type", "error"}, {"error", Json{{"type", type}, {"message", message}}}};
+    return error_response(status, body.dump(), std::move(headers));
+  }
+
+  // Streams "par", "tial" and then the connection is reset.
+  FakeResponse dropped() const {
+    FakeResponse r;
+    if (openai()) {
+      r = openai_ok("par", "tial");
+      r.chunks.resize(2);
+    } else {
+      r = anthropic_ok();
+      r.chunks.resize(2);
+      r.chunks.push_back(FakeLlmServer::sse(
+          "content_block_delta",
+          R"({"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"par"}})"));
+      r.chunks.push_back(FakeLlmServer::sse(
+          "content_block_delta",
+          R"({"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"tial"}})"));
+    }
+    r.drop_after_chunks = true;
+    return r;
+  }
+
+  FakeResponse tool_call() const {
+    FakeResponse r;
+    if (openai()) {
+      r.chunks = {
+          openai_chunk(
+              R"({"tool_calls":[{"index":0,"id":"call_x","type":"function","function":{"name":"bash","arguments":""}}]})"),
+          openai_chunk(R"({"tool_calls":[{"index":0,"function":{"arguments":"{\"command\":"}}]})"),
+          openai_chunk(R"({"tool_calls":[{"index":0,"function":{"arguments":"\"ls\"}"}}]})"),
+          openai_chunk("{}", R"("tool_calls")"), FakeLlmServer::sse("[DONE]")};
+    } else {
+      r.chunks = {
+          FakeLlmServer::sse("message_start",
+                             R"({"type":"message_start","message":{"usage":{"input_tokens":5}}})"),
+          FakeLlmServer::sse(
+              "content_block_start",
+              R"({"type":"content_block_start","index":0,"content_block":{"type":"tool_use","id":"call_x","name":"bash","input":{}}})"),
+          FakeLlmServer::sse(
+              "content_block_delta",
+              R"({"type":"content_block_delta","index":0,"delta":{"type":"input_json_delta","partial_json":"{\"command\":"}})"),
+          FakeLlmServer::sse(
+              "content_block_delta",
+              R"({"type":"content_block_delta","index":0,"delta":{"type":"input_json_delta","partial_json":"\"ls\"}"}})"),
+          FakeLlmServer::sse("content_block_stop", R"({"type":"content_block_stop","index":0})"),
+          FakeLlmServer::sse(
+              "message_delta",
+              R"({"type":"message_delta","delta":{"stop_reason":"tool_use"},"usage":{"output_tokens":9}})"),
+          FakeLlmServer::sse("message_stop", R"({"type":"message_stop"})")};
+    }
+    return r;
+  }
+
+  std::string answer_text() const { return openai() ? "Hello" : "Hi there"; }
+  std::string key_header() const { return openai() ? "authorization" : "x-api-key"; }
+};
+
+const std::vector<Api> kApis{{"openai", "/v1"}, {"anthropic", ""}};
+
+}  // namespace
+
 TEST_CASE("429 with retry-after: the hint is appended, the local backoff stays") {
-  FakeLlmServer fake(
-      {error_response(429, R"({"error":{"message":"Rate limit reached for requests"}})",
-                      {{"retry-after", "2"}}),
-       openai_ok()});
-  auto r = server_for("openai", fake.base_url(), settings(3, 25));
-  r.send(prompt());
-  const auto events = r.read_until_type("auto_retry_end");
-  CHECK(retry_events(events) ==
-        V{"auto_retry_start:1/3:25:429 Rate limit reached for requests retry-after-ms=2000",
-          "auto_retry_end:true:1"});
+  for (const auto& api : kApis) {
+    CAPTURE(api.provider);
+    FakeLlmServer fake({api.error(429, "rate_limit_error", "Rate limit reached for requests",
+                                  {{"retry-after", "2"}}),
+                        api.ok()});
+    auto r = server_for(api.provider, fake.base_url() + api.base_path, settings(3, 25));
+    r.send(prompt());
+    const auto events = r.read_until_type("auto_retry_end");
+    CHECK(retry_events(events) ==
+          V{"auto_retry_start:1/3:25:429 Rate limit reached for requests retry-after-ms=2000",
+            "auto_retry_end:true:1"});
+  }
 }
 
 TEST_CASE("connection refused is a retryable connection error") {
-  auto r =
-      server_for("openai", "http://127.0.0.1:" + std::to_string(closed_port()), settings(1, 10));
-  r.send(prompt());
-  const auto events = r.read_until_type("auto_retry_end");
-  CHECK(retry_events(events) == V{"auto_retry_start:1/1:10:connection error: connection refused",
-                                  "auto_retry_end:false:1:connection error: connection refused"});
+  for (const auto& api : kApis) {
+    CAPTURE(api.provider);
+    auto r = server_for(api.provider, "http://127.0.0.1:" + std::to_string(closed_port()),
+                        settings(1, 10));
+    r.send(prompt());
+    const auto events = r.read_until_type("auto_retry_end");
+    CHECK(retry_events(events) == V{"auto_retry_start:1/1:10:connection error: connection refused",
+                                    "auto_retry_end:false:1:connection error: connection refused"});
+  }
 }
 
 TEST_CASE("a connection dropped mid-stream keeps the streamed text in the error message") {
-  FakeResponse drop = openai_ok("par", "tial");
-  drop.chunks.resize(2);
-  drop.drop_after_chunks = true;
-  FakeLlmServer fake({drop});
-  auto r = server_for("openai", fake.base_url(), settings(0, 10));
-  r.send(prompt());
-  const auto events = r.read_until_type("auto_retry_end");
-  CHECK(error_of_last_assistant(events) ==
-        "connection error: stream ended before the response was complete");
-  for (auto it = events.rbegin(); it != events.rend(); ++it) {
-    if ((*it)["type"] == "message_end") {
-      CHECK((*it)["message"]["content"][0]["text"] == "partial");
-      break;
+  for (const auto& api : kApis) {
+    CAPTURE(api.provider);
+    FakeLlmServer fake({api.dropped()});
+    auto r = server_for(api.provider, fake.base_url() + api.base_path, settings(0, 10));
+    r.send(prompt());
+    const auto events = r.read_until_type("auto_retry_end");
+    CHECK(error_of_last_assistant(events) ==
+          "connection error: stream ended before the response was complete");
+    CHECK(events.back()["finalError"] ==
+          "connection error: stream ended before the response was complete");
+    for (auto it = events.rbegin(); it != events.rend(); ++it) {
+      if ((*it)["type"] == "message_end") {
+        CHECK((*it)["message"]["content"][0]["text"] == "partial");
+        break;
+      }
     }
   }
 }
 
 TEST_CASE("response-header and idle-stream timeouts") {
-  FakeResponse slow_head = openai_ok();
-  slow_head.delay_before_headers_ms = 3000;
-  FakeResponse stalled = openai_ok();
-  stalled.chunks.resize(1);
-  stalled.stall_after_chunks_ms = 3000;
-  FakeLlmServer fake({slow_head, stalled});
-  auto r = server_for("openai", fake.base_url(),
-                      settings(0, 10, R"(,"http":{"responseTimeoutMs":300,"idleTimeoutMs":300})"));
-  r.send(prompt());
-  auto events = r.read_until_type("agent_end");
-  CHECK(error_of_last_assistant(events) == "connection error: no response within 300 ms");
-  r.read_until_type("auto_retry_end");
-  r.send(prompt());
-  events = r.read_until_type("agent_end");
-  CHECK(error_of_last_assistant(events) == "connection error: no data for 300 ms");
+  for (const auto& api : kApis) {
+    CAPTURE(api.provider);
+    FakeResponse slow_head = api.ok();
+    slow_head.delay_before_headers_ms = 3000;
+    FakeResponse stalled = api.ok();
+    stalled.chunks.resize(1);
+    stalled.stall_after_chunks_ms = 3000;
+    FakeLlmServer fake({slow_head, stalled});
+    auto r =
+        server_for(api.provider, fake.base_url() + api.base_path,
+                   settings(0, 10, R"(,"http":{"responseTimeoutMs":300,"idleTimeoutMs":300})"));
+    r.send(prompt());
+    auto events = r.read_until_type("agent_end");
+    CHECK(error_of_last_assistant(events) == "connection error: no response within 300 ms");
+    r.read_until_type("auto_retry_end");
+    r.send(prompt());
+    events = r.read_until_type("agent_end");
+    CHECK(error_of_last_assistant(events) == "connection error: no data for 300 ms");
+  }
+}
+
+TEST_CASE("malformed SSE data is a connection error") {
+  for (const auto& api : kApis) {
+    CAPTURE(api.provider);
+    FakeResponse bad;
+    bad.chunks = {"data: {this is not json\n\n"};
+    FakeLlmServer fake({bad});
+    auto r = server_for(api.provider, fake.base_url() + api.base_path, settings(0, 10));
+    r.send(prompt());
+    const auto events = r.read_until_type("agent_end");
+    CHECK(error_of_last_assistant(events).rfind("connection error: malformed event in the stream",
+                                                0) == 0);
+  }
 }
 
 TEST_CASE("a context-length 400 and a 401 are not retried") {
-  FakeLlmServer fake(
-      {error_response(
-           400, R"({"error":{"message":"This model's maximum context length is 128000 tokens."}})"),
-       error_response(
-           401, R"({"error":{"message":"Incorrect API key provided: )" + kCanary + R"("}})")});
-  auto r = server_for("openai", fake.base_url(), settings(3, 10));
-  r.send(prompt());
-  auto events = r.read_until_type("agent_end");
-  CHECK(events.back()["willRetry"] == false);
-  CHECK(error_of_last_assistant(events) ==
-        "400 This model's maximum context length is 128000 tokens.");
-  r.send(prompt("again"));
-  events = r.read_until_type("agent_end");
-  CHECK(events.back()["willRetry"] == false);
-  // The server echoed the key; it is scrubbed from the error text.
-  CHECK(error_of_last_assistant(events) == "401 Incorrect API key provided: ***");
-  r.send(Json{{"id", "s"}, {"type", "get_state"}});
-  CHECK(retry_events(r.read_until_response("s")).empty());
+  for (const auto& api : kApis) {
+    CAPTURE(api.provider);
+    FakeLlmServer fake(
+        {api.error(400, "invalid_request_error",
+                   "prompt is too long: 210000 tokens > 200000 maximum"),
+         api.error(401, "authentication_error", "Incorrect API key provided: " + kCanary)});
+    auto r = server_for(api.provider, fake.base_url() + api.base_path, settings(3, 10));
+    r.send(prompt());
+    auto events = r.read_until_type("agent_end");
+    CHECK(events.back()["willRetry"] == false);
+    CHECK(error_of_last_assistant(events) ==
+          "400 prompt is too long: 210000 tokens > 200000 maximum");
+    r.send(prompt("again"));
+    events = r.read_until_type("agent_end");
+    CHECK(events.back()["willRetry"] == false);
+    // The server echoed the key; it is scrubbed from the error text.
+    CHECK(error_of_last_assistant(events) == "401 Incorrect API key provided: ***");
+    r.send(Json{{"id", "s"}, {"type", "get_state"}});
+    CHECK(retry_events(r.read_until_response("s")).empty());
+  }
 }
 
 TEST_CASE("streamed tool calls are assembled into toolCall blocks") {
-  FakeResponse calls;
-  calls.chunks = {
-      openai_chunk(
-          R"({"tool_calls":[{"index":0,"id":"call_x","type":"function","function":{"name":"bash","arguments":""}}]})"),
-      openai_chunk(R"({"tool_calls":[{"index":0,"function":{"arguments":"{\"command\":"}}]})"),
-      openai_chunk(R"({"tool_calls":[{"index":0,"function":{"arguments":"\"ls\"}"}}]})"),
-      openai_chunk("{}", R"("tool_calls")"), FakeLlmServer::sse("[DONE]")};
-  FakeLlmServer fake({calls, openai_ok()});
-  auto r = server_for("openai", fake.base_url(), settings());
-  r.send(prompt());
-  const auto events = r.read_until_type("agent_end");
-  const Json call = events.back()["messages"][1]["content"][0];
-  CHECK(call ==
-        Json::parse(
-            R"({"type":"toolCall","id":"call_x","name":"bash","arguments":{"command":"ls"}})"));
-  // The second request carries the call and its error result in OpenAI's roles.
-  const Json second = Json::parse(fake.requests().at(1).body);
-  CHECK(second["messages"][1]["tool_calls"][0]["id"] == "call_x");
-  CHECK(second["messages"][2]["role"] == "tool");
+  for (const auto& api : kApis) {
+    CAPTURE(api.provider);
+    FakeLlmServer fake({api.tool_call(), api.ok()});
+    auto r = server_for(api.provider, fake.base_url() + api.base_path, settings());
+    r.send(prompt());
+    const auto events = r.read_until_type("agent_end");
+    const Json call = events.back()["messages"][1]["content"][0];
+    CHECK(call ==
+          Json::parse(
+              R"({"type":"toolCall","id":"call_x","name":"bash","arguments":{"command":"ls"}})"));
+    CHECK(events.back()["messages"][1]["stopReason"] == "toolUse");
+    // The second request carries the call and its error result in the API's own shape.
+    const Json second = Json::parse(fake.requests().at(1).body);
+    if (api.openai()) {
+      CHECK(second["messages"][1]["tool_calls"][0]["id"] == "call_x");
+      CHECK(second["messages"][2]["role"] == "tool");
+    } else {
+      CHECK(second["messages"][1]["content"][0]["type"] == "tool_use");
+      CHECK(second["messages"][2]["content"][0]["type"] == "tool_result");
+      CHECK(second["messages"][2]["content"][0]["tool_use_id"] == "call_x");
+    }
+  }
 }
 
 TEST_CASE("TLS with a test CA works; an unverifiable certificate is a clear error") {
   testing::TempDir certs;
   const auto tls = testing::TestCertificates::create(certs.path());
-  FakeLlmServer fake({openai_ok()}, tls);
-  {
-    testing::SubprocessOptions o;
-    o.env["SSL_CERT_FILE"] = tls.ca_cert.string();
-    auto r = server_for("openai", fake.base_url(), settings(), {}, o);
-    r.send(prompt());
-    const auto events = r.read_until_type("agent_end");
-    CHECK(events.back()["messages"][1]["content"][0]["text"] == "Hello");
-  }
-  {
-    testing::SubprocessOptions o;
-    o.env["SSL_CERT_FILE"] = "/nonexistent/ca.pem";
-    auto r = server_for("openai", fake.base_url(), settings(0, 10), {}, o);
-    r.send(prompt());
-    const auto events = r.read_until_type("agent_end");
-    const std::string error = error_of_last_assistant(events);
-    CHECK(error.rfind(
-              "connection error: TLS handshake with 127.0.0.1 failed: certificate verify failed",
-              0) == 0);
+  for (const auto& api : kApis) {
+    CAPTURE(api.provider);
+    FakeLlmServer fake({api.ok()}, tls);
+    {
+      testing::SubprocessOptions o;
+      o.env["SSL_CERT_FILE"] = tls.ca_cert.string();
+      auto r = server_for(api.provider, fake.base_url() + api.base_path, settings(), {}, o);
+      r.send(prompt());
+      const auto events = r.read_until_type("agent_end");
+      CHECK(events.back()["messages"][1]["content"][0]["text"] == api.answer_text());
+    }
+    {
+      testing::SubprocessOptions o;
+      o.env["SSL_CERT_FILE"] = "/nonexistent/ca.pem";
+      auto r = server_for(api.provider, fake.base_url() + api.base_path, settings(0, 10), {}, o);
+      r.send(prompt());
+      const auto events = r.read_until_type("agent_end");
+      CHECK(error_of_last_assistant(events).rfind(
+                "connection error: TLS handshake with 127.0.0.1 failed: certificate verify failed",
+                0) == 0);
+    }
   }
 }
 
 TEST_CASE("the API key never appears on stdout, stderr at trace level, or in files") {
-  FakeLlmServer fake(
-      {error_response(401, R"({"error":{"message":"bad key )" + kCanary + R"("}})"), openai_ok()});
-  std::string out;
-  {
-    auto r = server_for("openai", fake.base_url(), settings(), {});
+  for (const auto& api : kApis) {
+    CAPTURE(api.provider);
+    FakeLlmServer fake({api.error(401, "authentication_error", "bad key " + kCanary), api.ok()});
+    std::string out;
+    auto r = server_for(api.provider, fake.base_url() + api.base_path, settings(), {});
     r.send(prompt());
     for (const auto& e : r.read_until_type("agent_end"))
       out += e.dump();
@@ -327,6 +436,7 @@ TEST_CASE("the API key never appears on stdout, stderr at trace level, or in fil
       out += l;
     CHECK(r.proc().wait() == 0);
     CHECK(out.find(kCanary) == std::string::npos);
+    CHECK(out.find("***") != std::string::npos);  // the echoed key was there, scrubbed
     CHECK(r.proc().stderr_text().find(kCanary) == std::string::npos);
     CHECK(r.proc().stderr_text().size() > 0);  // trace logging did write
     for (const auto& f : std::filesystem::recursive_directory_iterator(r.dir().path())) {
@@ -336,24 +446,30 @@ TEST_CASE("the API key never appears on stdout, stderr at trace level, or in fil
                 .read(std::filesystem::relative(f.path(), r.dir().path()).string())
                 .find(kCanary) == std::string::npos);
     }
+    const auto reqs = fake.requests();
+    REQUIRE(reqs.size() == 2);  // the key did reach the server
+    CHECK(reqs[0].headers.at(api.key_header()).find(kCanary) != std::string::npos);
   }
-  CHECK(fake.requests().size() == 2);  // the key did reach the server
 }
 
 TEST_CASE("two stored keys: a usage limit on the first retries at once with the second") {
-  FakeLlmServer fake(
-      {error_response(429, R"({"error":{"message":"usage limit reached"}})"), openai_ok()});
-  ReboundProcess r({"--no-session", "--provider", "openai", "--base-url", fake.base_url()}, {},
-                   {{"agent/settings.json", settings(3, 5000)},
-                    {"agent/auth.json", R"({"openai":[{"type":"api_key","key":"sk-first"},
+  for (const auto& api : kApis) {
+    CAPTURE(api.provider);
+    FakeLlmServer fake({api.error(429, "rate_limit_error", "usage limit reached"), api.ok()});
+    ReboundProcess r(
+        {"--no-session", "--provider", api.provider, "--base-url", fake.base_url() + api.base_path},
+        {},
+        {{"agent/settings.json", settings(3, 5000)},
+         {"agent/auth.json", R"({")" + api.provider + R"(":[{"type":"api_key","key":"sk-first"},
                                                       {"type":"api_key","key":"sk-second"}]})"}});
-  r.send(prompt());
-  const auto events = r.read_until_type("auto_retry_end");
-  CHECK(retry_events(events) ==
-        V{"auto_retry_start:1/3:0:429 usage limit reached", "auto_retry_end:true:1"});
-  const auto reqs = fake.requests();
-  REQUIRE(reqs.size() == 2);
-  CHECK(reqs[0].headers.at("authorization") != reqs[1].headers.at("authorization"));
+    r.send(prompt());
+    const auto events = r.read_until_type("auto_retry_end");
+    CHECK(retry_events(events) ==
+          V{"auto_retry_start:1/3:0:429 usage limit reached", "auto_retry_end:true:1"});
+    const auto reqs = fake.requests();
+    REQUIRE(reqs.size() == 2);
+    CHECK(reqs[0].headers.at(api.key_header()) != reqs[1].headers.at(api.key_header()));
+  }
 }
 
 TEST_CASE("an agent directory laid out as the pi agent lays it out works as is") {
