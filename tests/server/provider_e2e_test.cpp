@@ -102,17 +102,26 @@ std::string error_of_last_assistant(const std::vector<Json>& events) {
   return {};
 }
 
-int closed_port() {
-  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  ::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr);
-  socklen_t len = sizeof addr;
-  ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
-  ::close(fd);
-  return ntohs(addr.sin_port);
-}
+// A port on 127.0.0.1 that refuses connections: bound (so nobody else can take it) but not
+// listening, for as long as the object lives.
+class RefusingPort {
+ public:
+  RefusingPort() : fd_(::socket(AF_INET, SOCK_STREAM, 0)) {
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    ::bind(fd_, reinterpret_cast<sockaddr*>(&addr), sizeof addr);
+    socklen_t len = sizeof addr;
+    ::getsockname(fd_, reinterpret_cast<sockaddr*>(&addr), &len);
+    port_ = ntohs(addr.sin_port);
+  }
+  ~RefusingPort() { ::close(fd_); }
+  int port() const { return port_; }
+
+ private:
+  int fd_;
+  int port_ = 0;
+};
 
 }  // namespace
 
@@ -276,7 +285,8 @@ TEST_CASE("429 with retry-after: the hint is appended, the local backoff stays")
 TEST_CASE("connection refused is a retryable connection error") {
   for (const auto& api : kApis) {
     CAPTURE(api.provider);
-    auto r = server_for(api.provider, "http://127.0.0.1:" + std::to_string(closed_port()),
+    RefusingPort refusing;
+    auto r = server_for(api.provider, "http://127.0.0.1:" + std::to_string(refusing.port()),
                         settings(1, 10));
     r.send(prompt());
     const auto events = r.read_until_type("auto_retry_end");
