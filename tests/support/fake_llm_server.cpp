@@ -54,10 +54,12 @@ class Conn {
         ssl_ ? SSL_read(ssl_, buf, sizeof buf) : static_cast<int>(::recv(fd_, buf, sizeof buf, 0));
     return n > 0 ? std::string(buf, static_cast<std::size_t>(n)) : std::string();
   }
-  // Closes with a TCP reset: the peer sees the stream cut, not a clean end.
-  void reset() {
-    linger l{1, 0};
-    ::setsockopt(fd_, SOL_SOCKET, SO_LINGER, &l, sizeof l);
+  // Ends the connection in the middle of the body (no terminating chunk). A FIN, not a reset:
+  // with a reset the kernel may drop bytes the client has not read yet, which would make what
+  // the client saw depend on timing.
+  void drop() {
+    if (ssl_) SSL_shutdown(ssl_);
+    ::shutdown(fd_, SHUT_WR);
   }
 
  private:
@@ -222,7 +224,8 @@ void FakeLlmServer::serve(int fd) {
     }
     nap(r.stall_after_chunks_ms, stop_);
     if (r.drop_after_chunks) {
-      conn.reset();
+      conn.drop();
+      conn.read_some();  // until the client closes its side
       return;
     }
     conn.write("0\r\n\r\n");

@@ -24,7 +24,7 @@ struct FakeResponse {
   std::int64_t chunk_delay_ms = 0;  // between chunks
   std::int64_t delay_before_headers_ms = 0;
   std::int64_t stall_after_chunks_ms = 0;  // silence before the body ends (idle timeouts)
-  bool drop_after_chunks = false;          // reset the connection instead of ending the body
+  bool drop_after_chunks = false;          // close the connection instead of ending the body
   bool close_without_response = false;
 };
 
