@@ -24,7 +24,6 @@
 #include "server/rpc_dispatcher.h"
 #include "server/stdio_transport.h"
 #include "session/agent_session.h"
-#include "session/credential_store.h"
 #include "session/event_sink.h"
 #include "session/session_id.h"
 

@@ -49,8 +49,6 @@ class StdoutWriter {
   /// Calls `done` once everything queued so far is written (or the pipe broke).
   void when_drained(std::function<void()> done);
 
-  std::size_t pending_bytes() const { return pending_.size() + in_flight_.size(); }
-
  private:
   void flush();
   void finish_drain();

@@ -18,13 +18,4 @@ class CredentialStore {
                                         std::optional<std::int64_t> retry_after_ms) = 0;
 };
 
-/// For providers without stored credentials: nothing can be switched.
-class NoCredentials : public CredentialStore {
- public:
-  bool mark_usage_limit_reached(const std::string&, const std::string&,
-                                std::optional<std::int64_t>) override {
-    return false;
-  }
-};
-
 }  // namespace rebound::session
