@@ -1,5 +1,7 @@
 #include "tests/support/fake_connect_proxy.h"
 
+#include "tests/support/loopback.h"
+
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <poll.h>
@@ -11,20 +13,6 @@
 namespace rebound::testing {
 
 namespace {
-
-int listen_loopback(int& port) {
-  const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  if (::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0 || ::listen(fd, 16) != 0) {
-    throw std::runtime_error("fake proxy cannot listen");
-  }
-  socklen_t len = sizeof addr;
-  ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
-  port = ntohs(addr.sin_port);
-  return fd;
-}
 
 void send_all(int fd, const std::string& s) {
   std::size_t done = 0;
@@ -38,7 +26,7 @@ void send_all(int fd, const std::string& s) {
 }  // namespace
 
 FakeConnectProxy::FakeConnectProxy(bool refuse) : refuse_(refuse) {
-  listen_fd_ = listen_loopback(port_);
+  listen_fd_ = listen_on_loopback(port_);
   acceptor_ = std::thread([this] { accept_loop(); });
 }
 
