@@ -295,6 +295,46 @@ TEST_CASE("connection refused is a retryable connection error") {
   }
 }
 
+// A port on 127.0.0.1 where connects hang: a listener with a backlog of 0 whose only queue slot
+// is taken by a connection nobody accepts, so the kernel drops further SYNs.
+class HangingPort {
+ public:
+  HangingPort() : listener_(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0)) {
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    ::bind(listener_, reinterpret_cast<sockaddr*>(&addr), sizeof addr);
+    ::listen(listener_, 0);
+    socklen_t len = sizeof addr;
+    ::getsockname(listener_, reinterpret_cast<sockaddr*>(&addr), &len);
+    port_ = ntohs(addr.sin_port);
+    filler_ = ::socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    ::connect(filler_, reinterpret_cast<sockaddr*>(&addr), sizeof addr);
+  }
+  ~HangingPort() {
+    ::close(filler_);
+    ::close(listener_);
+  }
+  int port() const { return port_; }
+
+ private:
+  int listener_;
+  int filler_ = -1;
+  int port_ = 0;
+};
+
+TEST_CASE("a connect that hangs ends with the connect timeout") {
+  for (const auto& api : kApis) {
+    CAPTURE(api.provider);
+    HangingPort hanging;
+    auto r = server_for(api.provider, "http://127.0.0.1:" + std::to_string(hanging.port()),
+                        settings(0, 10, R"(,"http":{"connectTimeoutMs":300})"));
+    r.send(prompt());
+    const auto events = r.read_until_type("agent_end");
+    CHECK(error_of_last_assistant(events) == "connection error: connect timed out after 300 ms");
+  }
+}
+
 TEST_CASE("a connection dropped mid-stream keeps the streamed text in the error message") {
   for (const auto& api : kApis) {
     CAPTURE(api.provider);
