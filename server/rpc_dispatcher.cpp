@@ -63,6 +63,32 @@ void RpcDispatcher::dispatch(protocol::Command& command, Reply& reply) {
       session_.abort();
       reply.ok();
       return;
+    case CommandType::get_messages:
+      reply.ok(Json{{"messages", protocol::to_json(session_.messages())}});
+      return;
+    case CommandType::get_last_assistant_text: {
+      const auto text = session_.last_assistant_text();
+      reply.ok(text ? Json{{"text", *text}} : Json::object());
+      return;
+    }
+    case CommandType::get_session_stats: {
+      const auto st = session_.stats();
+      Json data = Json::object();
+      data["sessionId"] = session_.session_id();
+      data["userMessages"] = st.user_messages;
+      data["assistantMessages"] = st.assistant_messages;
+      data["toolCalls"] = st.tool_calls;
+      data["toolResults"] = st.tool_results;
+      data["totalMessages"] = st.total_messages;
+      data["tokens"] = Json{{"input", st.tokens.input},
+                            {"output", st.tokens.output},
+                            {"cacheRead", st.tokens.cache_read},
+                            {"cacheWrite", st.tokens.cache_write},
+                            {"total", st.tokens.total_tokens}};
+      data["cost"] = protocol::json_number(st.tokens.cost_total);
+      reply.ok(std::move(data));
+      return;
+    }
     case CommandType::get_available_models: {
       Json models = Json::array();
       for (const auto& m : session_.available_models())

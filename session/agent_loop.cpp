@@ -40,6 +40,7 @@ void AgentSession::add_user_messages(std::vector<Queued> inputs) {
     emit(events::message_start(m));
     emit(events::message_end(m));
     context_.push_back(m);
+    history_.push_back(m);
     run_->produced.push_back(std::move(m));
     if (q.done) completions_.push_back(std::move(q.done));
   }
@@ -156,6 +157,7 @@ void AgentSession::finish_message(StopReason reason, std::optional<std::string> 
   ensure_message_started();
   emit(events::message_end(m));
   context_.push_back(m);
+  history_.push_back(m);
   run.produced.push_back(m);
 
   bool has_tool_calls = false;
@@ -197,6 +199,7 @@ void AgentSession::run_tool_calls() {
   // The results follow the assistant message in the context.
   for (const auto& r : run.tool_results) {
     context_.push_back(r);
+    history_.push_back(r);
     run.produced.push_back(r);
   }
 }

@@ -152,6 +152,43 @@ void AgentSession::set_thinking_level(ThinkingLevel level) {
 
 namespace rebound::session {
 
+std::optional<std::string> AgentSession::last_assistant_text() const {
+  for (auto it = context_.rbegin(); it != context_.rend(); ++it) {
+    if (!it->is_assistant()) continue;
+    std::string text = it->text();
+    if (!text.empty()) return text;
+  }
+  return std::nullopt;
+}
+
+AgentSession::Stats AgentSession::stats() const {
+  Stats s;
+  for (const auto& m : history_) {
+    ++s.total_messages;
+    switch (m.role) {
+      case protocol::Role::user:
+        ++s.user_messages;
+        break;
+      case protocol::Role::tool_result:
+        ++s.tool_results;
+        break;
+      case protocol::Role::assistant:
+        ++s.assistant_messages;
+        for (const auto& b : m.content) {
+          if (b.kind == protocol::ContentBlock::Kind::tool_call) ++s.tool_calls;
+        }
+        s.tokens.input += m.usage.input;
+        s.tokens.output += m.usage.output;
+        s.tokens.cache_read += m.usage.cache_read;
+        s.tokens.cache_write += m.usage.cache_write;
+        s.tokens.total_tokens += m.usage.total_tokens;
+        s.tokens.cost_total += m.usage.cost_total;
+        break;
+    }
+  }
+  return s;
+}
+
 std::optional<ThinkingLevel> AgentSession::cycle_thinking_level() {
   const auto levels = available_thinking_levels();
   if (levels.size() <= 1) return std::nullopt;

@@ -88,7 +88,22 @@ class AgentSession {
   protocol::RpcSessionState state() const;
   const Settings& settings() const { return settings_; }
   const ModelRegistry& models() const { return models_; }
+  /// The runtime context (what the model sees next): get_messages.
   const std::vector<protocol::AgentMessage>& messages() const { return context_; }
+  /// Every message of the session in order, failed attempts that a retry removed included.
+  const std::vector<protocol::AgentMessage>& history() const { return history_; }
+  /// get_last_assistant_text: the text of the last assistant message in the context that has
+  /// text, or nullopt.
+  std::optional<std::string> last_assistant_text() const;
+
+  struct Stats {
+    std::int64_t user_messages = 0, assistant_messages = 0, tool_calls = 0, tool_results = 0,
+                 total_messages = 0;
+    protocol::Usage tokens;  // summed; cost_total summed too
+  };
+  /// get_session_stats: counted over the whole history, so failed attempts count.
+  Stats stats() const;
+  const std::string& session_id() const { return session_id_; }
 
   void set_auto_retry(bool enabled);
   bool auto_retry_enabled() const { return settings_.retry.enabled; }
@@ -166,6 +181,7 @@ class AgentSession {
   protocol::InterruptMode interrupt_mode_;
 
   std::vector<protocol::AgentMessage> context_;
+  std::vector<protocol::AgentMessage> history_;
   std::unique_ptr<Run> run_;
   std::uint64_t generation_ = 0;
   RetryState retry_;

@@ -48,8 +48,8 @@ TEST_CASE("each implemented command answers once with success and does its work"
 
 TEST_CASE("commands not built yet answer Unknown command, never a false success") {
   Fixture f;
-  for (const char* line : {R"({"type":"get_messages"})", R"({"type":"compact"})",
-                           R"({"type":"bash","command":"ls"})", R"({"type":"new_session"})"}) {
+  for (const char* line : {R"({"type":"compact"})", R"({"type":"bash","command":"ls"})",
+                           R"({"type":"new_session"})"}) {
     CAPTURE(line);
     const Json r = f.one(line);
     CHECK(r["success"] == false);
@@ -109,4 +109,16 @@ TEST_CASE("model commands answer with the spec's data shapes") {
   const Json level = f.one(R"({"type":"cycle_thinking_level"})");
   CHECK(level.contains("data"));
   CHECK(level["data"].is_null());
+}
+
+TEST_CASE("history commands on an empty session") {
+  Fixture f;
+  CHECK(f.one(R"({"type":"get_messages"})")["data"] == Json::parse(R"({"messages":[]})"));
+  const Json text = f.one(R"({"type":"get_last_assistant_text"})");
+  CHECK(text["data"] == Json::object());
+  const Json stats = f.one(R"({"type":"get_session_stats"})");
+  CHECK(stats["data"]["sessionId"] == "sid-test");
+  CHECK(stats["data"]["totalMessages"] == 0);
+  CHECK(stats["data"]["cost"] == 0);
+  CHECK_FALSE(stats["data"].contains("sessionFile"));
 }

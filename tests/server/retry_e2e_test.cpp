@@ -311,3 +311,24 @@ TEST_CASE("an empty or malformed script stops the server at start-up with status
     CHECK(r.proc().stderr_text().find("script") != std::string::npos);
   }
 }
+
+TEST_CASE("after a retried prompt: get_messages, get_last_assistant_text, get_session_stats") {
+  auto r = scripted(
+      R"([{"error":"503 overloaded"},{"text":"hello world","usage":{"input":9,"output":2}}])",
+      retry_settings(3, 20));
+  r.send(prompt("p1", "say hello"));
+  r.read_until_type("auto_retry_end");
+  r.send(Json{{"id", "m"}, {"type", "get_messages"}});
+  r.send(Json{{"id", "t"}, {"type", "get_last_assistant_text"}});
+  r.send(Json{{"id", "s"}, {"type", "get_session_stats"}});
+  const Json messages = r.read_json();
+  REQUIRE(messages["data"]["messages"].size() == 2);  // the error is not in the context
+  CHECK(messages["data"]["messages"][1]["stopReason"] == "stop");
+  CHECK(r.read_json()["data"] == Json::parse(R"({"text":"hello world"})"));
+  const Json stats = r.read_json()["data"];
+  CHECK(stats["userMessages"] == 1);
+  CHECK(stats["assistantMessages"] == 2);  // the failed attempt counts
+  CHECK(stats["totalMessages"] == 3);
+  CHECK(stats["tokens"]["input"] == 9);
+  CHECK(stats["tokens"]["total"] == 11);
+}
