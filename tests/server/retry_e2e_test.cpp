@@ -74,13 +74,15 @@ TEST_CASE("worked sequence: one retryable error, then success, after at least de
   CHECK(line_of(events.back()) == R"({"type":"auto_retry_end","success":true,"attempt":1})");
   CHECK(events[8]["messages"].size() == 2);
   CHECK(events[19]["messages"].size() == 1);
-  // The gap is never shorter than delayMs. This client reads both lines through a pipe, so a
-  // late wake-up on the first line shortens what it measures: 2 ms are allowed for that (the
-  // session itself is checked to the millisecond with manual time in tests/session/retry_test).
-  // The upper bound only catches a stuck timer.
+  // The gap is never shorter than delayMs. A client reading two lines through a pipe on a busy
+  // machine can wake late for the first one, so what it measures may fall short by scheduling
+  // jitter: this check allows 20 ms and catches gross errors (a retry at once, or at half the
+  // delay). The exact bound is proven with manual time in tests/session/retry_test.cpp, and the
+  // server's own clock is checked below through the script log. The upper bound only catches
+  // a stuck timer.
   const auto gap =
       std::chrono::duration_cast<std::chrono::microseconds>(next_agent_start_at - retry_start_at);
-  CHECK(gap >= 198ms);
+  CHECK(gap >= 180ms);
   CHECK(gap < 1200ms);
   // The retried request no longer holds the error message; it was sent at least delayMs later.
   const auto log = r.jsonl("script-log.jsonl");
