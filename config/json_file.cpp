@@ -26,17 +26,15 @@ std::optional<std::string> read_text_file(const fs::path& path) {
 
 JsonFileRead read_json_file(const fs::path& path) {
   JsonFileRead r;
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
+  const auto text = read_text_file(path);
+  if (!text) {
     std::error_code ec;
     if (!fs::exists(path, ec)) return r;
     r.status = JsonFileStatus::malformed;
     r.error = "cannot be read";
     return r;
   }
-  std::ostringstream buf;
-  buf << in.rdbuf();
-  auto parsed = protocol::parse_json_line(buf.str());
+  auto parsed = protocol::parse_json_line(*text);
   if (!parsed.value) {
     r.status = JsonFileStatus::malformed;
     r.error = parsed.error;

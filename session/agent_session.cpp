@@ -148,10 +148,6 @@ void AgentSession::set_thinking_level(ThinkingLevel level) {
       Json{{"defaultThinkingLevel", std::string(protocol::to_string(effective))}});
 }
 
-}  // namespace rebound::session
-
-namespace rebound::session {
-
 std::optional<std::string> AgentSession::last_assistant_text() const {
   for (auto it = context_.rbegin(); it != context_.rend(); ++it) {
     if (!it->is_assistant()) continue;
