@@ -18,6 +18,7 @@
 #include <boost/beast/ssl/ssl_stream.hpp>
 #include <cctype>
 #include <chrono>
+#include <optional>
 #include <variant>
 
 namespace rebound::net {
@@ -392,13 +393,19 @@ class CallHandle : public HttpCall {
 }  // namespace
 
 struct HttpClient::Impl {
-  Impl(asio::any_io_executor ex, ProxyConfig p)
-      : executor(std::move(ex)), tls(ssl::context::tls_client), proxy(std::move(p)) {
-    tls.set_default_verify_paths();  // honours SSL_CERT_FILE / SSL_CERT_DIR
-    tls.set_verify_mode(ssl::verify_peer);
+  Impl(asio::any_io_executor ex, ProxyConfig p) : executor(std::move(ex)), proxy(std::move(p)) {}
+  // Made on the first request: loading the system's CA certificates costs ~50 ms of CPU, which
+  // start-up must not pay (an offline or plain-HTTP session never needs them).
+  ssl::context& tls() {
+    if (!tls_context) {
+      tls_context.emplace(ssl::context::tls_client);
+      tls_context->set_default_verify_paths();  // honours SSL_CERT_FILE / SSL_CERT_DIR
+      tls_context->set_verify_mode(ssl::verify_peer);
+    }
+    return *tls_context;
   }
   asio::any_io_executor executor;
-  ssl::context tls;
+  std::optional<ssl::context> tls_context;
   ProxyConfig proxy;
 };
 
@@ -422,8 +429,8 @@ std::unique_ptr<HttpCall> HttpClient::post(HttpRequest request, HttpCallbacks ca
     };
     return std::make_unique<Dead>(std::move(call));
   }
-  auto call = std::make_shared<Call>(impl_->executor, impl_->tls, impl_->proxy, std::move(request),
-                                     std::move(callbacks));
+  auto call = std::make_shared<Call>(impl_->executor, impl_->tls(), impl_->proxy,
+                                     std::move(request), std::move(callbacks));
   call->start();
   return std::make_unique<CallHandle>(std::move(call));
 }
