@@ -60,6 +60,25 @@ std::string AgentMessage::text() const {
   return out;
 }
 
+std::string llm_text(const AgentMessage& m) {
+  if (m.role == Role::compaction_summary) {
+    return "The conversation before this point was compacted into this summary:\n\n<summary>\n" +
+           m.summary + "\n</summary>";
+  }
+  if (m.role != Role::bash_execution) return m.text();
+  std::string out = "Ran `" + m.command + "`\n";
+  out += m.output.empty() ? std::string("(no output)") : "```\n" + m.output + "\n```";
+  if (m.cancelled) {
+    out += "\n\n(command cancelled)";
+  } else if (m.exit_code && *m.exit_code != 0) {
+    out += "\n\nCommand exited with code " + std::to_string(*m.exit_code);
+  }
+  if (m.truncated && m.full_output_path) {
+    out += "\n\n[Output truncated. Full output: " + *m.full_output_path + "]";
+  }
+  return out;
+}
+
 Json to_json(const ContentBlock& b) {
   Json j = Json::object();
   switch (b.kind) {
@@ -132,6 +151,22 @@ Json to_json(const AgentMessage& m) {
       j["content"] = std::move(content);
       if (!m.details.is_null()) j["details"] = m.details;
       j["isError"] = m.is_error;
+      j["timestamp"] = m.timestamp;
+      break;
+    case Role::bash_execution:
+      j["role"] = "bashExecution";
+      j["command"] = m.command;
+      j["output"] = m.output;
+      j["exitCode"] = m.exit_code ? Json(*m.exit_code) : Json(nullptr);
+      j["cancelled"] = m.cancelled;
+      j["truncated"] = m.truncated;
+      if (m.full_output_path) j["fullOutputPath"] = *m.full_output_path;
+      j["timestamp"] = m.timestamp;
+      break;
+    case Role::compaction_summary:
+      j["role"] = "compactionSummary";
+      j["summary"] = m.summary;
+      j["tokensBefore"] = m.tokens_before;
       j["timestamp"] = m.timestamp;
       break;
   }

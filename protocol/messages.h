@@ -1,7 +1,8 @@
 #pragma once
-// Agent messages of protocol.md section 5 (user, assistant, toolResult) as values, and their
-// JSON in the spec's key order. One struct serves every role; fields that a role does not use
-// stay empty and are not written. Pure.
+// Agent messages of protocol.md section 5 (user, assistant, toolResult, bashExecution,
+// compactionSummary) as values, their JSON in the spec's key order, and the way back from JSON
+// (session files). One struct serves every role; fields that a role does not use stay empty and
+// are not written. Pure.
 
 #include <cstdint>
 #include <optional>
@@ -13,7 +14,7 @@
 
 namespace rebound::protocol {
 
-enum class Role { user, assistant, tool_result };
+enum class Role { user, assistant, tool_result, bash_execution, compaction_summary };
 enum class StopReason { stop, length, tool_use, error, aborted };
 
 std::string_view to_string(StopReason reason);
@@ -52,6 +53,14 @@ struct AgentMessage {
   std::string tool_call_id, tool_name;
   Json details;
   bool is_error = false;
+  // bashExecution
+  std::string command, output;
+  std::optional<std::int64_t> exit_code;  // none when the process was killed
+  bool cancelled = false, truncated = false;
+  std::optional<std::string> full_output_path;
+  // compactionSummary
+  std::string summary;
+  std::int64_t tokens_before = 0;
 
   bool is_assistant() const { return role == Role::assistant; }
   /// An assistant message that ended in error or abort.
@@ -63,9 +72,16 @@ struct AgentMessage {
   std::string text() const;
 };
 
+/// What a model is shown for a bashExecution or compactionSummary message (as user text).
+std::string llm_text(const AgentMessage& message);
+
 Json to_json(const ContentBlock& block);
 Json to_json(const Usage& usage);
 Json to_json(const AgentMessage& message);
 Json to_json(const std::vector<AgentMessage>& messages);
+
+/// Reads an AgentMessage back from its JSON (as to_json writes it). Returns nullopt and sets
+/// `error` (when given) for a value that is not a message of a known role. Never throws.
+std::optional<AgentMessage> message_from_json(const Json& value, std::string* error = nullptr);
 
 }  // namespace rebound::protocol

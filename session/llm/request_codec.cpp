@@ -90,6 +90,9 @@ Json openai_request_body(const LlmRequest& r) {
     } else if (m.role == Role::tool_result) {
       messages.push_back(
           Json{{"role", "tool"}, {"tool_call_id", m.tool_call_id}, {"content", joined_text(m)}});
+    } else {
+      // bashExecution and compactionSummary reach the model as user text.
+      messages.push_back(Json{{"role", "user"}, {"content", protocol::llm_text(m)}});
     }
   }
   Json body{{"model", r.model.id}, {"messages", std::move(messages)}, {"stream", true}};
@@ -164,6 +167,9 @@ Json anthropic_request_body(const LlmRequest& r) {
                             {"tool_use_id", m.tool_call_id},
                             {"content", joined_text(m)},
                             {"is_error", m.is_error}});
+      append("user", std::move(blocks));
+    } else {
+      blocks.push_back(Json{{"type", "text"}, {"text", protocol::llm_text(m)}});
       append("user", std::move(blocks));
     }
   }
