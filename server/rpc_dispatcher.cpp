@@ -74,6 +74,7 @@ void RpcDispatcher::dispatch(protocol::Command& command, Reply& reply) {
     case CommandType::get_session_stats: {
       const auto st = session_.stats();
       Json data = Json::object();
+      if (session_.session_file()) data["sessionFile"] = *session_.session_file();
       data["sessionId"] = session_.session_id();
       data["userMessages"] = st.user_messages;
       data["assistantMessages"] = st.assistant_messages;
@@ -142,6 +143,39 @@ void RpcDispatcher::dispatch(protocol::Command& command, Reply& reply) {
       return;
     case CommandType::set_thinking_level:
       session_.set_thinking_level(std::get<protocol::ThinkingLevelArgs>(args).level);
+      reply.ok();
+      return;
+    case CommandType::new_session:
+      session_.new_session(std::get<protocol::NewSessionArgs>(args).parent_session);
+      reply.ok(Json{{"cancelled", false}});  // no hook can veto it here (docs/decisions.md)
+      return;
+    case CommandType::switch_session: {
+      const auto& a = std::get<protocol::SwitchSessionArgs>(args);
+      if (auto error = session_.switch_session(a.session_path)) {
+        reply.fail(*error);
+      } else {
+        reply.ok(Json{{"cancelled", false}});
+      }
+      return;
+    }
+    case CommandType::bash: {
+      // The answer comes when the command ends; other commands go on meanwhile.
+      auto pending = std::make_shared<Reply>(std::move(reply));
+      auto error = session_.bash(
+          std::get<protocol::BashArgs>(args).command, [pending](const protocol::AgentMessage& m) {
+            Json data = Json::object();
+            data["output"] = m.output;
+            data["exitCode"] = m.exit_code ? Json(*m.exit_code) : Json(nullptr);
+            data["cancelled"] = m.cancelled;
+            data["truncated"] = m.truncated;
+            if (m.full_output_path) data["fullOutputPath"] = *m.full_output_path;
+            pending->ok(std::move(data));
+          });
+      if (error) pending->fail(*error);
+      return;
+    }
+    case CommandType::abort_bash:
+      session_.abort_bash();
       reply.ok();
       return;
     default:

@@ -14,11 +14,13 @@
 #include <nlohmann/json.hpp>
 
 #include "config/auth_store.h"
+#include "config/file_session_storage.h"
 #include "config/file_settings_store.h"
 #include "net/http_client.h"
 #include "protocol/json_line.h"
 #include "protocol/line_reader.h"
 #include "server/asio_scheduler.h"
+#include "server/bash_runner.h"
 #include "server/jsonl_appender.h"
 #include "server/provider_setup.h"
 #include "server/rpc_dispatcher.h"
@@ -84,9 +86,26 @@ int run_server(const CliOptions& options) {
   const fs::path cwd = fs::current_path(ec);
   config::FileSettingsStore settings_store(agent_dir / "settings.json",
                                            cwd / ".rebound" / "settings.json");
-  if (options.session_file || options.session_dir) {
-    spdlog::error("session files are not supported by this build yet; use --no-session");
-    return 1;
+  config::FileSessionStorage session_storage(config::SessionStorageOptions{
+      agent_dir, fs::absolute(cwd, ec),
+      options.session_dir ? std::optional(fs::absolute(*options.session_dir, ec)) : std::nullopt,
+      options.no_session});
+  // --session FILE resumes FILE, or starts a new session written there when it does not exist
+  // (or is empty).
+  std::optional<session::LoadedSession> resume;
+  std::optional<std::string> session_file;
+  if (options.session_file) {
+    session_file = fs::absolute(*options.session_file, ec).string();
+    if (fs::exists(*session_file, ec) && fs::file_size(*session_file, ec) > 0) {
+      auto loaded = session_storage.load(*session_file);
+      if (auto* error = std::get_if<std::string>(&loaded)) {
+        spdlog::error("{}", *error);
+        return 1;
+      }
+      resume = std::move(std::get<session::LoadedSession>(loaded));
+      for (const auto& w : resume->warnings)
+        spdlog::warn("{}: {}", *session_file, w);
+    }
   }
 
   std::vector<std::string> warnings;
@@ -128,10 +147,13 @@ int run_server(const CliOptions& options) {
     spdlog::error("{}", providers.error);
     return 1;
   }
+  BashRunner bash(io.get_executor());
   session::AgentSession agent(
-      session::SessionOptions{providers.start_model, session::new_session_id(), providers.has_key},
+      session::SessionOptions{providers.start_model, session::new_session_id(), providers.has_key,
+                              session_file, std::move(resume), !options.model && !options.provider},
       std::move(providers.models),
-      session::SessionDeps{scheduler, events, *providers.router, credentials, settings_store});
+      session::SessionDeps{scheduler, events, *providers.router, credentials, settings_store,
+                           session_storage, bash});
   RpcDispatcher dispatcher(agent, out);
   StdinReader reader(io.get_executor(), STDIN_FILENO);
   protocol::LineReader lines(options.max_line_bytes);

@@ -38,9 +38,8 @@ void AgentSession::add_user_messages(std::vector<Queued> inputs) {
   for (auto& q : inputs) {
     AgentMessage m = user_message(q.input);
     emit(events::message_start(m));
+    record(m);
     emit(events::message_end(m));
-    context_.push_back(m);
-    history_.push_back(m);
     run_->produced.push_back(std::move(m));
     if (q.done) completions_.push_back(std::move(q.done));
   }
@@ -155,9 +154,9 @@ void AgentSession::finish_message(StopReason reason, std::optional<std::string> 
                   [](const ContentBlock& b) { return b.kind == ContentBlock::Kind::tool_call; });
   }
   ensure_message_started();
+  // On disk before the client sees it end: a message_end it read is never lost.
+  record(m);
   emit(events::message_end(m));
-  context_.push_back(m);
-  history_.push_back(m);
   run.produced.push_back(m);
 
   bool has_tool_calls = false;
@@ -193,15 +192,17 @@ void AgentSession::run_tool_calls() {
     r.is_error = true;
     r.timestamp = deps_.scheduler.now_epoch_ms();
     emit(events::message_start(r));
+    record(r);  // the results follow the assistant message in the context
     emit(events::message_end(r));
     run.tool_results.push_back(r);
+    run.produced.push_back(std::move(r));
   }
-  // The results follow the assistant message in the context.
-  for (const auto& r : run.tool_results) {
-    context_.push_back(r);
-    history_.push_back(r);
-    run.produced.push_back(r);
-  }
+}
+
+void AgentSession::record(const AgentMessage& message, bool in_context) {
+  recorder_->append_message(message);
+  history_.push_back(message);
+  if (in_context) context_.push_back(message);
 }
 
 void AgentSession::next_turn() {

@@ -2,6 +2,7 @@
 
 #include <chrono>
 #include <nlohmann/json.hpp>
+#include <utility>
 
 #include "protocol/events.h"
 #include "session/agent_run.h"
@@ -90,6 +91,9 @@ void AgentSession::abort_retry() {
 
 void AgentSession::settle() {
   if (run_ || retry_.active()) return;
+  // bash results that finished during the run join the context now that it is idle.
+  for (auto& m : std::exchange(pending_bash_, {}))
+    record(m);
   auto done = std::move(completions_);
   completions_.clear();
   for (auto& f : done)

@@ -41,6 +41,11 @@ AgentSession::AgentSession(SessionOptions options, ModelRegistry models, Session
   for (auto level : available_thinking_levels()) {
     if (level == settings_.default_thinking_level) thinking_level_ = level;
   }
+  if (options.resume && options.session_file) {
+    take_up(*options.session_file, std::move(*options.resume), options.restore_model);
+  } else {
+    start_new_recorder(options.session_file, std::nullopt);
+  }
 }
 
 AgentSession::~AgentSession() {
@@ -56,6 +61,7 @@ protocol::RpcSessionState AgentSession::state() const {
   s.steering_mode = steering_mode_;
   s.follow_up_mode = follow_up_mode_;
   s.interrupt_mode = interrupt_mode_;
+  s.session_file = recorder_->path();
   s.session_id = session_id_;
   s.auto_compaction_enabled = settings_.compaction.enabled;
   s.message_count = static_cast<std::int64_t>(context_.size());
@@ -144,6 +150,7 @@ void AgentSession::set_thinking_level(ThinkingLevel level) {
   }
   if (effective == thinking_level_) return;
   thinking_level_ = effective;
+  recorder_->append(thinking_level_change_entry(effective));
   deps_.settings.persist(
       Json{{"defaultThinkingLevel", std::string(protocol::to_string(effective))}});
 }
@@ -180,6 +187,9 @@ AgentSession::Stats AgentSession::stats() const {
         s.tokens.total_tokens += m.usage.total_tokens;
         s.tokens.cost_total += m.usage.cost_total;
         break;
+      case protocol::Role::bash_execution:
+      case protocol::Role::compaction_summary:
+        break;
     }
   }
   return s;
@@ -204,7 +214,9 @@ std::vector<protocol::Model> AgentSession::available_models() const {
 }
 
 void AgentSession::use_model(const protocol::Model& model) {
+  const ThinkingLevel level_before = thinking_level_;
   model_ = model;
+  recorder_->append(model_change_entry(model.provider, model.id));
   deps_.settings.persist(Json{{"defaultProvider", model.provider}, {"defaultModel", model.id}});
   // The level the session had is kept where the new model offers it, else clamped.
   const ThinkingLevel wanted = thinking_level_;
@@ -214,6 +226,9 @@ void AgentSession::use_model(const protocol::Model& model) {
     if (offered <= wanted) effective = offered;
   }
   thinking_level_ = effective;
+  if (thinking_level_ != level_before) {
+    recorder_->append(thinking_level_change_entry(thinking_level_));
+  }
 }
 
 std::variant<protocol::Model, std::string> AgentSession::set_model(const std::string& provider,

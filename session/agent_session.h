@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <deque>
 #include <functional>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -23,8 +24,12 @@
 #include "session/model_registry.h"
 #include "session/retry_state.h"
 #include "session/scheduler.h"
+#include "session/session_file.h"
+#include "session/session_recorder.h"
+#include "session/session_storage.h"
 #include "session/settings.h"
 #include "session/settings_store.h"
+#include "session/shell_runner.h"
 
 namespace rebound::session {
 
@@ -33,6 +38,13 @@ struct SessionOptions {
   std::string session_id;  // fresh for a new session
   /// Whether a provider's models are offered (it has a key, or needs none); all when empty.
   std::function<bool(const std::string& provider)> provider_available;
+  /// --session FILE: the file to resume (`resume` holds what it loaded) or, when it did not
+  /// exist, the file a new session is written to. Otherwise the storage names the file.
+  std::optional<std::string> session_file = std::nullopt;
+  std::optional<LoadedSession> resume = std::nullopt;
+  /// Whether a resumed session's last model and thinking level are taken up (false when the
+  /// command line chose the model).
+  bool restore_model = true;
 };
 
 struct ModelCycle {
@@ -47,7 +59,12 @@ struct SessionDeps {
   llm::Provider& provider;
   CredentialStore& credentials;
   SettingsStore& settings;
+  SessionStorage& storage;
+  ShellRunner& shell;
 };
+
+/// What `bash` answers with: the bashExecution message it added (or would have added).
+using BashDone = std::function<void(const protocol::AgentMessage& execution)>;
 
 struct UserInput {
   std::string text;
@@ -82,8 +99,11 @@ class AgentSession {
   /// retry.md section 6: cancels a backoff (emitting auto_retry_end), or stops further retries
   /// of the retried request that runs now.
   void abort_retry();
-  /// End of input or a signal: like abort.
-  void shutdown() { abort(); }
+  /// End of input or a signal: like abort, and a running bash is killed.
+  void shutdown() {
+    abort();
+    abort_bash();
+  }
 
   protocol::RpcSessionState state() const;
   const Settings& settings() const { return settings_; }
@@ -104,6 +124,24 @@ class AgentSession {
   /// get_session_stats: counted over the whole history, so failed attempts count.
   Stats stats() const;
   const std::string& session_id() const { return session_id_; }
+  /// The session file's path (where it is or will be); none with --no-session.
+  const std::optional<std::string>& session_file() const { return recorder_->path(); }
+  /// The recorded entries of the session (for tests and compaction).
+  const SessionRecorder& recorder() const { return *recorder_; }
+
+  /// new_session: cancels a backoff, aborts a run, drops the queues and a running bash, then
+  /// starts an empty session (a new id and file) with the same model and settings.
+  void new_session(std::optional<std::string> parent_session);
+  /// switch_session: loads `path` first (its error text, and nothing changes, when it cannot
+  /// be used), then cancels like new_session and takes up the loaded session.
+  std::optional<std::string> switch_session(const std::string& path);
+
+  /// bash: runs the command; `done` gets the bashExecution message once it ends. The message
+  /// joins the context and the file at once when idle, else when the session is next idle.
+  /// Returns the error text when it cannot start (one bash at a time).
+  std::optional<std::string> bash(const std::string& command, BashDone done);
+  /// abort_bash: kills the running command (its `bash` answers with cancelled:true).
+  void abort_bash();
 
   void set_auto_retry(bool enabled);
   bool auto_retry_enabled() const { return settings_.retry.enabled; }
@@ -157,6 +195,15 @@ class AgentSession {
   void next_turn();
   void end_run();
   void abort_run();
+  /// Adds a finished message to the context, the history and the session file.
+  void record(const protocol::AgentMessage& message, bool in_context = true);
+
+  // session files (agent_session_files.cpp)
+  void start_new_recorder(std::optional<std::string> file, std::optional<std::string> parent);
+  void take_up(std::string path, LoadedSession loaded, bool restore_model);
+  void cancel_everything();
+  void append_model_state();
+  void add_bash_result(protocol::AgentMessage message);
 
   // retry (agent_retry.cpp)
   bool will_retry(const protocol::AgentMessage& last) const;
@@ -187,7 +234,11 @@ class AgentSession {
   RetryState retry_;
   std::deque<Queued> steering_;
   std::deque<Queued> follow_up_;
-  std::vector<Completion> completions_;  // of the work in progress
+  std::unique_ptr<SessionRecorder> recorder_;
+  std::map<std::uint64_t, std::unique_ptr<ShellJob>> bash_jobs_;  // by generation
+  std::uint64_t bash_generation_ = 0;  // of the current command; older ones are being left
+  std::vector<protocol::AgentMessage> pending_bash_;  // finished during a run
+  std::vector<Completion> completions_;               // of the work in progress
   bool drain_posted_ = false;
   std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
 };

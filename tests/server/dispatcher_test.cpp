@@ -48,8 +48,7 @@ TEST_CASE("each implemented command answers once with success and does its work"
 
 TEST_CASE("commands not built yet answer Unknown command, never a false success") {
   Fixture f;
-  for (const char* line : {R"({"type":"compact"})", R"({"type":"bash","command":"ls"})",
-                           R"({"type":"new_session"})"}) {
+  for (const char* line : {R"({"type":"compact"})"}) {
     CAPTURE(line);
     const Json r = f.one(line);
     CHECK(r["success"] == false);
@@ -120,5 +119,42 @@ TEST_CASE("history commands on an empty session") {
   CHECK(stats["data"]["sessionId"] == "sid-test");
   CHECK(stats["data"]["totalMessages"] == 0);
   CHECK(stats["data"]["cost"] == 0);
-  CHECK_FALSE(stats["data"].contains("sessionFile"));
+  CHECK(stats["data"]["sessionFile"] == "/sessions/sid-test.jsonl");
+}
+
+TEST_CASE("bash answers when the command ends; other commands are answered meanwhile") {
+  Fixture f;
+  f.out.clear();
+  f.dispatcher.handle_line(R"({"id":7,"type":"bash","command":"make"})");
+  CHECK(f.out.empty());
+  CHECK(f.one(R"({"type":"get_state"})")["success"] == true);
+  CHECK(f.one(R"({"type":"bash","command":"ls"})")["error"] == "A bash command is already running");
+  CHECK(f.one(R"({"id":8,"type":"abort_bash"})") ==
+        Json::parse(R"({"id":8,"type":"response","command":"abort_bash","success":true})"));
+  REQUIRE(f.h.shell.jobs.size() == 1);
+  CHECK(f.h.shell.jobs[0]->cancelled);
+  f.out.clear();
+  session::ShellResult r;
+  r.output = "partial";
+  r.cancelled = true;
+  r.truncated = true;
+  r.full_output_path = "/tmp/full.log";
+  f.h.shell.finish(0, r);
+  REQUIRE(f.out.size() == 1);
+  CHECK(f.out[0] == Json::parse(R"({"id":7,"type":"response","command":"bash","success":true,
+        "data":{"output":"partial","exitCode":null,"cancelled":true,"truncated":true,
+                "fullOutputPath":"/tmp/full.log"}})"));
+}
+
+TEST_CASE("new_session and switch_session answer cancelled:false; a bad path is an error") {
+  Fixture f;
+  const Json created = f.one(R"({"id":1,"type":"new_session","parentSession":"/p.jsonl"})");
+  CHECK(created == Json::parse(R"({"id":1,"type":"response","command":"new_session",
+                                   "success":true,"data":{"cancelled":false}})"));
+  CHECK(f.session.session_id() != "sid-test");
+  const Json bad = f.one(R"({"type":"switch_session","sessionPath":"/none.jsonl"})");
+  CHECK(bad["success"] == false);
+  CHECK(bad["error"] == "Session file not found: /none.jsonl");
+  CHECK(f.one(R"({"type":"switch_session"})")["error"] ==
+        "Invalid field 'sessionPath': expected string");
 }

@@ -12,7 +12,9 @@
 #include "session/llm/script.h"
 #include "session/llm/scripted_provider.h"
 #include "tests/support/capturing_sink.h"
+#include "tests/support/fake_shell.h"
 #include "tests/support/manual_scheduler.h"
+#include "tests/support/memory_session_storage.h"
 #include "tests/support/memory_settings_store.h"
 
 namespace rebound::testing {
@@ -49,7 +51,8 @@ struct SessionHarness {
         session({std::move(model), "sid-test",
                  [this](const std::string& p) { return unavailable.count(p) == 0; }},
                 session::ModelRegistry::with_builtins(),
-                session::SessionDeps{scheduler, sink, provider, credentials, store}) {}
+                session::SessionDeps{scheduler, sink, provider, credentials, store, files, shell}) {
+  }
 
   /// Sends a prompt; returns the rejection text, or "" when accepted.
   std::string prompt(const std::string& text,
@@ -65,6 +68,8 @@ struct SessionHarness {
   CapturingSink sink;
   MemorySettingsStore store;
   FakeCredentials credentials;
+  MemorySessionStorage files;
+  FakeShell shell;
   std::vector<protocol::Json> requests;  // what the provider was sent (script-log lines)
   session::llm::ScriptedProvider provider;
   session::AgentSession session;

@@ -1,0 +1,159 @@
+#include "config/file_session_storage.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include "config/json_file.h"
+#include "protocol/json_line.h"
+
+namespace rebound::config {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+std::string errno_text() {
+  return std::strerror(errno);
+}
+
+class FileSink : public session::SessionFileSink {
+ public:
+  FileSink(int fd, off_t size) : fd_(fd), size_(size) {}
+  ~FileSink() override { ::close(fd_); }
+  FileSink(const FileSink&) = delete;
+  FileSink& operator=(const FileSink&) = delete;
+
+  bool append(std::string_view lines) override {
+    ssize_t n;
+    do {
+      n = ::write(fd_, lines.data(), lines.size());
+    } while (n < 0 && errno == EINTR);
+    if (n == static_cast<ssize_t>(lines.size())) {
+      size_ += n;
+      return true;
+    }
+    // A short write (disk full): cut the fragment off so the file ends with a whole line.
+    if (n > 0 && ::ftruncate(fd_, size_) != 0) size_ += n;
+    return false;
+  }
+
+ private:
+  int fd_;
+  off_t size_;
+};
+
+// Ends the file with a complete line: a torn last line (one that does not read as JSON) is cut
+// off, a complete last line without its LF gets one. Returns the error text or "".
+std::string repair_tail(int fd, off_t& size) {
+  if (size == 0) return {};
+  char last = 0;
+  if (::pread(fd, &last, 1, size - 1) != 1) return "cannot read the file: " + errno_text();
+  if (last == '\n') return {};
+  // Find the start of the last line.
+  off_t start = size;
+  char buf[4096];
+  while (start > 0) {
+    const off_t from = start > static_cast<off_t>(sizeof buf) ? start - sizeof buf : 0;
+    const ssize_t n = ::pread(fd, buf, static_cast<std::size_t>(start - from), from);
+    if (n != start - from) return "cannot read the file: " + errno_text();
+    ssize_t i = n - 1;
+    while (i >= 0 && buf[i] != '\n')
+      --i;
+    if (i >= 0) {
+      start = from + i + 1;
+      break;
+    }
+    start = from;
+  }
+  std::string fragment(static_cast<std::size_t>(size - start), '\0');
+  if (::pread(fd, fragment.data(), fragment.size(), start) !=
+      static_cast<ssize_t>(fragment.size())) {
+    return "cannot read the file: " + errno_text();
+  }
+  const auto parsed = protocol::parse_json_line(fragment);
+  if (parsed.value && parsed.value->is_object()) {
+    if (::write(fd, "\n", 1) != 1) return "cannot write the file: " + errno_text();
+    size += 1;
+  } else {
+    if (::ftruncate(fd, start) != 0) return "cannot cut the torn last line: " + errno_text();
+    size = start;
+  }
+  return {};
+}
+
+}  // namespace
+
+std::string encode_cwd(const fs::path& cwd) {
+  std::string s = cwd.string();
+  if (!s.empty() && s.front() == '/') s.erase(0, 1);
+  for (char& c : s) {
+    if (c == '/') c = '-';
+  }
+  return "--" + s + "--";
+}
+
+std::string session_file_name(const std::string& session_id, std::int64_t epoch_ms) {
+  std::string stamp = session::iso_timestamp(epoch_ms);
+  for (char& c : stamp) {
+    if (c == ':' || c == '.') c = '-';
+  }
+  return stamp + "_" + session_id + ".jsonl";
+}
+
+std::optional<std::string> FileSessionStorage::new_session_path(const std::string& session_id,
+                                                                std::int64_t epoch_ms) {
+  if (options_.no_session) return std::nullopt;
+  const fs::path dir = options_.session_dir
+                           ? *options_.session_dir
+                           : options_.agent_dir / "sessions" / encode_cwd(options_.cwd);
+  return (dir / session_file_name(session_id, epoch_ms)).string();
+}
+
+std::variant<session::LoadedSession, std::string> FileSessionStorage::load(
+    const std::string& path) {
+  std::error_code ec;
+  if (!fs::exists(path, ec)) return "Session file not found: " + path;
+  if (fs::is_directory(path, ec)) return "Not a session file: " + path + " is a directory";
+  const auto text = read_text_file(path);
+  if (!text) return "Cannot read session file " + path;
+  auto parsed = session::parse_session_file(*text);
+  if (auto* error = std::get_if<std::string>(&parsed)) {
+    return "Cannot load session file " + path + ": " + *error;
+  }
+  return parsed;
+}
+
+std::unique_ptr<session::SessionFileSink> FileSessionStorage::open_for_append(
+    const std::string& path, std::string& error) {
+  std::error_code ec;
+  const fs::path parent = fs::path(path).parent_path();
+  if (!parent.empty()) fs::create_directories(parent, ec);
+  if (ec) {
+    error = "cannot create " + parent.string() + ": " + ec.message();
+    return nullptr;
+  }
+  const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
+  if (fd < 0) {
+    error = errno_text();
+    return nullptr;
+  }
+  struct stat st {};
+  if (::fstat(fd, &st) != 0) {
+    error = errno_text();
+    ::close(fd);
+    return nullptr;
+  }
+  off_t size = st.st_size;
+  error = repair_tail(fd, size);
+  if (!error.empty()) {
+    ::close(fd);
+    return nullptr;
+  }
+  return std::make_unique<FileSink>(fd, size);
+}
+
+}  // namespace rebound::config

@@ -1,0 +1,43 @@
+#pragma once
+// Session files on disk (runtime.md section 4): where a new session's file goes (the agent
+// directory's sessions/ folder per working directory, or --session-dir), loading with the
+// crash rules, and appending whole lines with single write(2) calls on an O_APPEND descriptor.
+// Used on the session's event loop.
+
+#include <filesystem>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "session/session_storage.h"
+
+namespace rebound::config {
+
+struct SessionStorageOptions {
+  std::filesystem::path agent_dir;
+  std::filesystem::path cwd;                         // absolute
+  std::optional<std::filesystem::path> session_dir;  // --session-dir
+  bool no_session = false;                           // --no-session
+};
+
+/// `--<cwd without its leading slash, each / replaced by ->--` (the per-directory folder).
+std::string encode_cwd(const std::filesystem::path& cwd);
+/// `<ISO timestamp with : and . replaced by ->_<sessionId>.jsonl`.
+std::string session_file_name(const std::string& session_id, std::int64_t epoch_ms);
+
+class FileSessionStorage : public session::SessionStorage {
+ public:
+  explicit FileSessionStorage(SessionStorageOptions options) : options_(std::move(options)) {}
+
+  std::optional<std::string> new_session_path(const std::string& session_id,
+                                              std::int64_t epoch_ms) override;
+  std::string cwd() const override { return options_.cwd.string(); }
+  std::variant<session::LoadedSession, std::string> load(const std::string& path) override;
+  std::unique_ptr<session::SessionFileSink> open_for_append(const std::string& path,
+                                                            std::string& error) override;
+
+ private:
+  SessionStorageOptions options_;
+};
+
+}  // namespace rebound::config

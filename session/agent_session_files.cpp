@@ -1,0 +1,131 @@
+// AgentSession: session files, new_session and switch_session (runtime.md section 4,
+// protocol.md section 2), and the bash command.
+
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <nlohmann/json.hpp>
+
+#include "session/agent_run.h"
+#include "session/session_id.h"
+
+namespace rebound::session {
+
+using protocol::AgentMessage;
+
+void AgentSession::start_new_recorder(std::optional<std::string> file,
+                                      std::optional<std::string> parent) {
+  const std::int64_t now = deps_.scheduler.now_epoch_ms();
+  SessionHeader header{session_id_, iso_timestamp(now), deps_.storage.cwd(), std::move(parent)};
+  std::optional<std::string> path =
+      file ? std::move(file) : deps_.storage.new_session_path(session_id_, now);
+  recorder_ = std::make_unique<SessionRecorder>(
+      deps_.storage, [this] { return deps_.scheduler.now_epoch_ms(); }, std::move(header),
+      std::move(path));
+  append_model_state();
+}
+
+void AgentSession::append_model_state() {
+  recorder_->append(model_change_entry(model_.provider, model_.id));
+  recorder_->append(thinking_level_change_entry(thinking_level_));
+}
+
+void AgentSession::take_up(std::string path, LoadedSession loaded, bool restore_model) {
+  RestoredSession restored = restore_session(loaded.entries);
+  session_id_ = loaded.header.id;
+  context_ = std::move(restored.context);
+  history_ = std::move(restored.history);
+  recorder_ = std::make_unique<SessionRecorder>(
+      deps_.storage, [this] { return deps_.scheduler.now_epoch_ms(); }, std::move(path),
+      std::move(loaded));
+  if (!restore_model) return;
+  // The model and level the session last used, where this server still offers them.
+  if (restored.provider && restored.model_id) {
+    const protocol::Model* model = models_.find(*restored.provider, *restored.model_id);
+    if (model && (!provider_available_ || provider_available_(model->provider))) {
+      model_ = *model;
+    } else {
+      spdlog::warn("the session's model {}/{} is not available; keeping {}/{}", *restored.provider,
+                   *restored.model_id, model_.provider, model_.id);
+    }
+  }
+  const auto levels = available_thinking_levels();
+  if (restored.thinking_level) {
+    protocol::ThinkingLevel effective = levels.front();
+    for (auto offered : levels) {
+      if (offered <= *restored.thinking_level) effective = offered;
+    }
+    thinking_level_ = effective;
+  } else if (std::find(levels.begin(), levels.end(), thinking_level_) == levels.end()) {
+    thinking_level_ = levels.front();
+  }
+}
+
+void AgentSession::cancel_everything() {
+  abort();  // the backoff's auto_retry_end, the aborted run's events, the queues
+  if (auto it = bash_jobs_.find(bash_generation_); it != bash_jobs_.end()) {
+    ++bash_generation_;  // its result belongs to the session being left
+    it->second->cancel();
+  }
+  pending_bash_.clear();
+}
+
+void AgentSession::new_session(std::optional<std::string> parent_session) {
+  cancel_everything();
+  session_id_ = new_session_id();
+  context_.clear();
+  history_.clear();
+  start_new_recorder(std::nullopt, std::move(parent_session));
+}
+
+std::optional<std::string> AgentSession::switch_session(const std::string& path) {
+  auto loaded = deps_.storage.load(path);
+  if (auto* error = std::get_if<std::string>(&loaded)) return *error;
+  auto& session = std::get<LoadedSession>(loaded);
+  for (const auto& w : session.warnings)
+    spdlog::warn("{}: {}", path, w);
+  cancel_everything();
+  take_up(path, std::move(session), true);
+  return std::nullopt;
+}
+
+std::optional<std::string> AgentSession::bash(const std::string& command, BashDone done) {
+  if (bash_jobs_.count(bash_generation_)) return std::string("A bash command is already running");
+  const std::uint64_t generation = ++bash_generation_;
+  std::weak_ptr<bool> alive = alive_;
+  std::string error;
+  auto on_done = [this, alive, generation, command, done = std::move(done)](ShellResult r) {
+    if (alive.expired()) return;
+    AgentMessage m;
+    m.role = protocol::Role::bash_execution;
+    m.command = command;
+    m.output = std::move(r.output);
+    m.exit_code = r.exit_code;
+    m.cancelled = r.cancelled;
+    m.truncated = r.truncated;
+    m.full_output_path = std::move(r.full_output_path);
+    m.timestamp = deps_.scheduler.now_epoch_ms();
+    if (generation == bash_generation_) add_bash_result(m);
+    bash_jobs_.erase(generation);  // the runner allows this from inside its completion
+    done(m);
+  };
+  auto job = deps_.shell.start(command, std::move(on_done), error);
+  if (!job) return error.empty() ? std::string("Cannot run bash") : error;
+  bash_jobs_[generation] = std::move(job);
+  return std::nullopt;
+}
+
+void AgentSession::add_bash_result(AgentMessage message) {
+  // Inside a run it would land between a tool call and its result; it waits for idle.
+  if (run_ || retry_.active()) {
+    pending_bash_.push_back(std::move(message));
+  } else {
+    record(message);
+  }
+}
+
+void AgentSession::abort_bash() {
+  if (auto it = bash_jobs_.find(bash_generation_); it != bash_jobs_.end()) it->second->cancel();
+}
+
+}  // namespace rebound::session

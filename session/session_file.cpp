@@ -1,0 +1,264 @@
+#include "session/session_file.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <ctime>
+#include <map>
+#include <nlohmann/json.hpp>
+
+#include "protocol/json_access.h"
+#include "protocol/json_line.h"
+
+namespace rebound::session {
+
+using protocol::AgentMessage;
+using protocol::Json;
+
+namespace {
+
+bool is_string_or_null(const Json& j) {
+  return j.is_string() || j.is_null();
+}
+
+// A usable entry: an object with string type and id, a parentId that is a string or null, and
+// for a message entry a message that reads back.
+std::optional<std::string> entry_problem(const Json& e) {
+  if (!e.is_object()) return "not a JSON object";
+  if (!protocol::get_value(e, "type").is_string()) return "no string 'type'";
+  if (!protocol::get_value(e, "id").is_string()) return "no string 'id'";
+  if (!e.contains("parentId") || !is_string_or_null(e["parentId"])) return "no 'parentId'";
+  if (e["type"] == "message") {
+    std::string error;
+    if (!protocol::message_from_json(protocol::get_value(e, "message"), &error)) return error;
+  }
+  return std::nullopt;
+}
+
+bool is_error_message(const AgentMessage& m) {
+  return m.is_assistant() && m.stop_reason == protocol::StopReason::error;
+}
+
+}  // namespace
+
+Json to_json(const SessionHeader& h) {
+  Json j = Json::object();
+  j["type"] = "session";
+  j["version"] = kSessionFileVersion;
+  j["id"] = h.id;
+  j["timestamp"] = h.timestamp;
+  j["cwd"] = h.cwd;
+  if (h.parent_session) j["parentSession"] = *h.parent_session;
+  return j;
+}
+
+std::string iso_timestamp(std::int64_t epoch_ms) {
+  const std::time_t seconds = static_cast<std::time_t>(epoch_ms / 1000);
+  std::tm tm{};
+  ::gmtime_r(&seconds, &tm);
+  char buf[96];
+  std::snprintf(buf, sizeof buf, "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", tm.tm_year + 1900,
+                tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec,
+                static_cast<int>(epoch_ms % 1000));
+  return buf;
+}
+
+std::optional<std::int64_t> parse_iso_timestamp(std::string_view text) {
+  int y = 0, mo = 0, d = 0, h = 0, mi = 0, s = 0, ms = 0;
+  const std::string copy(text.substr(0, 40));
+  const int n =
+      std::sscanf(copy.c_str(), "%4d-%2d-%2dT%2d:%2d:%2d.%3dZ", &y, &mo, &d, &h, &mi, &s, &ms);
+  if (n < 6) return std::nullopt;
+  std::tm tm{};
+  tm.tm_year = y - 1900;
+  tm.tm_mon = mo - 1;
+  tm.tm_mday = d;
+  tm.tm_hour = h;
+  tm.tm_min = mi;
+  tm.tm_sec = s;
+  const std::time_t t = ::timegm(&tm);
+  if (t == static_cast<std::time_t>(-1)) return std::nullopt;
+  return static_cast<std::int64_t>(t) * 1000 + (n == 7 ? ms : 0);
+}
+
+Json message_entry(const AgentMessage& message) {
+  Json j = Json::object();
+  j["type"] = "message";
+  j["message"] = protocol::to_json(message);
+  return j;
+}
+
+Json model_change_entry(const std::string& provider, const std::string& model_id) {
+  Json j = Json::object();
+  j["type"] = "model_change";
+  j["provider"] = provider;
+  j["modelId"] = model_id;
+  return j;
+}
+
+Json thinking_level_change_entry(protocol::ThinkingLevel level) {
+  Json j = Json::object();
+  j["type"] = "thinking_level_change";
+  j["thinkingLevel"] = protocol::to_string(level);
+  return j;
+}
+
+Json compaction_entry(const std::string& summary, const std::string& first_kept_entry_id,
+                      std::int64_t tokens_before, const std::string& reason) {
+  Json j = Json::object();
+  j["type"] = "compaction";
+  j["summary"] = summary;
+  j["firstKeptEntryId"] = first_kept_entry_id;
+  j["tokensBefore"] = tokens_before;
+  j["reason"] = reason;
+  return j;
+}
+
+std::variant<LoadedSession, std::string> parse_session_file(std::string_view text) {
+  LoadedSession out;
+  std::size_t pos = 0;
+  std::size_t line_no = 0;
+  bool have_header = false;
+  while (pos < text.size()) {
+    const std::size_t lf = text.find('\n', pos);
+    const bool complete = lf != std::string_view::npos;
+    const std::string_view line = text.substr(pos, (complete ? lf : text.size()) - pos);
+    pos = complete ? lf + 1 : text.size();
+    ++line_no;
+    if (line.find_first_not_of(" \t\r") == std::string_view::npos) continue;
+    protocol::JsonLine parsed = protocol::parse_json_line(line);
+    const Json j = parsed.value ? std::move(*parsed.value) : Json(Json::value_t::discarded);
+    if (!have_header) {
+      if (j.is_discarded() || !j.is_object() || protocol::get_string(j, "type") != "session") {
+        return std::string("not a session file: line 1 is not a session header");
+      }
+      const Json& version = protocol::get_value(j, "version");
+      if (!version.is_number_integer() || version.get<std::int64_t>() != kSessionFileVersion) {
+        return "unsupported session file version " +
+               (version.is_null() ? "(none)" : version.dump()) + " (this server reads version 3)";
+      }
+      out.header.id = protocol::get_string(j, "id");
+      out.header.timestamp = protocol::get_string(j, "timestamp");
+      out.header.cwd = protocol::get_string(j, "cwd");
+      if (const Json& p = protocol::get_value(j, "parentSession"); p.is_string()) {
+        out.header.parent_session = p.get<std::string>();
+      }
+      if (out.header.id.empty()) return std::string("not a session file: the header has no id");
+      have_header = true;
+      continue;
+    }
+    if (j.is_discarded() && !complete) {
+      out.warnings.push_back("line " + std::to_string(line_no) + ": torn last line skipped (" +
+                             std::to_string(line.size()) + " bytes; the writer stopped mid-line)");
+      continue;
+    }
+    if (j.is_discarded()) {
+      out.warnings.push_back("line " + std::to_string(line_no) + ": not valid JSON, skipped");
+      continue;
+    }
+    if (auto problem = entry_problem(j)) {
+      out.warnings.push_back("line " + std::to_string(line_no) + ": entry skipped: " + *problem);
+      continue;
+    }
+    out.entries.push_back(j);
+  }
+  if (!have_header) return std::string("not a session file: it has no header");
+  return out;
+}
+
+RestoredSession restore_session(const std::vector<Json>& entries) {
+  RestoredSession out;
+  if (entries.empty()) return out;
+  std::map<std::string, std::size_t> by_id;
+  for (std::size_t i = 0; i < entries.size(); ++i)
+    by_id[entries[i]["id"].get<std::string>()] = i;
+
+  // The path from the leaf back to the root, bounded so a cycle cannot loop.
+  std::vector<const Json*> path;
+  for (std::size_t i = entries.size() - 1, steps = 0; steps <= entries.size(); ++steps) {
+    path.push_back(&entries[i]);
+    const Json& parent = entries[i]["parentId"];
+    if (!parent.is_string()) break;
+    auto it = by_id.find(parent.get<std::string>());
+    if (it == by_id.end()) break;
+    i = it->second;
+  }
+  std::reverse(path.begin(), path.end());
+
+  struct Item {
+    std::string id;
+    AgentMessage message;
+    std::optional<std::size_t> compaction;  // a compaction boundary (entry index), no message
+  };
+  std::vector<Item> messages;  // the path's messages, in order
+  std::optional<std::size_t> last_compaction;
+  std::vector<std::size_t> removed_by_overflow;
+  for (const Json* e : path) {
+    const std::string type = (*e)["type"].get<std::string>();
+    if (type == "message") {
+      auto m = protocol::message_from_json((*e)["message"]);
+      out.history.push_back(*m);
+      messages.push_back({(*e)["id"].get<std::string>(), std::move(*m), std::nullopt});
+    } else if (type == "model_change") {
+      out.provider = protocol::get_string(*e, "provider");
+      out.model_id = protocol::get_string(*e, "modelId");
+    } else if (type == "thinking_level_change") {
+      if (auto l = protocol::thinking_level_from_string(protocol::get_string(*e, "thinkingLevel")))
+        out.thinking_level = *l;
+    } else if (type == "compaction") {
+      last_compaction = static_cast<std::size_t>(e - &entries[0]);
+      if (!messages.empty()) {
+        const std::string reason = protocol::get_string(*e, "reason");
+        const bool overflow =
+            reason == "overflow" || (reason.empty() && is_error_message(messages.back().message));
+        if (overflow) removed_by_overflow.push_back(messages.size() - 1);
+      }
+      messages.push_back({{}, {}, last_compaction});
+    }
+  }
+
+  // Which messages the live session would still have.
+  std::vector<bool> keep(messages.size(), true);
+  for (std::size_t i : removed_by_overflow)
+    keep[i] = false;
+  for (std::size_t i = 0; i < messages.size(); ++i) {
+    if (messages[i].compaction) {
+      keep[i] = false;
+      continue;
+    }
+    const AgentMessage& m = messages[i].message;
+    if (!is_error_message(m)) continue;
+    std::size_t next = i + 1;
+    while (next < messages.size() && messages[next].compaction)
+      ++next;
+    const bool retried = next < messages.size() && messages[next].message.is_assistant();
+    if (m.content.empty() || retried) keep[i] = false;
+  }
+
+  std::size_t from = 0;
+  if (last_compaction) {
+    const Json& c = entries[*last_compaction];
+    AgentMessage summary;
+    summary.role = protocol::Role::compaction_summary;
+    summary.summary = protocol::get_string(c, "summary");
+    summary.tokens_before = protocol::get_int(c, "tokensBefore");
+    summary.timestamp = parse_iso_timestamp(protocol::get_string(c, "timestamp")).value_or(0);
+    out.context.push_back(std::move(summary));
+    std::size_t boundary = 0;
+    while (messages[boundary].compaction != last_compaction)
+      ++boundary;
+    from = boundary + 1;
+    const std::string first_kept = protocol::get_string(c, "firstKeptEntryId");
+    for (std::size_t i = 0; i < boundary; ++i) {
+      if (!messages[i].compaction && messages[i].id == first_kept) {
+        from = i;
+        break;
+      }
+    }
+  }
+  for (std::size_t i = from; i < messages.size(); ++i) {
+    if (keep[i]) out.context.push_back(messages[i].message);
+  }
+  return out;
+}
+
+}  // namespace rebound::session

@@ -1,0 +1,68 @@
+#pragma once
+// The session file format of runtime.md section 4 (JSONL, version 3, as the pi agent writes it):
+// the header, the entries, parsing a file's text with the crash rules (a torn last line, a
+// malformed line elsewhere), and rebuilding the runtime context from the path to the leaf.
+// Pure: the bytes come from and go to SessionStorage.
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <variant>
+#include <vector>
+
+#include "protocol/json.h"
+#include "protocol/messages.h"
+#include "protocol/wire_types.h"
+
+namespace rebound::session {
+
+inline constexpr int kSessionFileVersion = 3;
+
+struct SessionHeader {
+  std::string id;         // the session id
+  std::string timestamp;  // ISO 8601
+  std::string cwd;        // absolute
+  std::optional<std::string> parent_session;
+};
+
+protocol::Json to_json(const SessionHeader& header);
+
+/// ISO 8601 in UTC with milliseconds ("2026-11-30T08:38:02.123Z").
+std::string iso_timestamp(std::int64_t epoch_ms);
+/// The epoch milliseconds of such a timestamp, or nullopt.
+std::optional<std::int64_t> parse_iso_timestamp(std::string_view text);
+
+/// Entry bodies (without id, parentId and timestamp, which the recorder adds).
+protocol::Json message_entry(const protocol::AgentMessage& message);
+protocol::Json model_change_entry(const std::string& provider, const std::string& model_id);
+protocol::Json thinking_level_change_entry(protocol::ThinkingLevel level);
+/// `reason` ("overflow", "threshold", "manual") is an addition over pi's entry: an overflow
+/// compaction removed the message before it from the context, and resuming must know that.
+protocol::Json compaction_entry(const std::string& summary, const std::string& first_kept_entry_id,
+                                std::int64_t tokens_before, const std::string& reason);
+
+struct LoadedSession {
+  SessionHeader header;
+  std::vector<protocol::Json> entries;  // the valid entry lines, in file order
+  std::vector<std::string> warnings;    // what was skipped, with line numbers
+};
+
+/// Parses a session file's text. The error text says why a file cannot be used at all (no
+/// header, a header that is not a session header, a version other than 3).
+std::variant<LoadedSession, std::string> parse_session_file(std::string_view text);
+
+struct RestoredSession {
+  std::vector<protocol::AgentMessage> context;    // what the model sees next
+  std::vector<protocol::AgentMessage> history;    // every message on the path, failures included
+  std::optional<std::string> provider, model_id;  // the last model_change on the path
+  std::optional<protocol::ThinkingLevel> thinking_level;  // the last thinking_level_change
+};
+
+/// Rebuilds the session from the path root → leaf (the last entry): from the last compaction
+/// on, its summary then the kept messages; leaving out an error message with no content or
+/// followed by another assistant message (it was retried) and the message an overflow
+/// compaction removed.
+RestoredSession restore_session(const std::vector<protocol::Json>& entries);
+
+}  // namespace rebound::session

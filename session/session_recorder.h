@@ -1,0 +1,64 @@
+#pragma once
+// Records a session's entries (runtime.md section 4): each new entry gets an 8-character id,
+// the previous entry as its parent and a timestamp. A new session's entries wait in memory until
+// the first assistant message (an error counts) exists; then the header and everything so far
+// are written, and from then on each entry is appended as one line with a single write. A write
+// that fails is logged and retried with the next entry, so nothing is dropped while the
+// process lives. On the session's event loop only.
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "protocol/json.h"
+#include "protocol/messages.h"
+#include "session/session_file.h"
+#include "session/session_storage.h"
+
+namespace rebound::session {
+
+class SessionRecorder {
+ public:
+  using Clock = std::function<std::int64_t()>;  // epoch milliseconds
+
+  /// A new session whose file (if `path`) is written once an assistant message exists.
+  SessionRecorder(SessionStorage& storage, Clock now, SessionHeader header,
+                  std::optional<std::string> path);
+  /// A session resumed from `path`: its entries are on disk already.
+  SessionRecorder(SessionStorage& storage, Clock now, std::string path, LoadedSession loaded);
+
+  /// The file's path: where it is, or will be once written. None with --no-session.
+  const std::optional<std::string>& path() const { return path_; }
+  const SessionHeader& header() const { return header_; }
+  const std::vector<protocol::Json>& entries() const { return entries_; }
+  /// The id of the last entry (the leaf), or "" when there is none.
+  std::string leaf_id() const;
+  /// Whether the file exists (written or resumed).
+  bool on_disk() const { return on_disk_; }
+
+  /// Appends an entry body (see session_file.h); returns its id.
+  std::string append(protocol::Json body);
+  std::string append_message(const protocol::AgentMessage& message);
+
+ private:
+  std::string new_id();
+  void write_pending();
+
+  SessionStorage& storage_;
+  Clock now_;
+  SessionHeader header_;
+  std::optional<std::string> path_;
+  std::vector<protocol::Json> entries_;
+  std::set<std::string> ids_;
+  bool on_disk_ = false;         // the file exists with its header
+  bool header_pending_ = false;  // a new file: the header goes first
+  std::size_t written_ = 0;      // entries_[0, written_) are on disk
+  std::unique_ptr<SessionFileSink> sink_;
+  bool warned_ = false;
+};
+
+}  // namespace rebound::session

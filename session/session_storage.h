@@ -1,0 +1,42 @@
+#pragma once
+// Where session files live and how their bytes reach the disk (runtime.md section 4), behind an
+// interface so the session never touches the file system itself. The server's implementation is
+// config::FileSessionStorage; tests use an in-memory one.
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <variant>
+
+#include "session/session_file.h"
+
+namespace rebound::session {
+
+/// An open session file. Each append is one write of complete lines: it either lands whole or
+/// not at all (a failed write is cut back off), so a crash leaves at most a torn last line.
+class SessionFileSink {
+ public:
+  virtual ~SessionFileSink() = default;
+  /// Appends `lines` (each ending in LF) in a single write; false when it could not.
+  virtual bool append(std::string_view lines) = 0;
+};
+
+class SessionStorage {
+ public:
+  virtual ~SessionStorage() = default;
+  /// The path of a new session's file, or nullopt when sessions are not kept (--no-session).
+  virtual std::optional<std::string> new_session_path(const std::string& session_id,
+                                                      std::int64_t epoch_ms) = 0;
+  /// The absolute working directory for a new session's header.
+  virtual std::string cwd() const = 0;
+  /// Reads and parses a session file; the error text when it does not exist or cannot be used.
+  virtual std::variant<LoadedSession, std::string> load(const std::string& path) = 0;
+  /// Opens a file for appending, creating it and its directory. An existing file's torn last
+  /// line is cut off first, and a complete last line without LF gets one.
+  virtual std::unique_ptr<SessionFileSink> open_for_append(const std::string& path,
+                                                           std::string& error) = 0;
+};
+
+}  // namespace rebound::session

@@ -1,0 +1,88 @@
+#include "config/file_session_storage.h"
+
+#include <sys/stat.h>
+
+#include <doctest/doctest.h>
+
+#include "tests/support/temp_dir.h"
+
+using namespace rebound;
+using config::FileSessionStorage;
+using config::SessionStorageOptions;
+using testing::TempDir;
+
+namespace {
+
+const std::string kHeader =
+    R"({"type":"session","version":3,"id":"s1","timestamp":"2026-11-30T08:00:00.000Z","cwd":"/w"})"
+    "\n";
+const std::string kEntry =
+    R"({"type":"model_change","id":"abcd1234","parentId":null,"timestamp":"2026-11-30T08:00:00.000Z","provider":"p","modelId":"m"})"
+    "\n";
+
+}  // namespace
+
+TEST_CASE("new session files go under the agent dir per working directory, or --session-dir") {
+  CHECK(config::encode_cwd("/work/main") == "--work-main--");
+  CHECK(config::session_file_name("abc", 1796027882123) == "2026-11-30T08-38-02-123Z_abc.jsonl");
+  FileSessionStorage storage(SessionStorageOptions{"/agent", "/work/main", std::nullopt, false});
+  CHECK(storage.new_session_path("abc", 1796027882123) ==
+        "/agent/sessions/--work-main--/2026-11-30T08-38-02-123Z_abc.jsonl");
+  FileSessionStorage in_dir(SessionStorageOptions{"/agent", "/work/main", "/elsewhere", false});
+  CHECK(in_dir.new_session_path("abc", 0) == "/elsewhere/1970-01-01T00-00-00-000Z_abc.jsonl");
+  FileSessionStorage none(SessionStorageOptions{"/agent", "/work/main", std::nullopt, true});
+  CHECK_FALSE(none.new_session_path("abc", 0));
+}
+
+TEST_CASE("open_for_append creates the file (mode 0600) and its folders; appends whole lines") {
+  TempDir dir;
+  FileSessionStorage storage(SessionStorageOptions{dir.path(), "/w", std::nullopt, false});
+  const std::string path = (dir.path() / "a/b/s.jsonl").string();
+  std::string error;
+  auto sink = storage.open_for_append(path, error);
+  REQUIRE(sink);
+  CHECK(sink->append(kHeader + kEntry));
+  CHECK(sink->append(kEntry));
+  CHECK(dir.read("a/b/s.jsonl") == kHeader + kEntry + kEntry);
+  struct stat st {};
+  REQUIRE(::stat(path.c_str(), &st) == 0);
+  CHECK((st.st_mode & 0777) == 0600);
+  auto loaded = storage.load(path);
+  REQUIRE(std::holds_alternative<session::LoadedSession>(loaded));
+  CHECK(std::get<session::LoadedSession>(loaded).entries.size() == 2);
+}
+
+TEST_CASE("before the first append a torn last line is cut off and a complete one gets its LF") {
+  TempDir dir;
+  FileSessionStorage storage(SessionStorageOptions{dir.path(), "/w", std::nullopt, false});
+  std::string error;
+  SUBCASE("torn") {
+    const auto path = dir.write("t.jsonl", kHeader + kEntry + kEntry.substr(0, 30));
+    auto loaded = storage.load(path.string());
+    REQUIRE(std::holds_alternative<session::LoadedSession>(loaded));
+    CHECK(std::get<session::LoadedSession>(loaded).warnings.size() == 1);
+    auto sink = storage.open_for_append(path.string(), error);
+    REQUIRE(sink);
+    CHECK(dir.read("t.jsonl") == kHeader + kEntry);
+    CHECK(sink->append(kEntry));
+    CHECK(dir.read("t.jsonl") == kHeader + kEntry + kEntry);
+  }
+  SUBCASE("complete but without LF") {
+    const auto path = dir.write("c.jsonl", kHeader + kEntry.substr(0, kEntry.size() - 1));
+    auto sink = storage.open_for_append(path.string(), error);
+    REQUIRE(sink);
+    CHECK(dir.read("c.jsonl") == kHeader + kEntry);
+  }
+}
+
+TEST_CASE("loading names what is wrong") {
+  TempDir dir;
+  FileSessionStorage storage(SessionStorageOptions{dir.path(), "/w", std::nullopt, false});
+  const std::string missing = (dir.path() / "none.jsonl").string();
+  CHECK(std::get<std::string>(storage.load(missing)) == "Session file not found: " + missing);
+  const auto v2 = dir.write("v2.jsonl", R"({"type":"session","version":2,"id":"x"})"
+                                        "\n");
+  CHECK(std::get<std::string>(storage.load(v2.string())) ==
+        "Cannot load session file " + v2.string() +
+            ": unsupported session file version 2 (this server reads version 3)");
+}

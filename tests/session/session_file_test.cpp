@@ -1,0 +1,235 @@
+// The session file format (runtime.md section 4): parsing with the crash rules, the path to the
+// leaf, and rebuilding the runtime context.
+
+#include "session/session_file.h"
+
+#include <doctest/doctest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "protocol/json_line.h"
+#include "tests/support/event_summary.h"
+
+using namespace rebound;
+using protocol::AgentMessage;
+using protocol::Json;
+
+namespace {
+
+const char* kHeader =
+    R"({"type":"session","version":3,"id":"s1","timestamp":"2026-11-30T08:00:00.000Z","cwd":"/w"})";
+
+std::string entry(const std::string& id, const char* parent, const Json& body) {
+  Json e = Json::object();
+  e["type"] = body["type"];
+  e["id"] = id;
+  e["parentId"] = parent ? Json(parent) : Json(nullptr);
+  e["timestamp"] = "2026-11-30T08:00:01.000Z";
+  for (auto& [k, v] : body.items()) {
+    if (k != "type") e[k] = v;
+  }
+  return protocol::to_line(e);
+}
+
+AgentMessage user(const std::string& text) {
+  AgentMessage m;
+  m.role = protocol::Role::user;
+  m.content.push_back(protocol::ContentBlock::make_text(text));
+  return m;
+}
+
+AgentMessage assistant(const std::string& text,
+                       protocol::StopReason reason = protocol::StopReason::stop,
+                       std::optional<std::string> error = std::nullopt) {
+  AgentMessage m;
+  m.role = protocol::Role::assistant;
+  if (!text.empty()) m.content.push_back(protocol::ContentBlock::make_text(text));
+  m.stop_reason = reason;
+  m.error_message = std::move(error);
+  return m;
+}
+
+session::LoadedSession parse_ok(const std::string& text) {
+  auto parsed = session::parse_session_file(text);
+  if (auto* e = std::get_if<std::string>(&parsed)) FAIL(*e);
+  return std::get<session::LoadedSession>(parsed);
+}
+
+std::vector<std::string> texts(const std::vector<AgentMessage>& ms) {
+  std::vector<std::string> out;
+  for (const auto& m : ms) {
+    out.push_back(m.role == protocol::Role::compaction_summary ? "summary:" + m.summary : m.text());
+  }
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("iso timestamps round-trip with milliseconds") {
+  CHECK(session::iso_timestamp(1796027882123) == "2026-11-30T08:38:02.123Z");
+  CHECK(session::parse_iso_timestamp("2026-11-30T08:38:02.123Z") == 1796027882123);
+  CHECK(session::parse_iso_timestamp("2026-11-30T08:38:02Z") == 1796027882000);
+  CHECK_FALSE(session::parse_iso_timestamp("yesterday"));
+}
+
+TEST_CASE("a header of another version, or no header, is refused with a clear error") {
+  auto v2 = session::parse_session_file(
+      R"({"type":"session","version":2,"id":"s","timestamp":"t","cwd":"/"})"
+      "\n");
+  REQUIRE(std::holds_alternative<std::string>(v2));
+  CHECK(std::get<std::string>(v2) ==
+        "unsupported session file version 2 (this server reads version 3)");
+  auto none = session::parse_session_file("{\"type\":\"message\"}\n");
+  REQUIRE(std::holds_alternative<std::string>(none));
+  CHECK(std::get<std::string>(none).find("not a session header") != std::string::npos);
+  CHECK(std::holds_alternative<std::string>(session::parse_session_file("")));
+}
+
+TEST_CASE("a torn last line is skipped with a warning; a malformed middle line names its number") {
+  const std::string u = entry("a1", nullptr, session::message_entry(user("hi")));
+  const std::string a = entry("a2", "a1", session::message_entry(assistant("hello")));
+  SUBCASE("torn last line") {
+    const std::string torn = a.substr(0, a.size() / 2);  // no LF: the writer stopped mid-line
+    const auto loaded = parse_ok(std::string(kHeader) + "\n" + u + torn);
+    CHECK(loaded.entries.size() == 1);
+    REQUIRE(loaded.warnings.size() == 1);
+    CHECK(loaded.warnings[0].find("line 3: torn last line skipped") == 0);
+  }
+  SUBCASE("a complete last line without its LF is kept") {
+    const auto loaded = parse_ok(std::string(kHeader) + "\n" + u + a.substr(0, a.size() - 1));
+    CHECK(loaded.entries.size() == 2);
+    CHECK(loaded.warnings.empty());
+  }
+  SUBCASE("malformed line in the middle") {
+    const auto loaded = parse_ok(std::string(kHeader) + "\n" + u + "{oops\n" + a);
+    CHECK(loaded.entries.size() == 2);
+    REQUIRE(loaded.warnings.size() == 1);
+    CHECK(loaded.warnings[0] == "line 3: not valid JSON, skipped");
+  }
+  SUBCASE("an entry without id or with an unknown message role") {
+    const auto loaded = parse_ok(
+        std::string(kHeader) + "\n" + R"({"type":"message","parentId":null,"message":{}})" + "\n" +
+        R"({"type":"message","id":"x","parentId":null,"message":{"role":"robot"}})" + "\n" + u);
+    CHECK(loaded.entries.size() == 1);
+    REQUIRE(loaded.warnings.size() == 2);
+    CHECK(loaded.warnings[0] == "line 2: entry skipped: no string 'id'");
+    CHECK(loaded.warnings[1] == "line 3: entry skipped: unknown message role 'robot'");
+  }
+}
+
+TEST_CASE("restoring leaves out the retried error and empty errors, keeps a final one with text") {
+  const std::string text =
+      std::string(kHeader) + "\n" +
+      entry("m0", nullptr, session::model_change_entry("openai", "gpt-4o")) +
+      entry("t0", "m0", session::thinking_level_change_entry(protocol::ThinkingLevel::low)) +
+      entry("u1", "t0", session::message_entry(user("q1"))) +
+      entry("e1", "u1",
+            session::message_entry(assistant("", protocol::StopReason::error, "503 overloaded"))) +
+      entry("a1", "e1", session::message_entry(assistant("answer1"))) +
+      entry("u2", "a1", session::message_entry(user("q2"))) +
+      entry("e2", "u2",
+            session::message_entry(assistant("partial", protocol::StopReason::error, "401 no")));
+  const auto restored = session::restore_session(parse_ok(text).entries);
+  CHECK(texts(restored.context) == std::vector<std::string>{"q1", "answer1", "q2", "partial"});
+  CHECK(restored.history.size() == 5);  // the retried error stays in the history
+  CHECK(restored.provider == "openai");
+  CHECK(restored.model_id == "gpt-4o");
+  CHECK(restored.thinking_level == protocol::ThinkingLevel::low);
+}
+
+TEST_CASE("restoring follows the parent chain from the last entry, not file order") {
+  const std::string text = std::string(kHeader) + "\n" +
+                           entry("u1", nullptr, session::message_entry(user("root"))) +
+                           entry("a1", "u1", session::message_entry(assistant("branch A"))) +
+                           entry("a2", "u1", session::message_entry(assistant("branch B")));
+  const auto restored = session::restore_session(parse_ok(text).entries);
+  CHECK(texts(restored.context) == std::vector<std::string>{"root", "branch B"});
+}
+
+TEST_CASE("a compaction entry: its summary, the kept messages, and what overflow removed") {
+  const std::string base =
+      std::string(kHeader) + "\n" + entry("u1", nullptr, session::message_entry(user("old q"))) +
+      entry("a1", "u1", session::message_entry(assistant("old a"))) +
+      entry("u2", "a1", session::message_entry(user("kept q"))) +
+      entry("a2", "u2", session::message_entry(assistant("kept a"))) +
+      entry("u3", "a2", session::message_entry(user("big q"))) +
+      entry("e3", "u3",
+            session::message_entry(
+                assistant("some text", protocol::StopReason::error, "prompt is too long")));
+  SUBCASE("overflow") {
+    const std::string text =
+        base + entry("c1", "e3", session::compaction_entry("S", "u2", 5000, "overflow")) +
+        entry("a3", "c1", session::message_entry(assistant("after")));
+    const auto restored = session::restore_session(parse_ok(text).entries);
+    CHECK(texts(restored.context) ==
+          std::vector<std::string>{"summary:S", "kept q", "kept a", "big q", "after"});
+    CHECK(restored.context[0].tokens_before == 5000);
+    CHECK(restored.context[0].timestamp == 1796025601000);
+  }
+  SUBCASE("threshold keeps the message before it") {
+    const std::string text =
+        base + entry("a4", "e3", session::message_entry(assistant("fine"))) +
+        entry("c1", "a4", session::compaction_entry("S", "u3", 10, "threshold"));
+    const auto restored = session::restore_session(parse_ok(text).entries);
+    CHECK(texts(restored.context) == std::vector<std::string>{"summary:S", "big q", "fine"});
+  }
+}
+
+TEST_CASE("messages of every role read back as they were written") {
+  AgentMessage a = assistant("t", protocol::StopReason::error, "boom");
+  a.api = "openai-completions";
+  a.provider = "openai";
+  a.model = "gpt-4o";
+  a.usage.input = 3;
+  a.usage.cost_total = 0.25;
+  a.content.push_back(protocol::ContentBlock::make_thinking("hmm"));
+  a.content.push_back(protocol::ContentBlock::make_tool_call("c1", "bash", Json{{"x", 1}}));
+  a.timestamp = 42;
+  AgentMessage u = user("hi");
+  u.content.push_back(protocol::ContentBlock::make_image("AAAA", "image/png"));
+  AgentMessage r;
+  r.role = protocol::Role::tool_result;
+  r.tool_call_id = "c1";
+  r.tool_name = "bash";
+  r.content.push_back(protocol::ContentBlock::make_text("out"));
+  r.details = Json{{"k", "v"}};
+  r.is_error = true;
+  AgentMessage b;
+  b.role = protocol::Role::bash_execution;
+  b.command = "ls";
+  b.output = "a\nb";
+  b.exit_code = 2;
+  b.truncated = true;
+  b.full_output_path = "/tmp/x.log";
+  AgentMessage killed = b;
+  killed.exit_code.reset();
+  killed.cancelled = true;
+  killed.full_output_path.reset();
+  AgentMessage s;
+  s.role = protocol::Role::compaction_summary;
+  s.summary = "sum";
+  s.tokens_before = 99;
+  for (const auto& m : {a, u, r, b, killed, s}) {
+    const Json j = protocol::to_json(m);
+    CAPTURE(j.dump());
+    const auto back = protocol::message_from_json(j);
+    REQUIRE(back);
+    CHECK(protocol::to_json(*back) == j);
+  }
+  std::string error;
+  CHECK_FALSE(protocol::message_from_json(Json::parse(R"({"role":"user","content":5})"), &error));
+  CHECK(error == "a message's 'content' must be an array");
+  CHECK_FALSE(protocol::message_from_json(Json(3), &error));
+}
+
+TEST_CASE("bash and summary messages reach the model as user text") {
+  AgentMessage b;
+  b.role = protocol::Role::bash_execution;
+  b.command = "false";
+  b.exit_code = 1;
+  CHECK(protocol::llm_text(b) == "Ran `false`\n(no output)\n\nCommand exited with code 1");
+  b.output = "x";
+  b.exit_code.reset();
+  b.cancelled = true;
+  CHECK(protocol::llm_text(b) == "Ran `false`\n```\nx\n```\n\n(command cancelled)");
+}
