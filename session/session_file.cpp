@@ -172,9 +172,11 @@ RestoredSession restore_session(const std::vector<Json>& entries) {
   for (std::size_t i = 0; i < entries.size(); ++i)
     by_id[entries[i]["id"].get<std::string>()] = i;
 
-  // The path from the leaf back to the root, bounded so a cycle cannot loop.
+  // The path from the leaf back to the root; a parent seen before (a cycle) ends it.
   std::vector<const Json*> path;
-  for (std::size_t i = entries.size() - 1, steps = 0; steps <= entries.size(); ++steps) {
+  std::vector<bool> seen(entries.size(), false);
+  for (std::size_t i = entries.size() - 1; !seen[i];) {
+    seen[i] = true;
     path.push_back(&entries[i]);
     const Json& parent = entries[i]["parentId"];
     if (!parent.is_string()) break;

@@ -233,3 +233,12 @@ TEST_CASE("bash and summary messages reach the model as user text") {
   b.cancelled = true;
   CHECK(protocol::llm_text(b) == "Ran `false`\n```\nx\n```\n\n(command cancelled)");
 }
+
+TEST_CASE("a parent cycle ends the path instead of looping") {
+  const std::string text = std::string(kHeader) + "\n" +
+                           entry("a", "b", session::message_entry(user("one"))) +
+                           entry("b", "a", session::message_entry(user("two")));
+  const auto restored = session::restore_session(parse_ok(text).entries);
+  CHECK(texts(restored.context) == std::vector<std::string>{"one", "two"});
+  CHECK(restored.history.size() == 2);
+}

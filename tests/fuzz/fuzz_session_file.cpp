@@ -1,0 +1,30 @@
+// Session files: any bytes either load (entries, warnings) or give a reason, and a loaded file
+// always restores; never a crash. Each entry that loads also reads back after a round trip.
+
+#include <cstdint>
+#include <cstdlib>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "protocol/json_line.h"
+#include "session/session_file.h"
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+  const std::string_view text(reinterpret_cast<const char*>(data), size);
+  auto parsed = rebound::session::parse_session_file(text);
+  auto* loaded = std::get_if<rebound::session::LoadedSession>(&parsed);
+  if (!loaded) {
+    if (std::get<std::string>(parsed).empty()) std::abort();
+    return 0;
+  }
+  std::size_t messages = 0;
+  for (const auto& e : loaded->entries) {
+    if (e["type"] == "message") ++messages;
+    const auto again = rebound::protocol::parse_json_line(rebound::protocol::to_line(e));
+    if (!again.value || !again.value->is_object()) std::abort();
+  }
+  const auto restored = rebound::session::restore_session(loaded->entries);
+  if (restored.context.size() > messages + 1 || restored.history.size() > messages) std::abort();
+  return 0;
+}
