@@ -102,4 +102,20 @@ Json auto_retry_end_failure(std::int64_t attempt, const std::string& final_error
   return j;
 }
 
+Json auto_compaction_start(std::string_view reason) {
+  Json j = typed("auto_compaction_start");
+  j["reason"] = reason;
+  return j;
+}
+
+Json auto_compaction_end(const std::optional<Json>& result, bool aborted, bool will_retry,
+                         const std::optional<std::string>& error_message) {
+  Json j = typed("auto_compaction_end");
+  if (result) j["result"] = *result;
+  j["aborted"] = aborted;
+  j["willRetry"] = will_retry;
+  if (error_message) j["errorMessage"] = *error_message;
+  return j;
+}
+
 }  // namespace rebound::protocol::events

@@ -40,4 +40,10 @@ Json auto_retry_start(std::int64_t attempt, std::int64_t max_attempts, std::int6
 Json auto_retry_end_success(std::int64_t attempt);
 Json auto_retry_end_failure(std::int64_t attempt, const std::string& final_error);
 
+/// `reason` is "overflow" or "threshold".
+Json auto_compaction_start(std::string_view reason);
+/// `result` is the compaction result object; `error_message` when it failed.
+Json auto_compaction_end(const std::optional<Json>& result, bool aborted, bool will_retry,
+                         const std::optional<std::string>& error_message);
+
 }  // namespace rebound::protocol::events

@@ -174,6 +174,19 @@ void RpcDispatcher::dispatch(protocol::Command& command, Reply& reply) {
       if (error) pending->fail(*error);
       return;
     }
+    case CommandType::compact: {
+      // Answered when the summary is in (or fails); other commands go on meanwhile.
+      auto pending = std::make_shared<Reply>(std::move(reply));
+      session_.compact(std::get<protocol::CompactArgs>(args).custom_instructions,
+                       [pending](std::variant<Json, std::string> result) {
+                         if (auto* error = std::get_if<std::string>(&result)) {
+                           pending->fail(*error);
+                         } else {
+                           pending->ok(std::move(std::get<Json>(result)));
+                         }
+                       });
+      return;
+    }
     case CommandType::abort_bash:
       session_.abort_bash();
       reply.ok();

@@ -14,6 +14,7 @@ using Kind = llm::StreamEvent::Kind;
 namespace events = protocol::events;
 
 void AgentSession::start_run(std::vector<Queued> inputs) {
+  overflow_compacted_ = false;  // new user messages: a new prompt
   run_ = std::make_unique<Run>();
   emit(events::agent_start());
   emit(events::turn_start());

@@ -52,7 +52,7 @@ void AgentSession::after_run(const AgentMessage& last, bool retry) {
       end_chain(false, error);
     }
   }
-  // Then the compaction check (runtime.md section 5) comes here once compaction exists.
+  compact_after_run(last);
 }
 
 void AgentSession::schedule_retry(const AgentMessage& failed) {
@@ -90,7 +90,7 @@ void AgentSession::abort_retry() {
 }
 
 void AgentSession::settle() {
-  if (run_ || retry_.active()) return;
+  if (run_ || retry_.active() || compaction_) return;
   // bash results that finished during the run join the context now that it is idle.
   for (auto& m : std::exchange(pending_bash_, {}))
     record(m);
@@ -108,7 +108,7 @@ void AgentSession::schedule_drain() {
   deps_.scheduler.post([this, alive] {
     if (alive.expired()) return;
     drain_posted_ = false;
-    if (run_ || retry_.active() || queued_count() == 0) return;
+    if (run_ || retry_.active() || compaction_ || queued_count() == 0) return;
     // Steering left over from a run that ended without a boundary goes first.
     auto inputs =
         steering_.empty() ? take(follow_up_, follow_up_mode_) : take(steering_, steering_mode_);

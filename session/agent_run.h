@@ -3,6 +3,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "protocol/messages.h"
@@ -18,6 +19,17 @@ struct AgentSession::Run {
   bool message_started = false;
   std::string tool_arguments;                        // raw deltas of the tool call being streamed
   std::vector<protocol::AgentMessage> tool_results;  // of the current turn
+  std::unique_ptr<llm::StreamHandle> stream;
+};
+
+/// A compaction in progress: its summary request and what it will cut.
+struct AgentSession::Compaction {
+  std::uint64_t generation = 0;
+  std::string reason;   // overflow, threshold or manual
+  std::size_t cut = 0;  // the first kept message of the context
+  std::int64_t tokens_before = 0;
+  std::string summary;  // streamed so far
+  CompactDone done;     // manual only
   std::unique_ptr<llm::StreamHandle> stream;
 };
 

@@ -57,7 +57,7 @@ protocol::RpcSessionState AgentSession::state() const {
   s.model = model_;
   s.thinking_level = thinking_level_;
   s.is_streaming = is_streaming();
-  s.is_compacting = false;
+  s.is_compacting = compaction_ != nullptr;
   s.steering_mode = steering_mode_;
   s.follow_up_mode = follow_up_mode_;
   s.interrupt_mode = interrupt_mode_;
@@ -84,10 +84,12 @@ std::optional<std::string> AgentSession::prompt(UserInput input,
                                                 std::optional<protocol::StreamingBehavior> behavior,
                                                 const std::function<void()>& accepted,
                                                 Completion done) {
-  if (run_ && !retry_.in_backoff() && !behavior) return std::string(kBusy);
+  const bool waiting = retry_.in_backoff() || compaction_;
+  if (run_ && !waiting && !behavior) return std::string(kBusy);
   Queued q{std::move(input), std::move(done)};
-  if (retry_.in_backoff()) {
-    // During a backoff every new message waits as a follow-up (protocol.md section 2).
+  if (waiting) {
+    // During a backoff or a compaction every new message waits as a follow-up (protocol.md
+    // section 2).
     follow_up_.push_back(std::move(q));
   } else if (run_) {
     (*behavior == protocol::StreamingBehavior::steer ? steering_ : follow_up_)
@@ -123,6 +125,10 @@ void AgentSession::follow_up(UserInput input, const std::function<void()>& accep
 void AgentSession::abort() {
   abort_retry();
   if (run_) abort_run();
+  if (compaction_) {
+    abort_compaction();
+    settle();
+  }
   drop_queues();
 }
 

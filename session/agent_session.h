@@ -63,6 +63,9 @@ struct SessionDeps {
   ShellRunner& shell;
 };
 
+/// What `compact` answers with: the result object, or the error text.
+using CompactDone = std::function<void(std::variant<protocol::Json, std::string>)>;
+
 /// What `bash` answers with: the bashExecution message it added (or would have added).
 using BashDone = std::function<void(const protocol::AgentMessage& execution)>;
 
@@ -143,12 +146,17 @@ class AgentSession {
   /// abort_bash: kills the running command (its `bash` answers with cancelled:true).
   void abort_bash();
 
+  /// compact (runtime.md section 5): cancels a backoff and aborts a run, then summarises the
+  /// older context with the current model; no auto_compaction events.
+  void compact(std::optional<std::string> custom_instructions, CompactDone done);
+  bool is_compacting() const { return compaction_ != nullptr; }
+
   void set_auto_retry(bool enabled);
   bool auto_retry_enabled() const { return settings_.retry.enabled; }
   bool is_retrying() const { return retry_.active(); }
   bool is_streaming() const { return run_ != nullptr; }
   /// No run, no retry chain, nothing queued.
-  bool is_idle() const { return !run_ && !retry_.active() && queued_count() == 0; }
+  bool is_idle() const { return !run_ && !retry_.active() && !compaction_ && queued_count() == 0; }
 
   void set_auto_compaction(bool enabled);
   void set_steering_mode(protocol::QueueMode mode) { steering_mode_ = mode; }
@@ -177,6 +185,7 @@ class AgentSession {
     Completion done;
   };
   struct Run;
+  struct Compaction;
 
   void use_model(const protocol::Model& model);
   std::size_t queued_count() const { return steering_.size() + follow_up_.size(); }
@@ -197,6 +206,16 @@ class AgentSession {
   void abort_run();
   /// Adds a finished message to the context, the history and the session file.
   void record(const protocol::AgentMessage& message, bool in_context = true);
+
+  // compaction (agent_compaction.cpp)
+  /// After a run: overflow or threshold compaction; true when one started.
+  bool compact_after_run(const protocol::AgentMessage& last);
+  void start_compaction(std::string reason, const std::optional<std::string>& custom,
+                        CompactDone done);
+  void on_compaction_event(std::uint64_t generation, llm::StreamEvent event);
+  void complete_compaction();
+  void fail_compaction(const std::string& reason);
+  void abort_compaction();
 
   // session files (agent_session_files.cpp)
   void start_new_recorder(std::optional<std::string> file, std::optional<std::string> parent);
@@ -235,6 +254,8 @@ class AgentSession {
   std::deque<Queued> steering_;
   std::deque<Queued> follow_up_;
   std::unique_ptr<SessionRecorder> recorder_;
+  std::unique_ptr<Compaction> compaction_;
+  bool overflow_compacted_ = false;  // this prompt had its one overflow compaction
   std::map<std::uint64_t, std::unique_ptr<ShellJob>> bash_jobs_;  // by generation
   std::uint64_t bash_generation_ = 0;  // of the current command; older ones are being left
   std::vector<protocol::AgentMessage> pending_bash_;  // finished during a run

@@ -117,7 +117,7 @@ std::optional<std::string> AgentSession::bash(const std::string& command, BashDo
 
 void AgentSession::add_bash_result(AgentMessage message) {
   // Inside a run it would land between a tool call and its result; it waits for idle.
-  if (run_ || retry_.active()) {
+  if (run_ || retry_.active() || compaction_) {
     pending_bash_.push_back(std::move(message));
   } else {
     record(message);

@@ -46,16 +46,6 @@ TEST_CASE("each implemented command answers once with success and does its work"
   CHECK_FALSE(state["data"].contains("isRetrying"));
 }
 
-TEST_CASE("commands not built yet answer Unknown command, never a false success") {
-  Fixture f;
-  for (const char* line : {R"({"type":"compact"})"}) {
-    CAPTURE(line);
-    const Json r = f.one(line);
-    CHECK(r["success"] == false);
-    CHECK(r["error"] == "Unknown command: " + r["command"].get<std::string>());
-  }
-}
-
 TEST_CASE("a rejected command leaves the session unchanged") {
   Fixture f;
   f.one(R"({"type":"set_auto_retry","enabled":"no"})");

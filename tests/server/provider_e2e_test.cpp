@@ -620,3 +620,43 @@ TEST_CASE("a proxy that refuses the tunnel is a clear connection error") {
   CHECK(error_of_last_assistant(events) ==
         "connection error: proxy refused the tunnel to 127.0.0.1:9 (status 403)");
 }
+
+TEST_CASE("overflow over HTTP: compaction with the same provider, then the continued run") {
+  for (const auto& api : kApis) {
+    CAPTURE(api.provider);
+    FakeLlmServer fake({api.error(503, "overloaded_error", "overloaded"),
+                        api.error(400, "invalid_request_error",
+                                  "prompt is too long: 210000 tokens > 200000 maximum"),
+                        api.ok(), api.ok()});
+    auto r = server_for(api.provider, fake.base_url() + api.base_path, settings(3, 10));
+    r.send(prompt("a long story"));
+    const auto events = r.read_until([](const Json& j) {
+      return j["type"] == "agent_end" && j["messages"].size() == 1 &&
+             j["messages"][0]["stopReason"] == "stop";
+    });
+    V tail;
+    for (const auto& e : events) {
+      const std::string t = e["type"];
+      if (t.starts_with("auto_") || t == "agent_end" || t == "agent_start")
+        tail.push_back(summarize(e));
+    }
+    // The retry chain meets the overflow and ends first; then compaction; then the continuation.
+    CHECK(tail ==
+          V{"agent_start", "agent_end:willRetry=true", "auto_retry_start:1/3:10:503 overloaded",
+            "agent_start", "agent_end:willRetry=false",
+            "auto_retry_end:false:1:400 prompt is too long: 210000 tokens > 200000 maximum",
+            "auto_compaction_start:overflow", "auto_compaction_end:aborted=false:willRetry=true",
+            "agent_start", "agent_end:willRetry=false"});
+    for (const auto& e : events) {
+      if (e["type"] == "auto_compaction_end") CHECK(e["result"]["summary"] == api.answer_text());
+    }
+    const auto requests = fake.requests();
+    REQUIRE(requests.size() == 4);
+    // The summary request went to the same endpoint with the summarizing instructions.
+    CHECK(requests[2].target == requests[1].target);
+    CHECK(requests[2].body.find("Summarize the conversation below") != std::string::npos);
+    // The continued request sends the summary as user text, then the kept message.
+    CHECK(requests[3].body.find("compacted into this summary") != std::string::npos);
+    CHECK(requests[3].body.find("a long story") != std::string::npos);
+  }
+}

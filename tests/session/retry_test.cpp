@@ -239,7 +239,14 @@ TEST_CASE("an active chain that meets an overflow ends before anything else") {
                    retry_settings(3, 10));
   h.prompt("x");
   h.scheduler.run_all();
-  CHECK(summarize(h.sink.events.back()) == "auto_retry_end:false:1:prompt is too long");
+  const auto types = summarize(h.sink.events);
+  REQUIRE(types.size() >= 4);
+  // The chain ends first; only then does the overflow go to compaction (runtime.md section 5).
+  CHECK(V(types.end() - 4, types.end()) ==
+        V{"agent_end:willRetry=false", "auto_retry_end:false:1:prompt is too long",
+          "auto_compaction_start:overflow",
+          "auto_compaction_end:aborted=false:willRetry=false:Context overflow recovery failed: "
+          "prompt is too long"});
 }
 
 TEST_CASE("prompts during the backoff wait as follow-ups and run after the chain ends") {

@@ -1,7 +1,8 @@
 #pragma once
 // Renders events as short strings for sequence assertions, e.g. "message_end:assistant:error",
 // "agent_end:willRetry=true", "auto_retry_start:1/3:2000:503 overloaded",
-// "auto_retry_end:false:1:Retry cancelled", "update:text_delta".
+// "auto_retry_end:false:1:Retry cancelled", "update:text_delta",
+// "auto_compaction_start:overflow", "auto_compaction_end:aborted=false:willRetry=true".
 
 #include <string>
 #include <vector>
@@ -45,6 +46,13 @@ inline std::string summarize(const protocol::Json& e) {
     std::string s = type + ":" + (e["success"].get<bool>() ? "true" : "false") + ":" +
                     std::to_string(e["attempt"].get<long>());
     if (e.contains("finalError")) s += ":" + e["finalError"].get<std::string>();
+    return s;
+  }
+  if (type == "auto_compaction_start") return type + ":" + e["reason"].get<std::string>();
+  if (type == "auto_compaction_end") {
+    std::string s = type + ":aborted=" + (e["aborted"].get<bool>() ? "true" : "false") +
+                    ":willRetry=" + (e["willRetry"].get<bool>() ? "true" : "false");
+    if (e.contains("errorMessage")) s += ":" + e["errorMessage"].get<std::string>();
     return s;
   }
   if (type == "response") {

@@ -1,0 +1,169 @@
+// AgentSession: compaction (runtime.md section 5), where a context overflow goes instead of a
+// retry, the threshold check after a successful run, and `compact` on demand. A compaction is
+// one summary request to the current provider and model; it is not a run (no agent events) and
+// never retried.
+
+#include <nlohmann/json.hpp>
+
+#include "protocol/events.h"
+#include "session/agent_run.h"
+#include "session/compaction.h"
+#include "session/retry_policy.h"
+
+namespace rebound::session {
+
+using protocol::AgentMessage;
+using protocol::Json;
+using Kind = llm::StreamEvent::Kind;
+namespace events = protocol::events;
+
+namespace {
+
+constexpr const char* kOnce =
+    "Context overflow recovery failed after one compact-and-retry attempt. Try reducing context "
+    "or switching to a larger-context model.";
+
+}  // namespace
+
+bool AgentSession::compact_after_run(const AgentMessage& last) {
+  if (!settings_.compaction.enabled) return false;
+  if (is_context_overflow(last, model_.context_window)) {
+    emit(events::auto_compaction_start("overflow"));
+    if (overflow_compacted_) {
+      emit(events::auto_compaction_end(std::nullopt, false, false, std::string(kOnce)));
+      return false;
+    }
+    overflow_compacted_ = true;
+    // The overflowing answer leaves the runtime context; the session file keeps it.
+    if (!context_.empty() && context_.back().is_assistant()) context_.pop_back();
+    start_compaction("overflow", std::nullopt, {});
+    return true;
+  }
+  const std::int64_t limit = model_.context_window - settings_.compaction.reserve_tokens;
+  if (!last.failed() && estimate_context_tokens(context_) > limit) {
+    emit(events::auto_compaction_start("threshold"));
+    start_compaction("threshold", std::nullopt, {});
+    return true;
+  }
+  return false;
+}
+
+void AgentSession::compact(std::optional<std::string> custom_instructions, CompactDone done) {
+  if (compaction_) {
+    done(std::string("Compaction already in progress"));
+    return;
+  }
+  abort_retry();
+  if (run_) abort_run();
+  if (compaction_) abort_compaction();  // an automatic one the aborted run could not start
+  if (context_.empty()) {
+    done(std::string("Nothing to compact (session too small)"));
+    return;
+  }
+  start_compaction("manual", custom_instructions, std::move(done));
+}
+
+void AgentSession::start_compaction(std::string reason, const std::optional<std::string>& custom,
+                                    CompactDone done) {
+  auto c = std::make_unique<Compaction>();
+  c->generation = ++generation_;
+  c->reason = std::move(reason);
+  c->done = std::move(done);
+  c->tokens_before = estimate_context_tokens(context_);
+  c->cut = find_cut(context_, settings_.compaction.keep_recent_tokens);
+  const std::vector<AgentMessage> older(context_.begin(),
+                                        context_.begin() + static_cast<std::ptrdiff_t>(c->cut));
+  const llm::LlmRequest request = summary_request(model_, older, custom, session_id_);
+  const std::uint64_t generation = c->generation;
+  compaction_ = std::move(c);
+  std::weak_ptr<bool> alive = alive_;
+  auto stream = deps_.provider.stream(request, [this, alive, generation](llm::StreamEvent e) {
+    if (!alive.expired()) on_compaction_event(generation, std::move(e));
+  });
+  if (compaction_ && compaction_->generation == generation) compaction_->stream = std::move(stream);
+}
+
+void AgentSession::on_compaction_event(std::uint64_t generation, llm::StreamEvent e) {
+  if (!compaction_ || compaction_->generation != generation) return;  // stale
+  switch (e.kind) {
+    case Kind::text_delta:
+      compaction_->summary += e.text;
+      return;
+    case Kind::done:
+      if (compaction_->summary.empty()) {
+        fail_compaction("the model returned an empty summary");
+      } else {
+        complete_compaction();
+      }
+      return;
+    case Kind::error:
+      fail_compaction(e.text.empty() ? "Unknown provider error" : e.text);
+      return;
+    default:
+      return;  // thinking and tool calls are not part of a summary
+  }
+}
+
+void AgentSession::complete_compaction() {
+  std::unique_ptr<Compaction> c = std::move(compaction_);
+  c->stream.reset();
+  const std::size_t cut = std::min(c->cut, context_.size());
+  const std::string first_kept =
+      cut < context_.size() ? recorder_->find_message_entry(context_[cut]) : std::string();
+  recorder_->append(compaction_entry(c->summary, first_kept, c->tokens_before, c->reason));
+  AgentMessage summary;
+  summary.role = protocol::Role::compaction_summary;
+  summary.summary = c->summary;
+  summary.tokens_before = c->tokens_before;
+  // The entry's own time, so that a resumed session rebuilds the very same message.
+  summary.timestamp =
+      parse_iso_timestamp(recorder_->entries().back()["timestamp"].get<std::string>())
+          .value_or(deps_.scheduler.now_epoch_ms());
+  std::vector<AgentMessage> next;
+  next.push_back(std::move(summary));
+  next.insert(next.end(), context_.begin() + static_cast<std::ptrdiff_t>(cut), context_.end());
+  context_ = std::move(next);
+
+  Json result = Json::object();
+  result["summary"] = c->summary;
+  result["firstKeptEntryId"] = first_kept;
+  result["tokensBefore"] = c->tokens_before;
+  if (c->reason == "manual") {
+    c->done(std::move(result));
+    settle();
+    return;
+  }
+  const bool resume = c->reason == "overflow";
+  emit(events::auto_compaction_end(std::move(result), false, resume, std::nullopt));
+  if (resume) {
+    continue_run();
+  } else {
+    settle();
+  }
+}
+
+void AgentSession::fail_compaction(const std::string& reason) {
+  std::unique_ptr<Compaction> c = std::move(compaction_);
+  c->stream.reset();
+  if (c->reason == "manual") {
+    c->done(reason);
+  } else {
+    const std::string prefix =
+        c->reason == "overflow" ? "Context overflow recovery failed: " : "Auto-compaction failed: ";
+    emit(events::auto_compaction_end(std::nullopt, false, false, prefix + reason));
+  }
+  settle();
+}
+
+void AgentSession::abort_compaction() {
+  std::unique_ptr<Compaction> c = std::move(compaction_);
+  if (!c) return;
+  c->stream.reset();
+  if (c->reason == "manual") {
+    c->done(std::string("Compaction aborted"));
+  } else {
+    emit(events::auto_compaction_end(std::nullopt, true, false, std::nullopt));
+  }
+}
+
+}  // namespace rebound::session
