@@ -660,3 +660,111 @@ TEST_CASE("overflow over HTTP: compaction with the same provider, then the conti
     CHECK(requests[3].body.find("a long story") != std::string::npos);
   }
 }
+
+namespace {
+
+// A successful answer that reports `input` prompt tokens.
+FakeResponse ok_with_input(const Api& api, long input) {
+  FakeResponse r = api.ok();
+  for (auto& chunk : r.chunks) {
+    for (const std::string& from :
+         {std::string("\"prompt_tokens\":12"), std::string("\"input_tokens\":20")}) {
+      const auto at = chunk.find(from);
+      if (at != std::string::npos) {
+        chunk.replace(at, from.size(), from.substr(0, from.find(':') + 1) + std::to_string(input));
+      }
+    }
+  }
+  return r;
+}
+
+// The session-level events of a stream, summarized (no deltas, no message events).
+V session_events(const std::vector<Json>& events) {
+  V out;
+  for (const auto& e : events) {
+    const std::string t = e["type"];
+    if (t.starts_with("auto_") || t == "agent_end" || t == "agent_start") {
+      out.push_back(summarize(e));
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("compaction over HTTP: each path of runtime.md section 5, for both APIs") {
+  const std::string once =
+      "auto_compaction_end:aborted=false:willRetry=false:Context overflow recovery failed after "
+      "one compact-and-retry attempt. Try reducing context or switching to a larger-context "
+      "model.";
+  for (const auto& api : kApis) {
+    CAPTURE(api.provider);
+    const auto overflow = api.error(400, "invalid_request_error", "prompt is too long");
+    const std::string compaction = R"(,"compaction":{"enabled":true,"keepRecentTokens":1})";
+    {  // overflow, compaction, continued run; the session file resumes to the same
+      FakeLlmServer fake({overflow, api.ok(), api.ok()});
+      testing::TempDir sessions;
+      auto r = ReboundProcess(
+          {"--session", (sessions.path() / "s.jsonl").string(), "--provider", api.provider,
+           "--base-url", fake.base_url() + api.base_path, "--api-key", kCanary},
+          {}, {{"agent/settings.json", settings(3, 10, compaction)}});
+      r.send(prompt("a long story"));
+      r.read_until_type("agent_end");
+      const auto events = r.read_until_type("agent_end");
+      CHECK(session_events(events) == V{"auto_compaction_start:overflow",
+                                        "auto_compaction_end:aborted=false:willRetry=true",
+                                        "agent_start", "agent_end:willRetry=false"});
+      r.send(Json{{"id", "m"}, {"type", "get_messages"}});
+      const Json messages = r.read_until_response("m").back()["data"]["messages"];
+      REQUIRE(messages.size() == 3);
+      CHECK(messages[0]["summary"] == api.answer_text());
+      r.proc().close_stdin();
+      REQUIRE(r.proc().wait() == 0);
+      auto resumed = ReboundProcess({"--session", (sessions.path() / "s.jsonl").string(),
+                                     "--provider", api.provider, "--api-key", kCanary});
+      resumed.send(Json{{"id", "m"}, {"type", "get_messages"}});
+      CHECK(resumed.read_until_response("m").back()["data"]["messages"] == messages);
+    }
+    {  // a second overflow ends with the once-per-prompt error
+      FakeLlmServer fake({overflow, api.ok(), overflow});
+      auto r =
+          server_for(api.provider, fake.base_url() + api.base_path, settings(3, 10, compaction));
+      r.send(prompt());
+      const auto events = r.read_until([&](const Json& j) {
+        return j["type"] == "auto_compaction_end" && j["willRetry"] == false;
+      });
+      CHECK(session_events(events).back() == once);
+      CHECK(fake.requests().size() == 3);
+    }
+    {  // a failing summary
+      FakeLlmServer fake({overflow, api.error(500, "api_error", "boom")});
+      auto r =
+          server_for(api.provider, fake.base_url() + api.base_path, settings(3, 10, compaction));
+      r.send(prompt());
+      const auto events = r.read_until_type("auto_compaction_end");
+      CHECK(events.back()["errorMessage"] == "Context overflow recovery failed: 500 boom");
+      CHECK(fake.requests().size() == 2);  // the summary is never retried
+    }
+    {  // compaction disabled: nothing after agent_end
+      FakeLlmServer fake({overflow});
+      auto r = server_for(api.provider, fake.base_url() + api.base_path,
+                          settings(3, 10, R"(,"compaction":{"enabled":false})"));
+      r.send(prompt());
+      r.read_until_type("agent_end");
+      r.send(Json{{"id", "s"}, {"type", "get_state"}});
+      CHECK(r.read_json()["id"] == "s");  // the very next line
+      CHECK(fake.requests().size() == 1);
+    }
+    {  // threshold compaction after a run above contextWindow - reserveTokens
+      const long window = api.openai() ? 128000 : 200000;
+      FakeLlmServer fake({ok_with_input(api, window - 10000), api.ok()});
+      auto r =
+          server_for(api.provider, fake.base_url() + api.base_path, settings(3, 10, compaction));
+      r.send(prompt());
+      const auto events = r.read_until_type("auto_compaction_end");
+      CHECK(session_events(events) == V{"agent_start", "agent_end:willRetry=false",
+                                        "auto_compaction_start:threshold",
+                                        "auto_compaction_end:aborted=false:willRetry=false"});
+    }
+  }
+}
