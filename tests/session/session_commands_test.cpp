@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "tests/support/event_summary.h"
+#include "tests/support/jsonl.h"
 #include "tests/support/session_harness.h"
 
 using namespace rebound;
@@ -15,17 +16,6 @@ using testing::summarize;
 using V = std::vector<std::string>;
 
 namespace {
-
-std::vector<Json> file_lines(const std::string& text) {
-  std::vector<Json> out;
-  std::size_t pos = 0;
-  while (pos < text.size()) {
-    const auto lf = text.find('\n', pos);
-    out.push_back(Json::parse(text.substr(pos, lf - pos)));
-    pos = lf + 1;
-  }
-  return out;
-}
 
 session::LoadedSession load(SessionHarness& h, const std::string& path) {
   auto loaded = h.files.load(path);
@@ -48,7 +38,7 @@ TEST_CASE("after an overload and a retry the file holds user, error, and the ans
   CHECK(path == "/sessions/sid-test.jsonl");
   h.prompt("hi");
   h.scheduler.run_all();
-  const auto lines = file_lines(h.files.files.at(path));
+  const auto lines = testing::parse_jsonl(h.files.files.at(path));
   REQUIRE(lines.size() == 6);
   CHECK(lines[0]["type"] == "session");
   CHECK(lines[0]["id"] == "sid-test");
@@ -79,7 +69,7 @@ TEST_CASE("after an overload and a retry the file holds user, error, and the ans
   CHECK(resumed.session_file() == path);
   // Appending to a resumed file continues the chain from its leaf.
   resumed.set_thinking_level(protocol::ThinkingLevel::high);  // clamped: no change, no entry
-  CHECK(file_lines(h.files.files.at(path)).size() == 6);
+  CHECK(testing::parse_jsonl(h.files.files.at(path)).size() == 6);
 }
 
 TEST_CASE("a model change is appended as an entry; the file starts only with an answer") {
@@ -89,7 +79,7 @@ TEST_CASE("a model change is appended as an entry; the file starts only with an 
   CHECK(h.files.files.empty());
   h.prompt("hi");
   h.scheduler.run_all();
-  const auto lines = file_lines(h.files.files.at(*h.session.session_file()));
+  const auto lines = testing::parse_jsonl(h.files.files.at(*h.session.session_file()));
   REQUIRE(lines.size() == 6);
   CHECK(lines[3]["type"] == "model_change");
   CHECK(lines[3]["modelId"] == "echo");
@@ -130,7 +120,7 @@ TEST_CASE("switch_session during a backoff: the chain ends cancelled, then the o
   h.scheduler.advance(10000);
   CHECK(h.sink.events.size() == 1);  // nothing retried, nothing queued ran
   // The second session's file has the parent in its header and its error entry.
-  const auto second = file_lines(h.files.files.at(second_path));
+  const auto second = testing::parse_jsonl(h.files.files.at(second_path));
   CHECK(second[0]["parentSession"] == "parent.jsonl");
   CHECK(second.back()["message"]["stopReason"] == "error");
 }
@@ -181,7 +171,7 @@ TEST_CASE("bash when idle: the result joins the context, the file and the next r
   REQUIRE(h.requests.size() == 1);
   CHECK(h.requests[0]["messages"][0]["role"] == "bashExecution");
   CHECK(h.requests[0]["messages"][0]["command"] == "ls");
-  const auto lines = file_lines(h.files.files.at(*h.session.session_file()));
+  const auto lines = testing::parse_jsonl(h.files.files.at(*h.session.session_file()));
   CHECK(lines[3]["message"]["role"] == "bashExecution");
   // A second command may run now.
   CHECK_FALSE(h.session.bash("pwd", [](const protocol::AgentMessage&) {}));

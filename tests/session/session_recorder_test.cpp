@@ -7,6 +7,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "tests/support/jsonl.h"
 #include "tests/support/memory_session_storage.h"
 
 using namespace rebound;
@@ -20,17 +21,6 @@ AgentMessage message(protocol::Role role, const std::string& text) {
   m.role = role;
   m.content.push_back(protocol::ContentBlock::make_text(text));
   return m;
-}
-
-std::vector<Json> lines(const std::string& text) {
-  std::vector<Json> out;
-  std::size_t pos = 0;
-  while (pos < text.size()) {
-    const auto lf = text.find('\n', pos);
-    out.push_back(Json::parse(text.substr(pos, lf - pos)));
-    pos = lf + 1;
-  }
-  return out;
 }
 
 }  // namespace
@@ -49,7 +39,7 @@ TEST_CASE("nothing is written before an assistant message; then everything, then
   r.append_message(message(protocol::Role::assistant, "hello"));
   CHECK(r.on_disk());
   CHECK(storage.writes["/s/a.jsonl"] == 1);
-  auto file = lines(storage.files["/s/a.jsonl"]);
+  auto file = testing::parse_jsonl(storage.files["/s/a.jsonl"]);
   REQUIRE(file.size() == 5);
   CHECK(file[0] == Json::parse(R"({"type":"session","version":3,"id":"sid",
                                    "timestamp":"2026-11-30T08:38:02.123Z","cwd":"/w"})"));
@@ -65,8 +55,8 @@ TEST_CASE("nothing is written before an assistant message; then everything, then
   CHECK(std::next(file[3].begin(), 3).key() == "timestamp");
   r.append_message(message(protocol::Role::user, "again"));
   CHECK(storage.writes["/s/a.jsonl"] == 2);
-  CHECK(lines(storage.files["/s/a.jsonl"]).size() == 6);
-  CHECK(r.leaf_id() == lines(storage.files["/s/a.jsonl"]).back()["id"]);
+  CHECK(testing::parse_jsonl(storage.files["/s/a.jsonl"]).size() == 6);
+  CHECK(r.leaf_id() == testing::parse_jsonl(storage.files["/s/a.jsonl"]).back()["id"]);
 }
 
 TEST_CASE("a failed write keeps the entries and writes them with the next one") {
@@ -80,7 +70,7 @@ TEST_CASE("a failed write keeps the entries and writes them with the next one") 
   storage.fail_writes = false;
   r.append_message(message(protocol::Role::assistant, "three"));
   CHECK(storage.writes["/s/b.jsonl"] == 1);
-  CHECK(lines(storage.files["/s/b.jsonl"]).size() == 4);  // header + 3
+  CHECK(testing::parse_jsonl(storage.files["/s/b.jsonl"]).size() == 4);  // header + 3
 }
 
 TEST_CASE("--no-session keeps entries in memory only") {

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "protocol/json.h"
+#include "tests/support/jsonl.h"
 #include "tests/support/subprocess.h"
 #include "tests/support/temp_dir.h"
 
@@ -67,16 +68,7 @@ class ReboundProcess {
 
   /// The lines of a JSONL file inside the temporary directory (e.g. the script log).
   std::vector<protocol::Json> jsonl(const std::string& name) const {
-    std::vector<protocol::Json> out;
-    const std::string text = dir_.read(name);
-    std::size_t start = 0;
-    while (start < text.size()) {
-      const auto lf = text.find('\n', start);
-      out.push_back(protocol::Json::parse(text.substr(start, lf - start)));
-      if (lf == std::string::npos) break;
-      start = lf + 1;
-    }
-    return out;
+    return parse_jsonl(dir_.read(name));
   }
 
  private:
