@@ -1,5 +1,6 @@
 #include "server/stdio_transport.h"
 
+#include <fcntl.h>
 #include <unistd.h>
 
 #include <spdlog/spdlog.h>
@@ -12,7 +13,7 @@ namespace rebound::server {
 namespace asio = boost::asio;
 
 StdinReader::StdinReader(const asio::any_io_executor& executor, int fd)
-    : stream_(executor, ::dup(fd)) {}
+    : stream_(executor, ::fcntl(fd, F_DUPFD_CLOEXEC, 0)) {}
 
 void StdinReader::start(DataHandler on_data, EofHandler on_eof) {
   on_data_ = std::move(on_data);
@@ -44,7 +45,7 @@ void StdinReader::read_some() {
 }
 
 StdoutWriter::StdoutWriter(const asio::any_io_executor& executor, int fd)
-    : stream_(executor, ::dup(fd)) {}
+    : stream_(executor, ::fcntl(fd, F_DUPFD_CLOEXEC, 0)) {}
 
 void StdoutWriter::write_line(std::string line) {
   if (broken_) return;
