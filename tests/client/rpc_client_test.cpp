@@ -1,0 +1,185 @@
+// RpcClient against the real binary with the scripted provider (issue: client library).
+
+#include "rebound/rpc_client.h"
+
+#include <signal.h>
+
+#include <doctest/doctest.h>
+
+#include <atomic>
+#include <chrono>
+#include <filesystem>
+#include <future>
+#include <thread>
+
+#include "tests/support/temp_dir.h"
+
+using namespace std::chrono_literals;
+using rebound::Json;
+using rebound::RpcClient;
+using rebound::RpcClientOptions;
+using rebound::RpcError;
+
+namespace {
+
+struct Server {
+  explicit Server(const std::string& script, const std::string& settings = "{}",
+                  std::vector<std::string> extra = {"--no-session"}) {
+    dir.write("agent/settings.json", settings);
+    dir.write("script.json", script);
+    options.server_path = REBOUND_BINARY;
+    options.args = {"--agent-dir", (dir.path() / "agent").string(),      "--provider", "scripted",
+                    "--script",    (dir.path() / "script.json").string()};
+    options.args.insert(options.args.end(), extra.begin(), extra.end());
+    options.cwd = dir.path().string();
+    options.env["HOME"] = dir.path().string();
+    options.request_timeout = 5000ms;
+  }
+  rebound::testing::TempDir dir;
+  RpcClientOptions options;
+};
+
+std::string type_of(const Json& e) {
+  return e.value("type", std::string());
+}
+
+}  // namespace
+
+TEST_CASE("every helper round-trips against the real server") {
+  Server s(R"([{"text":"hello there"},{"text":"SUMMARY"},{"text":"again"}])",
+           R"({"compaction":{"enabled":true,"keepRecentTokens":1}})",
+           {"--session-dir", "@SESSIONS@"});
+  for (auto& a : s.options.args) {
+    if (a == "@SESSIONS@") a = (s.dir.path() / "sessions").string();
+  }
+  RpcClient c(s.options);
+  CHECK(c.running());
+  Json st = c.get_state();
+  CHECK(st["isStreaming"] == false);
+  CHECK(st["model"]["id"] == "script");
+  c.set_auto_retry(false);
+  c.abort_retry();
+  c.set_auto_compaction(true);
+  c.set_steering_mode("all");
+  c.set_follow_up_mode("all");
+  c.set_interrupt_mode("wait");
+  c.set_thinking_level("high");
+  CHECK(c.cycle_thinking_level().is_null());  // the scripted models do not reason
+  const Json models = c.get_available_models();
+  CHECK(models.size() >= 2);
+  CHECK(c.set_model("scripted", "script")["id"] == "script");
+  CHECK(c.cycle_model()["model"]["id"] == "echo");
+  c.set_model("scripted", "script");
+  st = c.get_state();
+  CHECK(st["steeringMode"] == "all");
+  CHECK(st["interruptMode"] == "wait");
+
+  const auto events = c.prompt_and_wait("hi", 5000ms);
+  CHECK(type_of(events.front()) == "agent_start");
+  CHECK(type_of(events.back()) == "agent_end");
+  CHECK(c.get_last_assistant_text() == "hello there");
+  CHECK(c.get_messages().size() == 2);
+  CHECK(c.get_session_stats()["assistantMessages"] == 1);
+
+  const Json ran = c.bash("echo from-bash");
+  CHECK(ran["output"] == "from-bash\n");
+  CHECK(ran["exitCode"] == 0);
+  c.abort_bash();
+
+  const Json compacted = c.compact("keep it short");
+  CHECK(compacted["summary"] == "SUMMARY");
+  CHECK(c.get_messages()[0]["role"] == "compactionSummary");
+
+  c.steer("a steer while idle starts a run");
+  CHECK(c.wait_for_idle(5000ms));
+  c.follow_up("a follow-up while idle starts a run too");
+  CHECK(c.wait_for_idle(5000ms));
+  c.abort();
+
+  const std::string first_file = c.get_state()["sessionFile"];
+  CHECK_FALSE(c.new_session());
+  CHECK(c.get_messages().empty());
+  CHECK_FALSE(c.switch_session(first_file));
+  CHECK(c.get_messages().size() >= 3);
+
+  // A failed response throws with the server's text.
+  try {
+    c.set_model("nowhere", "nothing");
+    FAIL("no exception");
+  } catch (const RpcError& e) {
+    CHECK(e.command() == "set_model");
+    CHECK(std::string(e.what()) == "Model not found: nowhere/nothing");
+  }
+  CHECK_THROWS_AS(c.prompt("busy?", std::string("sideways")), RpcError);
+  c.stop();
+  CHECK_FALSE(c.running());
+  CHECK_THROWS_AS(c.get_state(), RpcError);
+}
+
+TEST_CASE("wait_for_idle returns after the retry chain, not at the first agent_end") {
+  Server s(R"([{"error":"503 overloaded"},{"error":"503 overloaded"},{"text":"finally"}])",
+           R"({"retry":{"enabled":true,"maxRetries":3,"baseDelayMs":50}})");
+  RpcClient c(s.options);
+  std::atomic<int> agent_ends{0};
+  auto sub = c.on_event([&](const Json& e) {
+    if (type_of(e) == "agent_end") ++agent_ends;
+  });
+  const auto events = c.prompt_and_wait("try hard", 10000ms);
+  CHECK(agent_ends == 3);
+  REQUIRE_FALSE(events.empty());
+  CHECK(type_of(events.back()) == "auto_retry_end");
+  CHECK(events.back()["success"] == true);
+  CHECK(events.back()["attempt"] == 2);
+  CHECK(c.get_last_assistant_text() == "finally");
+  // Unsubscribed handlers see nothing more.
+  sub.unsubscribe();
+  c.prompt_and_wait("again", 5000ms);
+  CHECK(agent_ends == 3);
+}
+
+TEST_CASE("killing the server fails the pending call at once, with the stderr tail") {
+  Server s(R"([{"text":"x"}])");
+  s.options.args.push_back("--log-level");
+  s.options.args.push_back("debug");
+  RpcClient c(s.options);
+  c.get_state();
+  auto pending = std::async(std::launch::async, [&] {
+    try {
+      c.bash("sleep 5");
+      return std::string("no error");
+    } catch (const RpcError& e) {
+      return std::string(e.what());
+    }
+  });
+  std::this_thread::sleep_for(100ms);  // the bash command is running on the server
+  const auto killed_at = std::chrono::steady_clock::now();
+  ::kill(c.pid(), SIGKILL);
+  REQUIRE(pending.wait_for(2s) == std::future_status::ready);
+  const auto elapsed = std::chrono::steady_clock::now() - killed_at;
+  const std::string error = pending.get();
+  CHECK(elapsed < 100ms);
+  CHECK(error.find("rebound was killed by signal 9") == 0);
+  CHECK(error.find("stderr: ") != std::string::npos);
+  CHECK(error.find("bash: started pid") != std::string::npos);  // the server's own log line
+  CHECK_FALSE(c.running());
+  CHECK_THROWS_WITH_AS(c.get_state(), doctest::Contains("rebound was killed"), RpcError);
+}
+
+TEST_CASE("a request times out on its own deadline; the client goes on") {
+  Server s(R"([{"text":"x"}])");
+  RpcClient c(s.options);
+  CHECK_THROWS_WITH_AS(c.request(Json{{"type", "bash"}, {"command", "sleep 5"}}, 100ms),
+                       doctest::Contains("Timed out after 100 ms waiting for the response to bash"),
+                       RpcError);
+  c.abort_bash();
+  CHECK(c.get_state()["isStreaming"] == false);
+}
+
+TEST_CASE("a server that cannot start is an exception, not a hang") {
+  RpcClientOptions o;
+  o.server_path = "/nonexistent/rebound";
+  CHECK_THROWS_AS(RpcClient{o}, std::runtime_error);
+  Server s(R"([])");  // an empty script: the server exits 1 at start-up
+  RpcClient c(s.options);
+  CHECK_THROWS_WITH_AS(c.get_state(), doctest::Contains("exited with status 1"), RpcError);
+}
