@@ -1,0 +1,30 @@
+#pragma once
+// The texts rebound-chat shows (retry.md section 9), as pure functions so they are tested
+// without a terminal.
+
+#include <cstdint>
+#include <string>
+
+namespace rebound::chat {
+
+inline constexpr const char* kWorking = "Working… (esc to interrupt)";
+inline constexpr const char* kCompacting = "Compacting the context… (esc to interrupt)";
+
+/// Whole seconds for a delay: round(ms / 1000), never negative.
+inline std::int64_t rounded_seconds(std::int64_t ms) {
+  return ms <= 0 ? 0 : (ms + 500) / 1000;
+}
+
+/// `Retrying (<attempt>/<maxAttempts>) in <round(remaining/1000)>s… (esc to cancel)`.
+inline std::string retry_status(std::int64_t attempt, std::int64_t max_attempts,
+                                std::int64_t remaining_ms) {
+  return "Retrying (" + std::to_string(attempt) + "/" + std::to_string(max_attempts) + ") in " +
+         std::to_string(rounded_seconds(remaining_ms)) + "s… (esc to cancel)";
+}
+
+/// `Retry failed after <attempt> attempts: <finalError>`.
+inline std::string retry_failed(std::int64_t attempt, const std::string& final_error) {
+  return "Retry failed after " + std::to_string(attempt) + " attempts: " + final_error;
+}
+
+}  // namespace rebound::chat

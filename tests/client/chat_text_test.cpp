@@ -1,0 +1,16 @@
+#include "client/chat_text.h"
+
+#include <doctest/doctest.h>
+
+using namespace rebound::chat;
+
+TEST_CASE("the retry line rounds the remaining time to whole seconds") {
+  CHECK(retry_status(1, 3, 2000) == "Retrying (1/3) in 2s… (esc to cancel)");
+  CHECK(retry_status(2, 3, 3499) == "Retrying (2/3) in 3s… (esc to cancel)");
+  CHECK(retry_status(2, 3, 3500) == "Retrying (2/3) in 4s… (esc to cancel)");
+  CHECK(retry_status(3, 3, -20) == "Retrying (3/3) in 0s… (esc to cancel)");
+}
+
+TEST_CASE("the failure line") {
+  CHECK(retry_failed(1, "Retry cancelled") == "Retry failed after 1 attempts: Retry cancelled");
+}

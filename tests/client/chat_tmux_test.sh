@@ -1,0 +1,64 @@
+#!/usr/bin/env bash
+# rebound-chat in a real terminal (tmux): the retry line with its numbers counts down, Esc
+# cancels it, the screen shows the failure, and a later prompt works; then plain-line mode with
+# a pipe. Usage: chat_tmux_test.sh REBOUND_CHAT REBOUND
+set -euo pipefail
+chat=$1
+server=$2
+work=$(mktemp -d)
+sock="rebound-chat-test-$$"
+cleanup() { tmux -L "$sock" kill-server 2>/dev/null || true; rm -rf "$work"; }
+trap cleanup EXIT
+export LANG=C.UTF-8 HOME="$work"
+mkdir -p "$work/agent"
+echo '{"retry":{"enabled":true,"maxRetries":3,"baseDelayMs":6000}}' >"$work/agent/settings.json"
+echo '[{"error":"503 overloaded"},{"text":"second answer"}]' >"$work/script.json"
+server_args=(--agent-dir "$work/agent" --no-session --provider scripted --script "$work/script.json")
+
+fail() { echo "FAIL: $*" >&2; echo "--- screen:" >&2; screen >&2; exit 1; }
+screen() { tmux -L "$sock" capture-pane -p -t chat; }
+# Waits up to $2 seconds for the screen to contain $1.
+wait_for() {
+  local deadline=$((SECONDS + $2))
+  while [ $SECONDS -le $deadline ]; do
+    screen | grep -qF -- "$1" && return 0
+    sleep 0.1
+  done
+  fail "no '$1' on the screen within $2 s"
+}
+
+tmux -L "$sock" -u new-session -d -s chat -x 100 -y 20 \
+  "$chat --server $server -- ${server_args[*]}"
+wait_for ">" 5
+tmux -L "$sock" send-keys -t chat "hello there" Enter
+wait_for "Retrying (1/3) in 6s… (esc to cancel)" 5
+wait_for "(error: 503 overloaded)" 1
+# It counts down.
+wait_for "Retrying (1/3) in 4s… (esc to cancel)" 4
+echo "ok: the retry line appeared and counted down from 6s to 4s"
+tmux -L "$sock" send-keys -t chat Escape
+wait_for "Retry failed after 1 attempts: Retry cancelled" 3
+screen | grep -qF "Retrying (" && fail "the retry line is still shown after Esc"
+echo "ok: Esc cancelled the backoff"
+tmux -L "$sock" send-keys -t chat "and again" Enter
+wait_for "second answer" 5
+echo "ok: a later prompt works"
+tmux -L "$sock" send-keys -t chat C-d
+for _ in $(seq 50); do
+  tmux -L "$sock" has-session -t chat 2>/dev/null || break
+  sleep 0.1
+done
+tmux -L "$sock" has-session -t chat 2>/dev/null && fail "Ctrl-D did not quit"
+echo "ok: Ctrl-D quits"
+
+# Plain lines when stdout is not a terminal.
+echo '{"retry":{"enabled":true,"maxRetries":1,"baseDelayMs":50}}' >"$work/agent/settings.json"
+echo '[{"error":"503 overloaded"}]' >"$work/script.json"
+out=$(printf 'first\n' | "$chat" --server "$server" -- "${server_args[@]}" 2>/dev/null)
+expected="you: first
+(error: 503 overloaded)
+Retrying (1/1) in 0s… (esc to cancel)
+(error: 503 overloaded)
+Retry failed after 1 attempts: 503 overloaded"
+[ "$out" = "$expected" ] || { echo "FAIL: plain output was:"; echo "$out"; exit 1; } >&2
+echo "ok: plain-line mode"
