@@ -157,7 +157,11 @@ TEST_CASE("killing the server fails the pending call at once, with the stderr ta
   REQUIRE(pending.wait_for(2s) == std::future_status::ready);
   const auto elapsed = std::chrono::steady_clock::now() - killed_at;
   const std::string error = pending.get();
-  CHECK(elapsed < 100ms);
+  // Fails at once, not at the 5 s request timeout. (The figure is printed, not asserted tightly:
+  // speed belongs to benchmarks; measured here: 1 to 4 ms.)
+  MESSAGE("kill -9 to the pending call's failure: "
+          << std::chrono::duration<double, std::milli>(elapsed).count() << " ms");
+  CHECK(elapsed < 1s);
   CHECK(error.find("rebound was killed by signal 9") == 0);
   CHECK(error.find("stderr: ") != std::string::npos);
   CHECK(error.find("bash: started pid") != std::string::npos);  // the server's own log line
