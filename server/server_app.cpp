@@ -72,6 +72,7 @@ class WriterEventSink : public session::EventSink {
  public:
   explicit WriterEventSink(StdoutWriter& writer) : writer_(writer) {}
   void emit(const protocol::Json& event) override { writer_.write_line(protocol::to_line(event)); }
+  void emit_line(std::string line) override { writer_.write_line(std::move(line)); }
 
  private:
   StdoutWriter& writer_;

@@ -57,6 +57,7 @@ void AgentSession::request_assistant() {
   run.partial.provider = model_.provider;
   run.partial.model = model_.id;
   run.partial.timestamp = deps_.scheduler.now_epoch_ms();
+  run.lines.reset(run.partial);
 
   llm::LlmRequest request;
   request.model = model_;
@@ -87,8 +88,8 @@ void AgentSession::on_stream_event(std::uint64_t generation, llm::StreamEvent e)
   auto update = [&](std::string_view type, std::optional<std::string> delta = std::nullopt,
                     std::optional<std::string> content = std::nullopt,
                     const ContentBlock* tool_call = nullptr) {
-    emit(events::message_update(
-        {type, m.content.size() - 1, std::move(delta), std::move(content), tool_call}, m));
+    events_.emit_line(run.lines.line(
+        {type, m.content.size() - 1, std::move(delta), std::move(content), tool_call}));
   };
   switch (e.kind) {
     case Kind::text_start:
@@ -96,6 +97,7 @@ void AgentSession::on_stream_event(std::uint64_t generation, llm::StreamEvent e)
       ensure_message_started();
       m.content.push_back(e.kind == Kind::text_start ? ContentBlock::make_text("")
                                                      : ContentBlock::make_thinking(""));
+      run.lines.reset(m);
       update(e.kind == Kind::text_start ? "text_start" : "thinking_start");
       return;
     case Kind::text_delta:
@@ -103,6 +105,11 @@ void AgentSession::on_stream_event(std::uint64_t generation, llm::StreamEvent e)
       if (m.content.empty()) return;
       ensure_message_started();
       m.content.back().text += e.text;
+      if (run.lines.appendable()) {
+        run.lines.append_to_last_block(e.text);
+      } else {
+        run.lines.reset(m);
+      }
       update(e.kind == Kind::text_delta ? "text_delta" : "thinking_delta", e.text);
       return;
     case Kind::text_end:
@@ -116,6 +123,7 @@ void AgentSession::on_stream_event(std::uint64_t generation, llm::StreamEvent e)
       ensure_message_started();
       m.content.push_back(
           ContentBlock::make_tool_call(e.tool_id, e.tool_name, protocol::Json::object()));
+      run.lines.reset(m);
       run.tool_arguments.clear();
       update("toolcall_start");
       return;
@@ -129,10 +137,12 @@ void AgentSession::on_stream_event(std::uint64_t generation, llm::StreamEvent e)
       if (m.content.empty()) return;
       ensure_message_started();
       m.content.back().arguments = e.arguments.is_object() ? e.arguments : protocol::Json::object();
+      run.lines.reset(m);
       update("toolcall_end", std::nullopt, std::nullopt, &m.content.back());
       return;
     case Kind::usage:
       m.usage = e.usage;
+      run.lines.reset(m);
       return;
     case Kind::done:
       finish_message(e.stop_reason, std::nullopt);

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "protocol/messages.h"
+#include "protocol/update_line.h"
 #include "session/agent_session.h"
 #include "session/llm/provider.h"
 
@@ -16,6 +17,7 @@ struct AgentSession::Run {
   std::uint64_t generation = 0;                  // of the request in flight
   std::vector<protocol::AgentMessage> produced;  // for agent_end.messages
   protocol::AgentMessage partial;                // the assistant message being streamed
+  protocol::UpdateLineBuilder lines;             // its message_update lines
   bool message_started = false;
   std::string tool_arguments;                        // raw deltas of the tool call being streamed
   std::vector<protocol::AgentMessage> tool_results;  // of the current turn

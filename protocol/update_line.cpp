@@ -1,0 +1,89 @@
+#include "protocol/update_line.h"
+
+#include <nlohmann/json.hpp>
+
+#include "protocol/json_line.h"
+
+namespace rebound::protocol {
+
+namespace {
+
+// to_line() without its LF.
+std::string compact(const Json& value) {
+  std::string s = to_line(value);
+  s.pop_back();
+  return s;
+}
+
+}  // namespace
+
+std::string escaped_json_string(std::string_view text) {
+  std::string s = compact(Json(std::string(text)));
+  return s.substr(1, s.size() - 2);
+}
+
+void UpdateLineBuilder::reset(const AgentMessage& partial) {
+  const bool text_last =
+      !partial.content.empty() && (partial.content.back().kind == ContentBlock::Kind::text ||
+                                   partial.content.back().kind == ContentBlock::Kind::thinking);
+  if (!text_last) {
+    head_ = compact(to_json(partial));
+    tail_.clear();
+    split_ = false;
+    return;
+  }
+  // The same message with an empty last text: its serialization has `""` exactly where the
+  // text goes, right before the block's closing brace (text is the block's last key).
+  AgentMessage hollow = partial;
+  hollow.content.back().text.clear();
+  const std::string whole = compact(to_json(hollow));
+  // Find the empty string of the last block: the last `""}]` before the message's other keys.
+  const std::size_t at = whole.rfind("\"\"}],\"");
+  if (at == std::string::npos) {  // cannot happen for to_json's layout; stay correct anyway
+    head_ = compact(to_json(partial));
+    tail_.clear();
+    split_ = false;
+    return;
+  }
+  head_ = whole.substr(0, at + 1) + escaped_json_string(partial.content.back().text);
+  tail_ = whole.substr(at + 1);
+  split_ = true;
+}
+
+void UpdateLineBuilder::append_to_last_block(std::string_view delta) {
+  head_ += escaped_json_string(delta);
+}
+
+std::string UpdateLineBuilder::line(const events::AssistantUpdate& u) const {
+  std::string out;
+  const std::size_t partial_size = head_.size() + tail_.size();
+  out.reserve(2 * partial_size + 160 + (u.delta ? u.delta->size() : 0));
+  out += R"({"type":"message_update","assistantMessageEvent":{"type":")";
+  out += u.type;
+  out += R"(","contentIndex":)";
+  out += std::to_string(u.content_index);
+  if (u.delta) {
+    out += R"(,"delta":")";
+    out += escaped_json_string(*u.delta);
+    out += '"';
+  }
+  if (u.content) {
+    out += R"(,"content":")";
+    out += escaped_json_string(*u.content);
+    out += '"';
+  }
+  if (u.tool_call) {
+    out += R"(,"toolCall":)";
+    out += compact(to_json(*u.tool_call));
+  }
+  out += R"(,"partial":)";
+  out += head_;
+  out += tail_;
+  out += R"(},"message":)";
+  out += head_;
+  out += tail_;
+  out += "}\n";
+  return out;
+}
+
+}  // namespace rebound::protocol

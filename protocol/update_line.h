@@ -1,0 +1,41 @@
+#pragma once
+// message_update lines without re-serializing the partial message for every delta.
+//
+// A message_update carries the whole partial assistant message twice, so the bytes written grow
+// with the square of the deltas (protocol.md section 5 wants it so); the work per event need
+// not. UpdateLineBuilder keeps the partial message serialized in two pieces around the end of
+// the last block's text: a text or thinking delta appends its escaped bytes to the first piece,
+// and a line is the two pieces spliced into the event's frame. Any other change to the partial
+// message (a new block, a finished tool call, usage) calls reset(). The lines are byte for byte
+// what to_line(events::message_update(...)) writes. Pure; one owner.
+
+#include <string>
+#include <string_view>
+
+#include "protocol/events.h"
+#include "protocol/messages.h"
+
+namespace rebound::protocol {
+
+class UpdateLineBuilder {
+ public:
+  /// Serializes `partial` afresh.
+  void reset(const AgentMessage& partial);
+  /// The partial message's last block (text or thinking) grew by `delta`. Only valid after a
+  /// reset() whose last block was text or thinking.
+  void append_to_last_block(std::string_view delta);
+  /// Whether append_to_last_block() may be used (the last block is text or thinking).
+  bool appendable() const { return split_; }
+  /// The message_update line (with its LF) for `update` over the current partial message.
+  std::string line(const events::AssistantUpdate& update) const;
+
+ private:
+  std::string head_;  // the partial message up to the end of its last block's text
+  std::string tail_;  // the rest (the closing quote onwards); empty when not split
+  bool split_ = false;
+};
+
+/// A JSON string's escaped content as to_line() writes it (no quotes).
+std::string escaped_json_string(std::string_view text);
+
+}  // namespace rebound::protocol
