@@ -6,6 +6,7 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 bash "$root/scripts/deps.sh"
 build="$root/build-bench"
 cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DREBOUND_BENCH=ON >/dev/null
-cmake --build "$build" --target bench_lifecycle bench_retry
+cmake --build "$build" --target bench_lifecycle bench_retry bench_stream
 "$build/bench/bench_lifecycle" 31
 "$build/bench/bench_retry" 40 50
+"$build/bench/bench_stream" 20000 5

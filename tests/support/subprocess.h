@@ -36,6 +36,8 @@ class Subprocess {
   Subprocess& operator=(const Subprocess&) = delete;
 
   pid_t pid() const { return pid_; }
+  /// Our end of the child's stdout, for readers that bypass read_line() (benchmarks).
+  int stdout_fd() const { return stdout_fd_; }
   /// Writes all of `bytes` to the child's stdin (false once the pipe is closed).
   bool write(std::string_view bytes);
   void close_stdin();
