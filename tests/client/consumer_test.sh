@@ -7,8 +7,10 @@ build=$1
 source=$2
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-cmake --install "$build" --prefix "$work/prefix" >/dev/null
-cmake -S "$source/tests/client/consumer" -B "$work/build" -G Ninja \
-  -DCMAKE_PREFIX_PATH="$work/prefix" >/dev/null
-cmake --build "$work/build" >/dev/null
+log="$work/log"
+run() { "$@" >>"$log" 2>&1 || { cat "$log" >&2; echo "FAIL: $*" >&2; exit 1; }; }
+run cmake --install "$build" --prefix "$work/prefix"
+run cmake -S "$source/tests/client/consumer" -B "$work/build" -G Ninja \
+  -DCMAKE_PREFIX_PATH="$work/prefix"
+run cmake --build "$work/build"
 HOME="$work" "$work/build/consumer" "$work/prefix/bin/rebound"
