@@ -12,7 +12,8 @@ trap cleanup EXIT
 export LANG=C.UTF-8 HOME="$work"
 mkdir -p "$work/agent"
 echo '{"retry":{"enabled":true,"maxRetries":3,"baseDelayMs":6000}}' >"$work/agent/settings.json"
-echo '[{"error":"503 overloaded"},{"text":"second answer"}]' >"$work/script.json"
+echo '[{"error":"503 overloaded"},{"text":"second answer"},{"text":"never","hang":true}]' \
+  >"$work/script.json"
 server_args=(--agent-dir "$work/agent" --no-session --provider scripted --script "$work/script.json")
 
 fail() { echo "FAIL: $*" >&2; echo "--- screen:" >&2; screen >&2; exit 1; }
@@ -43,6 +44,12 @@ echo "ok: Esc cancelled the backoff"
 tmux -L "$sock" send-keys -t chat "and again" Enter
 wait_for "second answer" 5
 echo "ok: a later prompt works"
+tmux -L "$sock" send-keys -t chat "third" Enter
+wait_for "Working… (esc to interrupt)" 3
+tmux -L "$sock" send-keys -t chat C-c
+wait_for "(interrupted)" 3
+screen | grep -qF "Working…" && fail "still working after Ctrl-C"
+echo "ok: Working… shows while a run streams; Ctrl-C interrupts it"
 tmux -L "$sock" send-keys -t chat C-d
 for _ in $(seq 50); do
   tmux -L "$sock" has-session -t chat 2>/dev/null || break
