@@ -140,6 +140,17 @@ void unmark_lone_surrogates(std::string& text) {
   std::string out;
   std::size_t copied = 0;
   while (at != std::string::npos && at + prefix.size() + 4 <= text.size()) {
+    // Only a tag followed by a surrogate's four hex digits is a marker: anything else (input
+    // that happened to contain the tag) stays as it is, so the output is always valid JSON.
+    int unit = 0;
+    for (std::size_t i = 0; i < 4 && unit >= 0; ++i) {
+      const int h = hex_value(text[at + prefix.size() + i]);
+      unit = h < 0 ? -1 : unit * 16 + h;
+    }
+    if (!is_high(unit) && !is_low(unit)) {
+      at = text.find(prefix, at + 1);
+      continue;
+    }
     out.append(text, copied, at - copied);
     out += "\\u";
     for (std::size_t i = 0; i < 4; ++i) {

@@ -74,3 +74,22 @@ TEST_CASE("a private-use character in the input is not mistaken for a marker") {
         "{\"p\":\"\xEE\x80\x80"
         "0123456789abcdefD800\"}\n");
 }
+
+TEST_CASE("input that contains the marker tag itself never makes invalid output (fuzz finding)") {
+  // The tag is secret per process, but a fuzzer learned it from comparisons; take it the same way.
+  const std::string marked = rebound::protocol::mark_lone_surrogates(R"("\uD800")");
+  const std::string tag = marked.substr(1, marked.size() - 6);  // U+E000 and 16 hex digits
+  REQUIRE(tag.size() == 3 + 16);
+  // The tag followed by something that is not a surrogate stays as it is.
+  const auto forged = parse_json_line("{\"type\":\"p" + tag + "rompt\"}");
+  REQUIRE(forged.value);
+  const std::string out = to_line(*forged.value);
+  CHECK(out == "{\"type\":\"p" + tag + "rompt\"}\n");
+  CHECK(parse_json_line(out.substr(0, out.size() - 1)).value);
+  // The tag followed by a surrogate's digits becomes that escape, which reads back.
+  const auto surrogate = parse_json_line("{\"x\":\"" + tag + "dc00\"}");
+  REQUIRE(surrogate.value);
+  const std::string escaped = to_line(*surrogate.value);
+  CHECK(escaped == "{\"x\":\"\\udc00\"}\n");
+  CHECK(parse_json_line(escaped.substr(0, escaped.size() - 1)).value);
+}
