@@ -15,8 +15,8 @@
 #include <fstream>
 #include <mutex>
 #include <random>
-#include <thread>
 #include <string>
+#include <thread>
 
 #include "rebound/rpc_client.h"
 #include "tests/support/fake_llm_server.h"
