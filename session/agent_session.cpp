@@ -147,13 +147,18 @@ std::vector<ThinkingLevel> AgentSession::available_thinking_levels() const {
   return protocol::all_thinking_levels();
 }
 
-void AgentSession::set_thinking_level(ThinkingLevel level) {
+ThinkingLevel AgentSession::clamped_thinking_level(ThinkingLevel wanted) const {
   const auto levels = available_thinking_levels();
   ThinkingLevel effective = levels.front();
-  // Clamp down to the highest offered level not above the request.
+  // The highest offered level not above the one wanted.
   for (auto offered : levels) {
-    if (offered <= level) effective = offered;
+    if (offered <= wanted) effective = offered;
   }
+  return effective;
+}
+
+void AgentSession::set_thinking_level(ThinkingLevel level) {
+  const ThinkingLevel effective = clamped_thinking_level(level);
   if (effective == thinking_level_) return;
   thinking_level_ = effective;
   recorder_->append(thinking_level_change_entry(effective));
@@ -225,13 +230,7 @@ void AgentSession::use_model(const protocol::Model& model) {
   recorder_->append(model_change_entry(model.provider, model.id));
   deps_.settings.persist(Json{{"defaultProvider", model.provider}, {"defaultModel", model.id}});
   // The level the session had is kept where the new model offers it, else clamped.
-  const ThinkingLevel wanted = thinking_level_;
-  thinking_level_ = available_thinking_levels().front();
-  ThinkingLevel effective = thinking_level_;
-  for (auto offered : available_thinking_levels()) {
-    if (offered <= wanted) effective = offered;
-  }
-  thinking_level_ = effective;
+  thinking_level_ = clamped_thinking_level(thinking_level_);
   if (thinking_level_ != level_before) {
     recorder_->append(thinking_level_change_entry(thinking_level_));
   }

@@ -166,6 +166,8 @@ class AgentSession {
   /// a change is persisted as defaultThinkingLevel.
   void set_thinking_level(protocol::ThinkingLevel level);
   std::vector<protocol::ThinkingLevel> available_thinking_levels() const;
+  /// The highest level the model offers that is not above `wanted`.
+  protocol::ThinkingLevel clamped_thinking_level(protocol::ThinkingLevel wanted) const;
   /// cycle_thinking_level: the next offered level (wrapping), persisted; nullopt when the model
   /// has no reasoning.
   std::optional<protocol::ThinkingLevel> cycle_thinking_level();

@@ -49,16 +49,7 @@ void AgentSession::take_up(std::string path, LoadedSession loaded, bool restore_
                    *restored.model_id, model_.provider, model_.id);
     }
   }
-  const auto levels = available_thinking_levels();
-  if (restored.thinking_level) {
-    protocol::ThinkingLevel effective = levels.front();
-    for (auto offered : levels) {
-      if (offered <= *restored.thinking_level) effective = offered;
-    }
-    thinking_level_ = effective;
-  } else if (std::find(levels.begin(), levels.end(), thinking_level_) == levels.end()) {
-    thinking_level_ = levels.front();
-  }
+  thinking_level_ = clamped_thinking_level(restored.thinking_level.value_or(thinking_level_));
 }
 
 void AgentSession::cancel_everything() {
