@@ -1,9 +1,13 @@
 // The 20,000-delta stream of issue 8: a local OpenAI-compatible server (the tests' fake, on
 // 127.0.0.1) streams N one-character deltas; a client reading the real binary's stdout measures
 // the time from writing the prompt to reading agent_end, the events and bytes it read, and the
-// server's peak resident memory (VmHWM) just after agent_end. Prints the median over R runs.
+// server's peak resident memory (VmHWM) and CPU time just after agent_end. Prints the median
+// over R runs, then the pipe floor: the same line lengths written by a process that does nothing
+// but write(2), read by the same reader, so the server's own share of the time is visible.
 // usage: bench_stream [deltas (default 20000)] [runs (default 5)]
 
+#include <fcntl.h>
+#include <sys/wait.h>
 #include <unistd.h>
 #include <algorithm>
 #include <chrono>
@@ -11,7 +15,11 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <iterator>
+#include <sstream>
 #include <string>
+#include <string_view>
+#include <utility>
 #include <vector>
 
 #include "tests/support/fake_llm_server.h"
@@ -39,6 +47,95 @@ long peak_rss_kib(int pid) {
   return -1;
 }
 
+// The process's user and system CPU time in seconds (utime and stime of /proc/PID/stat).
+std::pair<double, double> cpu_seconds(int pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const auto close_paren = text.rfind(')');
+  if (close_paren == std::string::npos) return {-1, -1};
+  std::istringstream fields(text.substr(close_paren + 2));
+  std::string f;
+  double utime = 0, stime = 0;
+  for (int i = 3; fields >> f; ++i) {  // field 3 is the state
+    if (i == 14) utime = std::stod(f);
+    if (i == 15) {
+      stime = std::stod(f);
+      break;
+    }
+  }
+  const double tick = static_cast<double>(::sysconf(_SC_CLK_TCK));
+  return {utime / tick, stime / tick};
+}
+
+struct Stream {
+  std::size_t bytes = 0;
+  std::vector<std::size_t> line_lengths;  // with the LF
+};
+
+// A lean reader (1 MiB reads, memchr for line ends), so the figure is the writer's: reads `fd`
+// until the agent_end line. False if the stream ends first.
+bool read_until_agent_end(int fd, Stream& out) {
+  std::vector<char> buf(1 << 20);
+  std::string line_start;  // the first bytes of the line being read
+  std::size_t line_length = 0;
+  for (;;) {
+    const ssize_t n = ::read(fd, buf.data(), buf.size());
+    if (n <= 0) return false;
+    out.bytes += static_cast<std::size_t>(n);
+    const char* at = buf.data();
+    const char* end = buf.data() + n;
+    while (at < end) {
+      const char* lf = static_cast<const char*>(std::memchr(at, '\n', end - at));
+      const std::size_t part = static_cast<std::size_t>((lf ? lf + 1 : end) - at);
+      line_start.append(at, std::min(part, 20 - std::min<std::size_t>(20, line_start.size())));
+      line_length += part;
+      if (!lf) break;
+      out.line_lengths.push_back(line_length);
+      if (line_start.rfind("{\"type\":\"agent_end", 0) == 0) return true;
+      line_start.clear();
+      line_length = 0;
+      at = lf + 1;
+    }
+  }
+}
+
+// The floor the kernel sets: a child process that does nothing but write(2) lines of the given
+// lengths, one call per line, into a pipe with the same 1 MiB buffer the server asks for, read
+// by the same reader. Seconds from fork to the last line read.
+double pipe_floor_seconds(const std::vector<std::size_t>& lengths) {
+  int fds[2];
+  if (::pipe(fds) != 0) return -1;
+  (void)::fcntl(fds[1], F_SETPIPE_SZ, 1 << 20);
+  const std::size_t longest = *std::max_element(lengths.begin(), lengths.end());
+  std::string filler(longest, 'x');
+  const std::string last = "{\"type\":\"agent_end\"}\n";
+  const auto t0 = Clock::now();
+  const pid_t child = ::fork();
+  if (child == 0) {
+    ::close(fds[0]);
+    for (std::size_t i = 0; i < lengths.size(); ++i) {
+      std::string_view line(filler.data(), lengths[i]);
+      if (i + 1 == lengths.size()) line = last;
+      filler[lengths[i] - 1] = '\n';
+      while (!line.empty()) {
+        const ssize_t n = ::write(fds[1], line.data(), line.size());
+        if (n <= 0) ::_exit(1);
+        line.remove_prefix(static_cast<std::size_t>(n));
+      }
+      filler[lengths[i] - 1] = 'x';
+    }
+    ::_exit(0);
+  }
+  ::close(fds[1]);
+  Stream got;
+  const bool ok = read_until_agent_end(fds[0], got);
+  const double s = std::chrono::duration<double>(Clock::now() - t0).count();
+  ::close(fds[0]);
+  int status = 0;
+  ::waitpid(child, &status, 0);
+  return ok ? s : -1;
+}
+
 double median(std::vector<double> v) {
   std::sort(v.begin(), v.end());
   return v[v.size() / 2];
@@ -58,7 +155,8 @@ int main(int argc, char** argv) {
   r.chunks.push_back(FakeLlmServer::sse(
       R"({"choices":[{"index":0,"delta":{},"finish_reason":"stop"}],"usage":{"prompt_tokens":5,"completion_tokens":20000}})"));
   r.chunks.push_back(FakeLlmServer::sse("[DONE]"));
-  std::vector<double> seconds, rss_mib, idle_rss_mib, mbytes, events_per_s;
+  std::vector<double> seconds, rss_mib, idle_rss_mib, mbytes, events_per_s, user_s, sys_s;
+  std::vector<std::size_t> lengths;  // of the last run's lines, for the pipe floor
   for (int run = 0; run < runs; ++run) {
     FakeLlmServer server({r});
     rebound::testing::TempDir dir;
@@ -74,49 +172,49 @@ int main(int argc, char** argv) {
       return 1;
     }
     idle_rss_mib.push_back(peak_rss_kib(p.pid()) / 1024.0);
+    const auto cpu0 = cpu_seconds(p.pid());
     const auto t0 = Clock::now();
     p.write("{\"id\":1,\"type\":\"prompt\",\"message\":\"stream please\"}\n");
-    // A lean reader (1 MiB reads, memchr for line ends), so the figure is the server's.
-    std::size_t bytes = 0, events = 0;
-    std::vector<char> buf(1 << 20);
-    std::string line_start;  // the first bytes of the line being read
-    bool line_begins = true, done = false;
-    while (!done) {
-      const ssize_t n = ::read(p.stdout_fd(), buf.data(), buf.size());
-      if (n <= 0) {
-        std::fprintf(stderr, "stream ended early: %s\n", p.stderr_text().c_str());
-        return 1;
-      }
-      bytes += static_cast<std::size_t>(n);
-      const char* at = buf.data();
-      const char* end = buf.data() + n;
-      while (at < end) {
-        const char* lf = static_cast<const char*>(std::memchr(at, '\n', end - at));
-        if (line_begins) line_start.clear();
-        line_start.append(at,
-                          std::min<std::size_t>((lf ? lf : end) - at,
-                                                20 - std::min<std::size_t>(20, line_start.size())));
-        line_begins = lf != nullptr;
-        if (!lf) break;
-        ++events;
-        if (line_start.rfind("{\"type\":\"agent_end", 0) == 0) done = true;
-        at = lf + 1;
-      }
+    Stream got;
+    if (!read_until_agent_end(p.stdout_fd(), got)) {
+      std::fprintf(stderr, "stream ended early: %s\n", p.stderr_text().c_str());
+      return 1;
     }
     const double s = std::chrono::duration<double>(Clock::now() - t0).count();
     rss_mib.push_back(peak_rss_kib(p.pid()) / 1024.0);
+    const auto cpu1 = cpu_seconds(p.pid());
+    user_s.push_back(cpu1.first - cpu0.first);
+    sys_s.push_back(cpu1.second - cpu0.second);
+    const std::size_t bytes = got.bytes, events = got.line_lengths.size();
     seconds.push_back(s);
     mbytes.push_back(bytes / 1e6);
     events_per_s.push_back(events / s);
-    std::printf("run %d: %.3f s, %zu lines, %.1f MB, %.0f events/s, peak RSS %.1f MiB\n", run + 1,
-                s, events, bytes / 1e6, events / s, rss_mib.back());
+    lengths = got.line_lengths;
+    std::printf(
+        "run %d: %.3f s, %zu lines, %.1f MB, %.0f events/s, peak RSS %.1f MiB, server CPU "
+        "%.2f s user + %.2f s system\n",
+        run + 1, s, events, bytes / 1e6, events / s, rss_mib.back(), user_s.back(), sys_s.back());
     p.close_stdin();
     p.wait(std::chrono::seconds(10));
   }
   std::printf(
       "median of %d runs, %d deltas: %.3f s request to agent_end, %.0f events/s, %.1f MB "
-      "of stdout, peak RSS %.1f MiB (idle %.1f MiB)\n",
+      "of stdout, peak RSS %.1f MiB (idle %.1f MiB), server CPU %.2f s user + %.2f s system\n",
       runs, deltas, median(seconds), median(events_per_s), median(mbytes), median(rss_mib),
-      median(idle_rss_mib));
+      median(idle_rss_mib), median(user_s), median(sys_s));
+  // The same lines with nothing but write(2) behind them: what any writer of these bytes pays.
+  std::vector<double> floor_s;
+  for (int run = 0; run < runs; ++run) {
+    floor_s.push_back(pipe_floor_seconds(lengths));
+    if (floor_s.back() < 0) {
+      std::fprintf(stderr, "pipe floor run failed\n");
+      return 1;
+    }
+    std::printf("pipe floor run %d: %.3f s\n", run + 1, floor_s.back());
+  }
+  std::printf(
+      "pipe floor, median of %d runs: %.3f s for the same %zu lines written with write(2) "
+      "alone\n",
+      runs, median(floor_s), lengths.size());
   return 0;
 }
