@@ -125,8 +125,12 @@ using TlsStream = beast::ssl_stream<beast::tcp_stream>;
 class Call : public HttpCall, public std::enable_shared_from_this<Call> {
  public:
   Call(asio::any_io_executor ex, ssl::context& tls, const ProxyConfig& proxy, HttpRequest request,
-       HttpCallbacks cb)
-      : executor_(ex), resolver_(ex), request_(std::move(request)), cb_(std::move(cb)) {
+       HttpCallbacks cb, BodyGate gate)
+      : executor_(ex),
+        resolver_(ex),
+        request_(std::move(request)),
+        cb_(std::move(cb)),
+        gate_(std::move(gate)) {
     url_ = *parse_url(request_.url);
     if (url_.tls && proxy.https_proxy && !proxy.bypass(url_.host)) tunnel_ = proxy.https_proxy;
     if (url_.tls) {
@@ -327,11 +331,20 @@ class Call : public HttpCall, public std::enable_shared_from_this<Call> {
     }
     if (cb_.head) cb_.head(static_cast<int>(parser_.get().result_int()), headers);
     if (done_) return;
+    // Eager: each read takes every chunk already buffered (a network read of a token stream
+    // carries many small SSE chunks), not one chunk per trip through the event loop.
+    parser_.eager(true);
     read_body();
   }
 
   void read_body() {
     if (parser_.is_done()) return finish();
+    if (gate_ && !gate_([weak = weak_from_this()] {
+          if (auto self = weak.lock()) self->resume_body();
+        })) {
+      paused_ = true;
+      return;
+    }
     parser_.get().body().data = chunk_;
     parser_.get().body().size = sizeof chunk_;
     lowest().expires_after(std::chrono::milliseconds(request_.timeouts.idle_ms));
@@ -340,6 +353,12 @@ class Call : public HttpCall, public std::enable_shared_from_this<Call> {
           s, buffer_, parser_,
           [self = shared_from_this()](beast::error_code e, std::size_t) { self->on_body(e); });
     });
+  }
+
+  void resume_body() {
+    if (done_ || !paused_) return;
+    paused_ = false;
+    read_body();
   }
 
   void on_body(beast::error_code ec) {
@@ -377,6 +396,8 @@ class Call : public HttpCall, public std::enable_shared_from_this<Call> {
   beast::flat_buffer buffer_;
   http::response_parser<http::buffer_body> parser_;
   char chunk_[16384];
+  BodyGate gate_;
+  bool paused_ = false;  // the gate said wait; resume_body() goes on
   bool done_ = false;
 };
 
@@ -407,12 +428,17 @@ struct HttpClient::Impl {
   asio::any_io_executor executor;
   std::optional<ssl::context> tls_context;
   ProxyConfig proxy;
+  BodyGate gate;
 };
 
 HttpClient::HttpClient(asio::any_io_executor executor, ProxyConfig proxy)
     : impl_(std::make_unique<Impl>(std::move(executor), std::move(proxy))) {}
 
 HttpClient::~HttpClient() = default;
+
+void HttpClient::set_body_gate(BodyGate gate) {
+  impl_->gate = std::move(gate);
+}
 
 std::unique_ptr<HttpCall> HttpClient::post(HttpRequest request, HttpCallbacks callbacks) {
   if (!parse_url(request.url)) {
@@ -430,7 +456,7 @@ std::unique_ptr<HttpCall> HttpClient::post(HttpRequest request, HttpCallbacks ca
     return std::make_unique<Dead>(std::move(call));
   }
   auto call = std::make_shared<Call>(impl_->executor, impl_->tls(), impl_->proxy,
-                                     std::move(request), std::move(callbacks));
+                                     std::move(request), std::move(callbacks), impl_->gate);
   call->start();
   return std::make_unique<CallHandle>(std::move(call));
 }

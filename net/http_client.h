@@ -53,6 +53,12 @@ struct HttpCallbacks {
   std::function<void(std::string message)> failure;
 };
 
+/// Backpressure from whoever consumes the response bodies: called before each read of a body.
+/// Returns true to read now; or false after keeping `resume`, which it later calls on the
+/// client's executor (never from inside this call) once reading may go on. Until then the
+/// call reads nothing more, TCP flow control holds the server back, and no timeout runs.
+using BodyGate = std::function<bool(std::function<void()> resume)>;
+
 /// A request in flight; destroying it cancels it.
 class HttpCall {
  public:
@@ -80,6 +86,9 @@ class HttpClient {
   HttpClient& operator=(const HttpClient&) = delete;
 
   std::unique_ptr<HttpCall> post(HttpRequest request, HttpCallbacks callbacks);
+
+  /// The gate every later request consults before reading more of its body (none: read on).
+  void set_body_gate(BodyGate gate);
 
  private:
   struct Impl;

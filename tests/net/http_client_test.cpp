@@ -2,6 +2,14 @@
 
 #include <doctest/doctest.h>
 
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/post.hpp>
+#include <chrono>
+#include <functional>
+#include <string>
+
+#include "tests/support/fake_llm_server.h"
+
 using rebound::net::parse_url;
 using rebound::net::ProxyConfig;
 
@@ -49,4 +57,43 @@ TEST_CASE("HTTPS_PROXY and NO_PROXY from the environment") {
   CHECK(ProxyConfig::from_environment(get).bypass("anything"));
   env.clear();
   CHECK_FALSE(ProxyConfig::from_environment(get).https_proxy);
+}
+
+TEST_CASE("A body gate that says wait stops reading until it resumes the call") {
+  rebound::testing::FakeLlmServer server({rebound::testing::FakeResponse{
+      200, {}, {"first ", "second ", "third"}, 0, 0, 0, false, false}});
+  boost::asio::io_context io;
+  rebound::net::HttpClient http(io.get_executor());
+  int asked = 0;
+  std::function<void()> resume;
+  http.set_body_gate([&](std::function<void()> r) {
+    ++asked;
+    if (asked > 1) return true;
+    resume = std::move(r);  // the first read of the body waits
+    return false;
+  });
+  int status = 0;
+  std::string body;
+  bool ended = false;
+  rebound::net::HttpRequest request;
+  request.url = server.base_url() + "/stream";
+  request.body = "{}";
+  auto call =
+      http.post(request, rebound::net::HttpCallbacks{
+                             [&](int s, const rebound::net::HttpHeaders&) { status = s; },
+                             [&](std::string_view bytes) { body += bytes; }, [&] { ended = true; },
+                             [&](std::string message) { FAIL(message); }});
+  // Paused with nothing left to do: the loop runs out of work instead of reading on.
+  io.run_for(std::chrono::seconds(10));
+  CHECK(status == 200);
+  CHECK(asked == 1);
+  CHECK(body.empty());
+  CHECK_FALSE(ended);
+  REQUIRE(resume);
+  io.restart();
+  boost::asio::post(io, resume);
+  io.run_for(std::chrono::seconds(10));
+  CHECK(body == "first second third");
+  CHECK(ended);
+  CHECK(asked >= 2);
 }

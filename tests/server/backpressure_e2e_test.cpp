@@ -1,0 +1,89 @@
+// A client that reads stdout slowly: the server stops reading the model's stream while more
+// than a megabyte of lines waits for the client, so its memory stays bounded however large the
+// output grows (protocol.md section 5: each message_update carries the partial message twice).
+
+#include <unistd.h>
+
+#include <doctest/doctest.h>
+
+#include <chrono>
+#include <fstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "tests/support/fake_llm_server.h"
+#include "tests/support/subprocess.h"
+#include "tests/support/temp_dir.h"
+
+using rebound::testing::FakeLlmServer;
+using rebound::testing::FakeResponse;
+using rebound::testing::Subprocess;
+
+namespace {
+
+long status_kib(int pid, const std::string& key) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/status");
+  std::string word;
+  while (in >> word) {
+    if (word == key) {
+      long kib = 0;
+      in >> kib;
+      return kib;
+    }
+    std::getline(in, word);
+  }
+  return -1;
+}
+
+}  // namespace
+
+TEST_CASE("A slow reader of stdout holds the model's stream back; memory stays bounded") {
+  // 400 deltas of 500 characters: about 80 MB of message_update lines, the model's whole
+  // answer (200 KB of SSE) is on the socket almost at once.
+  FakeResponse r;
+  const std::string piece(500, 'x');
+  for (int i = 0; i < 400; ++i)
+    r.chunks.push_back(FakeLlmServer::sse(R"({"choices":[{"index":0,"delta":{"content":")" + piece +
+                                          R"("},"finish_reason":null}]})"));
+  r.chunks.push_back(
+      FakeLlmServer::sse(R"({"choices":[{"index":0,"delta":{},"finish_reason":"stop"}]})"));
+  r.chunks.push_back(FakeLlmServer::sse("[DONE]"));
+  FakeLlmServer server({r});
+  rebound::testing::TempDir dir;
+  rebound::testing::SubprocessOptions o;
+  o.env["HOME"] = dir.path().string();
+  Subprocess p(
+      {REBOUND_BINARY, "--agent-dir", dir.path().string(), "--no-session", "--provider", "openai",
+       "--base-url", server.base_url() + "/v1", "--api-key", "sk-test", "--log-level", "warn"},
+      o);
+  p.write("{\"id\":1,\"type\":\"prompt\",\"message\":\"a long answer\"}\n");
+  // 64 KiB a millisecond: about 64 MB/s, far slower than the server can write.
+  std::vector<char> buf(64 * 1024);
+  std::size_t bytes = 0, lines = 0;
+  bool ended = false;
+  std::string tail;  // the unfinished last line's first bytes
+  while (!ended) {
+    const ssize_t n = ::read(p.stdout_fd(), buf.data(), buf.size());
+    REQUIRE(n > 0);
+    bytes += static_cast<std::size_t>(n);
+    for (ssize_t i = 0; i < n; ++i) {
+      if (tail.size() < 32) tail += buf[static_cast<std::size_t>(i)];
+      if (buf[static_cast<std::size_t>(i)] == '\n') {
+        ++lines;
+        if (tail.rfind("{\"type\":\"agent_end\"", 0) == 0) ended = true;
+        tail.clear();
+      }
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  const long peak_kib = status_kib(p.pid(), "VmHWM:");
+  MESSAGE("read " << bytes << " bytes in " << lines << " lines; server peak RSS " << peak_kib
+                  << " KiB");
+  CHECK(bytes > 75'000'000);
+  // Unthrottled, the server would hold most of the 80 MB at once.
+  CHECK(peak_kib > 0);
+  CHECK(peak_kib < 40 * 1024);
+  p.close_stdin();
+  CHECK(p.wait(std::chrono::seconds(10)) == 0);
+}
