@@ -12,7 +12,6 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
-#include <fstream>
 #include <mutex>
 #include <random>
 #include <string>
@@ -20,6 +19,7 @@
 
 #include "rebound/rpc_client.h"
 #include "tests/support/fake_llm_server.h"
+#include "tests/support/proc_status.h"
 #include "tests/support/temp_dir.h"
 
 using namespace std::chrono_literals;
@@ -74,20 +74,6 @@ std::vector<FakeResponse> script(std::mt19937& rng, std::size_t n) {
     }
   }
   return out;
-}
-
-long status_kib(int pid, const char* key) {
-  std::ifstream in("/proc/" + std::to_string(pid) + "/status");
-  std::string k;
-  while (in >> k) {
-    if (k == key) {
-      long v = 0;
-      in >> v;
-      return v;
-    }
-    std::getline(in, k);
-  }
-  return -1;
 }
 
 int open_fds(int pid) {
@@ -150,7 +136,7 @@ int main(int argc, char** argv) {
   const auto t0 = std::chrono::steady_clock::now();
   for (int i = 0; i < prompts; ++i) {
     if (i == prompts / 10) {
-      rss_warm = status_kib(client.pid(), "VmRSS:");
+      rss_warm = rebound::testing::proc_status_kib(client.pid(), "VmRSS:");
       fds_warm = open_fds(client.pid());
     }
     try {
@@ -180,7 +166,7 @@ int main(int argc, char** argv) {
   }
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  const long rss_end = status_kib(client.pid(), "VmRSS:");
+  const long rss_end = rebound::testing::proc_status_kib(client.pid(), "VmRSS:");
   const int fds_end = open_fds(client.pid());
   const long requests = static_cast<long>(server.requests().size());
   client.stop();

@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "tests/support/fake_llm_server.h"
+#include "tests/support/proc_status.h"
 #include "tests/support/subprocess.h"
 #include "tests/support/temp_dir.h"
 
@@ -32,20 +33,6 @@ using rebound::testing::FakeResponse;
 using rebound::testing::Subprocess;
 
 namespace {
-
-long peak_rss_kib(int pid) {
-  std::ifstream in("/proc/" + std::to_string(pid) + "/status");
-  std::string key;
-  while (in >> key) {
-    if (key == "VmHWM:") {
-      long kib = 0;
-      in >> kib;
-      return kib;
-    }
-    std::getline(in, key);
-  }
-  return -1;
-}
 
 // The process's user and system CPU time in seconds (utime and stime of /proc/PID/stat).
 std::pair<double, double> cpu_seconds(int pid) {
@@ -171,7 +158,7 @@ int main(int argc, char** argv) {
       std::fprintf(stderr, "no answer: %s\n", p.stderr_text().c_str());
       return 1;
     }
-    idle_rss_mib.push_back(peak_rss_kib(p.pid()) / 1024.0);
+    idle_rss_mib.push_back(rebound::testing::proc_status_kib(p.pid(), "VmHWM:") / 1024.0);
     const auto cpu0 = cpu_seconds(p.pid());
     const auto t0 = Clock::now();
     p.write("{\"id\":1,\"type\":\"prompt\",\"message\":\"stream please\"}\n");
@@ -181,7 +168,7 @@ int main(int argc, char** argv) {
       return 1;
     }
     const double s = std::chrono::duration<double>(Clock::now() - t0).count();
-    rss_mib.push_back(peak_rss_kib(p.pid()) / 1024.0);
+    rss_mib.push_back(rebound::testing::proc_status_kib(p.pid(), "VmHWM:") / 1024.0);
     const auto cpu1 = cpu_seconds(p.pid());
     user_s.push_back(cpu1.first - cpu0.first);
     sys_s.push_back(cpu1.second - cpu0.second);

@@ -7,36 +7,18 @@
 #include <doctest/doctest.h>
 
 #include <chrono>
-#include <fstream>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include "tests/support/fake_llm_server.h"
+#include "tests/support/proc_status.h"
 #include "tests/support/subprocess.h"
 #include "tests/support/temp_dir.h"
 
 using rebound::testing::FakeLlmServer;
 using rebound::testing::FakeResponse;
 using rebound::testing::Subprocess;
-
-namespace {
-
-long status_kib(int pid, const std::string& key) {
-  std::ifstream in("/proc/" + std::to_string(pid) + "/status");
-  std::string word;
-  while (in >> word) {
-    if (word == key) {
-      long kib = 0;
-      in >> kib;
-      return kib;
-    }
-    std::getline(in, word);
-  }
-  return -1;
-}
-
-}  // namespace
 
 TEST_CASE("A slow reader of stdout holds the model's stream back; memory stays bounded") {
   // 400 deltas of 500 characters: about 80 MB of message_update lines, the model's whole
@@ -77,7 +59,7 @@ TEST_CASE("A slow reader of stdout holds the model's stream back; memory stays b
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(1));
   }
-  const long peak_kib = status_kib(p.pid(), "VmHWM:");
+  const long peak_kib = rebound::testing::proc_status_kib(p.pid(), "VmHWM:");
   MESSAGE("read " << bytes << " bytes in " << lines << " lines; server peak RSS " << peak_kib
                   << " KiB");
   CHECK(bytes > 75'000'000);
