@@ -1,12 +1,17 @@
 #include "server/stdio_transport.h"
 
 #include <fcntl.h>
+#include <poll.h>
+#include <pthread.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include <spdlog/spdlog.h>
+#include <array>
 #include <boost/asio/error.hpp>
 #include <boost/asio/post.hpp>
-#include <span>
+#include <cerrno>
+#include <cstring>
 #include <utility>
 
 namespace rebound::server {
@@ -46,102 +51,156 @@ void StdinReader::read_some() {
 }
 
 StdoutWriter::StdoutWriter(const asio::any_io_executor& executor, int fd)
-    : stream_(executor, ::fcntl(fd, F_DUPFD_CLOEXEC, 0)) {
+    : executor_(executor), fd_(::fcntl(fd, F_DUPFD_CLOEXEC, 0)) {
   // A larger pipe buffer (when stdout is a pipe) halves the context switches of a long
   // stream: message_update lines grow with the message. Failure (not a pipe) is harmless.
-  (void)::fcntl(fd, F_SETPIPE_SZ, 1 << 20);
-  // Writes are attempted at once and wait on the event loop only when the pipe is full. Asio
-  // puts the descriptor back into blocking mode when it closes it.
-  boost::system::error_code ignored;
-  stream_.non_blocking(true, ignored);
+  (void)::fcntl(fd_, F_SETPIPE_SZ, 1 << 20);
+  // Non-blocking, so the destructor can end a wait for a reader that stopped reading; the
+  // flags belong to the file description shared with the parent and are restored at the end.
+  original_flags_ = ::fcntl(fd_, F_GETFL);
+  if (original_flags_ >= 0) (void)::fcntl(fd_, F_SETFL, original_flags_ | O_NONBLOCK);
+  if (::pipe2(wake_, O_CLOEXEC | O_NONBLOCK) != 0) wake_[0] = wake_[1] = -1;
+  thread_ = std::thread([this] { run(); });
+}
+
+StdoutWriter::~StdoutWriter() {
+  {
+    std::lock_guard lock(mutex_);
+    stopping_ = true;
+  }
+  ready_.notify_one();
+  if (wake_[1] >= 0) (void)!::write(wake_[1], "x", 1);
+  thread_.join();
+  if (original_flags_ >= 0) (void)::fcntl(fd_, F_SETFL, original_flags_);
+  ::close(fd_);
+  for (int end : wake_)
+    if (end >= 0) ::close(end);
 }
 
 void StdoutWriter::write_line(std::string line) {
   if (broken_ || line.empty()) return;
-  queued_bytes_ += line.size();
-  queue_.push_back(std::move(line));
-  if (!waiting_) flush();
-}
-
-void StdoutWriter::flush() {
-  // Up to 64 lines per call (asio's gather limit), the first from where the last call stopped.
-  // A short count means the pipe is full: wait until it is writable, then go on.
-  std::array<asio::const_buffer, 64> buffers;
-  while (!queue_.empty()) {
-    std::size_t count = 0;
-    for (auto it = queue_.begin(); it != queue_.end() && count < buffers.size(); ++it, ++count) {
-      const std::size_t skip = count == 0 ? front_offset_ : 0;
-      buffers[count] = asio::buffer(it->data() + skip, it->size() - skip);
-    }
-    boost::system::error_code ec;
-    std::size_t written =
-        stream_.write_some(std::span<const asio::const_buffer>(buffers.data(), count), ec);
-    queued_bytes_ -= written;
-    while (written > 0) {
-      const std::size_t left = queue_.front().size() - front_offset_;
-      if (written < left) {
-        front_offset_ += written;
-        break;
-      }
-      written -= left;
-      queue_.pop_front();
-      front_offset_ = 0;
-    }
-    if (ec == asio::error::interrupted) continue;
-    if (ec == asio::error::would_block || ec == asio::error::try_again) {
-      waiting_ = true;
-      stream_.async_wait(asio::posix::stream_descriptor::wait_write,
-                         [this](const boost::system::error_code& wait_error) {
-                           waiting_ = false;
-                           if (wait_error == asio::error::operation_aborted) return;
-                           if (wait_error) return fail(wait_error);
-                           flush();
-                         });
-      release_held();
-      return;
-    }
-    if (ec) return fail(ec);
+  bool was_idle = false;
+  {
+    std::lock_guard lock(mutex_);
+    was_idle = queued_bytes_ == 0;
+    queued_bytes_ += line.size();
+    queue_.push_back(std::move(line));
   }
-  release_held();
-  finish_drain();
+  if (was_idle) ready_.notify_one();
 }
 
-void StdoutWriter::fail(const boost::system::error_code& ec) {
-  if (broken_) return;
-  if (ec != asio::error::broken_pipe) spdlog::error("stdout write failed: {}", ec.message());
-  broken_ = true;
-  queue_.clear();
-  front_offset_ = 0;
-  queued_bytes_ = 0;
-  release_held();
-  finish_drain();
-  if (on_broken_) std::exchange(on_broken_, nullptr)();
+std::size_t StdoutWriter::queued_bytes() const {
+  std::lock_guard lock(mutex_);
+  return queued_bytes_;
 }
 
 bool StdoutWriter::admit(std::function<void()> resume) {
-  if (queued_bytes_ < kHoldBytes) return true;
+  if (broken_ || queued_bytes() < kHoldBytes) return true;
   held_.push_back(std::move(resume));
   return false;
 }
 
-void StdoutWriter::release_held() {
-  if (held_.empty() || queued_bytes_ > kResumeBytes) return;
-  // Posted: a producer resumes from the event loop, never from inside the write_line() call
-  // that happened to drain the queue.
-  for (auto& resume : std::exchange(held_, {}))
-    asio::post(stream_.get_executor(), std::move(resume));
-}
-
 void StdoutWriter::when_drained(std::function<void()> done) {
+  if (broken_ || queued_bytes() == 0) return done();
   drained_.push_back(std::move(done));
-  if (!waiting_) flush();
 }
 
-void StdoutWriter::finish_drain() {
-  auto waiting = std::move(drained_);
-  drained_.clear();
-  for (auto& f : waiting)
-    f();
+void StdoutWriter::run() {
+  ::pthread_setname_np(::pthread_self(), "rebound-stdout");  // for top, perf and gdb
+  std::deque<std::string> batch;
+  for (;;) {
+    {
+      std::unique_lock lock(mutex_);
+      ready_.wait(lock, [this] { return stopping_ || !queue_.empty(); });
+      if (stopping_) return;
+      batch.swap(queue_);
+    }
+    const bool written = write_all(batch);
+    const int error = written ? 0 : errno;
+    std::size_t done = 0;
+    for (const auto& line : batch)
+      done += line.size();
+    batch.clear();
+    {
+      std::lock_guard lock(mutex_);
+      if (stopping_) return;
+      if (error != 0) {
+        error_ = error;
+        queue_.clear();
+        queued_bytes_ = 0;
+      } else {
+        queued_bytes_ -= done;
+      }
+    }
+    asio::post(executor_, [this, alive = std::weak_ptr<bool>(alive_)] {
+      if (!alive.expired()) on_progress();
+    });
+    if (error != 0) return;
+  }
+}
+
+bool StdoutWriter::write_all(const std::deque<std::string>& lines) {
+  // Gathered writes of up to 256 lines; a short count (the pipe is full) resumes mid-line.
+  constexpr std::size_t kMaxIov = 256;
+  std::array<iovec, kMaxIov> iov;
+  auto next = lines.begin();
+  std::size_t offset = 0;  // bytes of *next already written
+  while (next != lines.end()) {
+    std::size_t count = 0;
+    for (auto it = next; it != lines.end() && count < kMaxIov; ++it, ++count) {
+      const std::size_t skip = count == 0 ? offset : 0;
+      iov[count] = {const_cast<char*>(it->data()) + skip, it->size() - skip};
+    }
+    const ssize_t n = ::writev(fd_, iov.data(), static_cast<int>(count));
+    if (n > 0) {
+      auto left = static_cast<std::size_t>(n);
+      while (left > 0) {
+        const std::size_t rest = next->size() - offset;
+        if (left < rest) {
+          offset += left;
+          break;
+        }
+        left -= rest;
+        ++next;
+        offset = 0;
+      }
+      continue;
+    }
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK) return false;
+    // The pipe is full: wait until it takes more, or until the destructor wants the thread.
+    pollfd fds[2] = {{fd_, POLLOUT, 0}, {wake_[0], POLLIN, 0}};
+    if (::poll(fds, wake_[0] >= 0 ? 2 : 1, -1) < 0 && errno != EINTR) return false;
+    if (fds[1].revents != 0) {
+      errno = ECANCELED;
+      return false;
+    }
+  }
+  return true;
+}
+
+void StdoutWriter::on_progress() {
+  std::size_t queued = 0;
+  int error = 0;
+  {
+    std::lock_guard lock(mutex_);
+    queued = queued_bytes_;
+    error = error_;
+  }
+  if (error != 0 && !broken_) {
+    if (error != EPIPE) spdlog::error("stdout write failed: {}", std::strerror(error));
+    broken_ = true;
+  }
+  if (!held_.empty() && (broken_ || queued <= kResumeBytes)) {
+    // Posted: a producer resumes from the event loop, after whatever runs now.
+    for (auto& resume : std::exchange(held_, {}))
+      asio::post(executor_, std::move(resume));
+  }
+  if (broken_ || queued == 0) {
+    for (auto& done : std::exchange(drained_, {}))
+      done();
+  }
+  if (broken_ && on_broken_) std::exchange(on_broken_, nullptr)();
 }
 
 }  // namespace rebound::server

@@ -1,17 +1,22 @@
 #pragma once
-// The stdio transport: reads stdin in chunks and writes whole lines to stdout, both
-// asynchronously on the server's event loop. It knows bytes and lines, not commands. One
-// StdoutWriter owns fd 1, so lines never interleave. Single-threaded: every call and every
-// callback happens on the executor given at construction.
+// The stdio transport: reads stdin in chunks on the server's event loop and writes whole lines
+// to stdout. It knows bytes and lines, not commands. One StdoutWriter owns fd 1, so lines never
+// interleave. Every call and every callback happens on the executor given at construction; the
+// writer's own thread only copies queued bytes into the descriptor, so the kernel's copy of a
+// long stream runs beside the event loop instead of inside it.
 
 #include <array>
-#include <cstddef>
-#include <deque>
 #include <boost/asio/any_io_executor.hpp>
 #include <boost/asio/posix/stream_descriptor.hpp>
+#include <condition_variable>
+#include <cstddef>
+#include <deque>
 #include <functional>
+#include <memory>
+#include <mutex>
 #include <string>
 #include <string_view>
+#include <thread>
 #include <vector>
 
 namespace rebound::server {
@@ -47,13 +52,17 @@ class StdoutWriter {
   static constexpr std::size_t kResumeBytes = 256 * 1024;
 
   StdoutWriter(const boost::asio::any_io_executor& executor, int fd);
+  /// Stops the writer thread without waiting for a reader that stopped reading; what is still
+  /// queued is dropped (server_app waits for when_drained() first, within its limit).
+  ~StdoutWriter();
+  StdoutWriter(const StdoutWriter&) = delete;
+  StdoutWriter& operator=(const StdoutWriter&) = delete;
 
   /// Called once when the reader of stdout went away (EPIPE) or a write failed.
   void on_broken(std::function<void()> handler) { on_broken_ = std::move(handler); }
 
-  /// Queues one complete line (it must end in LF) and writes as much as the descriptor takes
-  /// without blocking. Lines are written in call order and never copied: the queue holds the
-  /// strings until the kernel took their bytes, in gathered writes when the pipe was full.
+  /// Queues one complete line (it must end in LF). Lines are written in call order, never
+  /// copied: the writer thread takes the queued strings and writes them out.
   void write_line(std::string line);
 
   /// Calls `done` once everything queued so far is written (or the pipe broke).
@@ -66,23 +75,30 @@ class StdoutWriter {
   bool admit(std::function<void()> resume);
 
   /// Bytes queued and not yet taken by the kernel.
-  [[nodiscard]] std::size_t queued_bytes() const { return queued_bytes_; }
+  [[nodiscard]] std::size_t queued_bytes() const;
 
  private:
-  void flush();
-  void fail(const boost::system::error_code& ec);
-  void release_held();
-  void finish_drain();
+  void run();                                            // the writer thread
+  bool write_all(const std::deque<std::string>& lines);  // false with errno set
+  void on_progress();  // on the event loop, posted by the writer thread
 
-  boost::asio::posix::stream_descriptor stream_;
-  std::deque<std::string> queue_;
-  std::size_t front_offset_ = 0;  // bytes of queue_.front() already written
-  std::size_t queued_bytes_ = 0;
-  bool waiting_ = false;  // for the descriptor to become writable again
+  boost::asio::any_io_executor executor_;
+  int fd_ = -1;
+  int original_flags_ = 0;
+  int wake_[2] = {-1, -1};  // written by the destructor to end a poll() for POLLOUT
+  mutable std::mutex mutex_;
+  std::condition_variable ready_;
+  std::deque<std::string> queue_;  // guarded by mutex_
+  std::size_t queued_bytes_ = 0;   // guarded; includes the lines being written
+  bool stopping_ = false;          // guarded
+  int error_ = 0;                  // guarded: errno of the write that failed
+  // Event loop only:
+  std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
   bool broken_ = false;
   std::function<void()> on_broken_;
   std::vector<std::function<void()>> drained_;
   std::vector<std::function<void()>> held_;
+  std::thread thread_;  // last: starts once everything above exists
 };
 
 }  // namespace rebound::server
