@@ -4,7 +4,8 @@
 #                                   # replays; part of scripts/test.sh (a few minutes)
 #   bash scripts/sanitize.sh full   # optimized: every test of the suite (the build alone takes
 #                                   # about 12 minutes on 2 cores)
-#   bash scripts/sanitize.sh tsan   # ThreadSanitizer: client_tests (RpcClient's reader threads)
+#   bash scripts/sanitize.sh tsan   # ThreadSanitizer: server_tests (the stdout writer thread, the
+#                                   # real binary built with TSan) and client_tests (RpcClient)
 # With CI=true warnings are errors, as in scripts/test.sh.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -38,8 +39,8 @@ case "$mode" in
     build="$root/build-tsan"
     cmake -S "$root" -B "$build" -G Ninja -DREBOUND_TSAN=ON -DREBOUND_TESTS=ON \
       -DREBOUND_WERROR=$werror >/dev/null
-    cmake --build "$build" --target client_tests rebound
-    ctest --test-dir "$build" -R '^client_tests\.' --output-on-failure -j "$jobs"
+    cmake --build "$build" --target server_tests client_tests rebound
+    ctest --test-dir "$build" -R '^(server_tests|client_tests)\.' --output-on-failure -j "$jobs"
     ;;
   *)
     echo "usage: bash scripts/sanitize.sh [fast|full|tsan]" >&2

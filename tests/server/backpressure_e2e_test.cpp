@@ -63,9 +63,14 @@ TEST_CASE("A slow reader of stdout holds the model's stream back; memory stays b
   MESSAGE("read " << bytes << " bytes in " << lines << " lines; server peak RSS " << peak_kib
                   << " KiB");
   CHECK(bytes > 75'000'000);
-  // Unthrottled, the server would hold most of the 80 MB at once.
   CHECK(peak_kib > 0);
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+  // A sanitizer's allocator keeps freed memory (quarantine, shadow), so resident memory follows
+  // what was allocated in all, not what was held at once: nothing to measure here.
+#else
+  // Unthrottled, the server would hold most of the 80 MB at once.
   CHECK(peak_kib < 40 * 1024);
+#endif
   p.close_stdin();
   CHECK(p.wait(std::chrono::seconds(10)) == 0);
 }
