@@ -83,6 +83,13 @@ void StdoutWriter::write_line(std::string line) {
   {
     std::lock_guard lock(mutex_);
     was_idle = queued_bytes_ == 0;
+    if (was_idle && error_ == 0 && line.size() <= kDirectBytes) {
+      // The thread has nothing to write: a short line goes out from here at once, without the
+      // hand-over's wake-up (events and responses stay as prompt as a single-threaded write).
+      const ssize_t n = ::write(fd_, line.data(), line.size());
+      if (n == static_cast<ssize_t>(line.size())) return;
+      if (n > 0) line.erase(0, static_cast<std::size_t>(n));  // the thread writes the rest
+    }
     queued_bytes_ += line.size();
     queue_.push_back(std::move(line));
   }

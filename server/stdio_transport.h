@@ -50,6 +50,8 @@ class StdoutWriter {
   /// again once the queue is down to kResumeBytes.
   static constexpr std::size_t kHoldBytes = 1 << 20;
   static constexpr std::size_t kResumeBytes = 256 * 1024;
+  /// Lines up to this size are written by the caller when the writer thread is idle.
+  static constexpr std::size_t kDirectBytes = 4 * 1024;
 
   StdoutWriter(const boost::asio::any_io_executor& executor, int fd);
   /// Stops the writer thread without waiting for a reader that stopped reading; what is still
@@ -62,7 +64,8 @@ class StdoutWriter {
   void on_broken(std::function<void()> handler) { on_broken_ = std::move(handler); }
 
   /// Queues one complete line (it must end in LF). Lines are written in call order, never
-  /// copied: the writer thread takes the queued strings and writes them out.
+  /// copied: the writer thread takes the queued strings and writes them out; a short line
+  /// while the thread is idle is written at once by the caller (non-blocking).
   void write_line(std::string line);
 
   /// Calls `done` once everything queued so far is written (or the pipe broke).
