@@ -7,12 +7,14 @@
 
 #include <doctest/doctest.h>
 #include <fcntl.h>
+#include <sys/ioctl.h>
 #include <unistd.h>
 
 #include <boost/asio/io_context.hpp>
 #include <chrono>
 #include <csignal>
 #include <string>
+#include <thread>
 
 using rebound::server::StdoutWriter;
 
@@ -146,7 +148,14 @@ TEST_CASE("StdoutWriter: a reader that stopped reading does not keep the writer 
     pipe.make_small();
     for (int i = 0; i < 100; ++i)
       writer.write_line(numbered_line(i, 8192));
+    // Wait until the writer thread has filled the pipe, so it is stuck waiting for room.
+    const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+    int unread = 0;
+    while ((::ioctl(pipe.read_end, FIONREAD, &unread) != 0 || unread < 4096) &&
+           std::chrono::steady_clock::now() < give_up)
+      std::this_thread::yield();
+    REQUIRE(unread >= 4096);
     CHECK(writer.queued_bytes() > 0);
   }  // the destructor ends the thread's wait for the pipe; a hang here fails the test's timeout
-  CHECK(pipe.take(4096).size() > 0);  // what the pipe took stays readable
+  CHECK(pipe.take(4096) == numbered_line(0, 8192).substr(0, 4096));  // what it took stays
 }
