@@ -45,7 +45,7 @@ Json read_until(Subprocess& p, const std::string& type, Clock::time_point* at = 
 }
 
 std::unique_ptr<Subprocess> start(rebound::testing::TempDir& dir, const std::string& script,
-                                  int delay_ms) {
+                                  int delay_ms, const char* log_level = "warn") {
   dir.write("agent/settings.json", R"({"retry":{"enabled":true,"maxRetries":1,"baseDelayMs":)" +
                                        std::to_string(delay_ms) + "}}");
   dir.write("script.json", script);
@@ -54,8 +54,17 @@ std::unique_ptr<Subprocess> start(rebound::testing::TempDir& dir, const std::str
   return std::make_unique<Subprocess>(
       std::vector<std::string>{REBOUND_BINARY, "--agent-dir", (dir.path() / "agent").string(),
                                "--no-session", "--provider", "scripted", "--script",
-                               (dir.path() / "script.json").string(), "--log-level", "warn"},
+                               (dir.path() / "script.json").string(), "--log-level", log_level},
       o);
+}
+
+// The lateness of every `timer of DELAY ms fired X ms after its deadline` debug line.
+std::vector<double> timer_lateness(const std::string& log, int delay_ms) {
+  std::vector<double> out;
+  const std::string key = "timer of " + std::to_string(delay_ms) + " ms fired ";
+  for (std::size_t at = log.find(key); at != std::string::npos; at = log.find(key, at + 1))
+    out.push_back(std::strtod(log.c_str() + at + key.size(), nullptr));
+  return out;
 }
 
 }  // namespace
@@ -64,14 +73,15 @@ int main(int argc, char** argv) {
   const int retries = argc > 1 ? std::atoi(argv[1]) : 40;
   const int delay_ms = argc > 2 ? std::atoi(argv[2]) : 50;
 
-  std::vector<double> excess;
+  std::vector<double> excess, server_late;
   {
     rebound::testing::TempDir dir;
     std::string script = "[";
     for (int i = 0; i < retries; ++i)
       script += R"({"error":"503 overloaded"},{"text":"ok"},)";
     script += R"({"text":"ok"}])";
-    auto p = start(dir, script, delay_ms);
+    // Debug logs carry the server's own view: how late each timer fired.
+    auto p = start(dir, script, delay_ms, "debug");
     for (int i = 0; i < retries; ++i) {
       p->write(R"({"type":"prompt","message":"go"})"
                "\n");
@@ -81,6 +91,9 @@ int main(int argc, char** argv) {
       read_until(*p, "auto_retry_end");
       excess.push_back(ms(resumed - started) - s["delayMs"].get<double>());
     }
+    p->close_stdin();
+    p->wait();
+    server_late = timer_lateness(p->stderr_text(), delay_ms);
   }
 
   std::vector<double> to_end, to_response;
@@ -104,6 +117,7 @@ int main(int argc, char** argv) {
 
   std::printf("retry delay %d ms, %d retries each\n", delay_ms, retries);
   report("retry start later than delayMs", excess);
+  if (!server_late.empty()) report("server: backoff timer fired after deadline", server_late);
   report("abort_retry sent -> auto_retry_end read", to_end);
   report("abort_retry sent -> its response read", to_response);
   return 0;
