@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "tests/support/fake_llm_server.h"
+#include "tests/support/openai_rebound.h"
 #include "tests/support/proc_status.h"
 #include "tests/support/subprocess.h"
 #include "tests/support/temp_dir.h"
@@ -147,12 +148,8 @@ int main(int argc, char** argv) {
   for (int run = 0; run < runs; ++run) {
     FakeLlmServer server({r});
     rebound::testing::TempDir dir;
-    rebound::testing::SubprocessOptions o;
-    o.env["HOME"] = dir.path().string();
-    Subprocess p(
-        {REBOUND_BINARY, "--agent-dir", dir.path().string(), "--no-session", "--provider", "openai",
-         "--base-url", server.base_url() + "/v1", "--api-key", "sk-bench", "--log-level", "warn"},
-        o);
+    auto process = rebound::testing::start_openai_rebound(REBOUND_BINARY, server, dir);
+    Subprocess& p = *process;
     p.write("{\"id\":0,\"type\":\"get_state\"}\n");
     if (!p.read_line()) {
       std::fprintf(stderr, "no answer: %s\n", p.stderr_text().c_str());

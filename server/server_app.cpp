@@ -139,9 +139,8 @@ int run_server(const CliOptions& options) {
   };
   net::HttpClient http(io.get_executor(), net::ProxyConfig::from_environment(getenv));
   // A client that reads stdout slowly slows the model's stream down instead of filling memory.
-  http.set_body_gate([&writer](std::function<void()> resume) {
-    return writer.admit(std::move(resume));
-  });
+  http.set_body_gate(
+      [&writer](std::function<void()> resume) { return writer.admit(std::move(resume)); });
   ProviderSetup providers =
       setup_providers(options, startup_settings,
                       ProviderEnvironment{scheduler, http, credentials, agent_dir / "models.json",

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "tests/support/fake_llm_server.h"
+#include "tests/support/openai_rebound.h"
 #include "tests/support/proc_status.h"
 #include "tests/support/subprocess.h"
 #include "tests/support/temp_dir.h"
@@ -33,12 +34,8 @@ TEST_CASE("A slow reader of stdout holds the model's stream back; memory stays b
   r.chunks.push_back(FakeLlmServer::sse("[DONE]"));
   FakeLlmServer server({r});
   rebound::testing::TempDir dir;
-  rebound::testing::SubprocessOptions o;
-  o.env["HOME"] = dir.path().string();
-  Subprocess p(
-      {REBOUND_BINARY, "--agent-dir", dir.path().string(), "--no-session", "--provider", "openai",
-       "--base-url", server.base_url() + "/v1", "--api-key", "sk-test", "--log-level", "warn"},
-      o);
+  auto process = rebound::testing::start_openai_rebound(REBOUND_BINARY, server, dir);
+  Subprocess& p = *process;
   p.write("{\"id\":1,\"type\":\"prompt\",\"message\":\"a long answer\"}\n");
   // 64 KiB a millisecond: about 64 MB/s, far slower than the server can write.
   std::vector<char> buf(64 * 1024);

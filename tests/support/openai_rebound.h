@@ -1,0 +1,28 @@
+#pragma once
+// The real binary on the OpenAI-compatible provider against a FakeLlmServer: no session file,
+// warnings only on stderr, HOME and the agent directory in `dir`. For the benchmarks and tests
+// that read its stdout themselves (Subprocess::stdout_fd()).
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "tests/support/fake_llm_server.h"
+#include "tests/support/subprocess.h"
+#include "tests/support/temp_dir.h"
+
+namespace rebound::testing {
+
+inline std::unique_ptr<Subprocess> start_openai_rebound(const std::string& binary,
+                                                        const FakeLlmServer& server,
+                                                        const TempDir& dir) {
+  SubprocessOptions options;
+  options.env["HOME"] = dir.path().string();
+  return std::make_unique<Subprocess>(
+      std::vector<std::string>{binary, "--agent-dir", dir.path().string(), "--no-session",
+                               "--provider", "openai", "--base-url", server.base_url() + "/v1",
+                               "--api-key", "sk-test", "--log-level", "warn"},
+      options);
+}
+
+}  // namespace rebound::testing
