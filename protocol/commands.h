@@ -1,8 +1,11 @@
 #pragma once
-// Typed commands of protocol.md section 2 and their validation (section 4). A JSON object
-// becomes either a Command or a ProtocolError naming the field path; nothing throws.
-// Called by the server's dispatcher on the event loop; pure.
+// The rpc commands' envelope and arguments (protocol.md sections 2 and 4): a line becomes an
+// envelope (id, type, the object) or a parse error; each command's argument reader turns the
+// object into its typed arguments or an error naming the field path. Which commands exist is
+// the server's command table (server/command_table.h), which pairs a name with its reader and
+// handler. Nothing throws out of here. Pure.
 
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -13,38 +16,6 @@
 #include "protocol/wire_types.h"
 
 namespace rebound::protocol {
-
-enum class CommandType {
-  prompt,
-  steer,
-  follow_up,
-  abort,
-  new_session,
-  get_state,
-  set_model,
-  cycle_model,
-  get_available_models,
-  set_thinking_level,
-  cycle_thinking_level,
-  set_steering_mode,
-  set_follow_up_mode,
-  set_interrupt_mode,
-  compact,
-  set_auto_compaction,
-  set_auto_retry,
-  abort_retry,
-  bash,
-  abort_bash,
-  get_session_stats,
-  switch_session,
-  get_last_assistant_text,
-  get_messages,
-};
-
-/// The wire name of a command type ("follow_up", "get_state", ...).
-std::string_view command_name(CommandType type);
-/// The type for a wire name, or nullopt for an unknown one.
-std::optional<CommandType> command_type_from_name(std::string_view name);
 
 enum class StreamingBehavior { steer, follow_up };
 
@@ -88,16 +59,6 @@ struct SwitchSessionArgs {
   std::string session_path;
 };
 
-using CommandArgs = std::variant<std::monostate, MessageArgs, NewSessionArgs, SetModelArgs,
-                                 ThinkingLevelArgs, QueueModeArgs, InterruptModeArgs, CompactArgs,
-                                 EnabledArgs, BashArgs, SwitchSessionArgs>;
-
-struct Command {
-  std::optional<Json> id;  // copied verbatim into the response
-  CommandType type;
-  CommandArgs args;
-};
-
 /// A rejected line or command, ready to become an error response.
 struct ProtocolError {
   std::optional<Json> id;
@@ -105,16 +66,78 @@ struct ProtocolError {
   std::string message;  // the full error text of the response
 };
 
-struct ParsedCommand {
-  std::optional<Command> command;
+/// A line that is a JSON object with a string `type`.
+struct CommandEnvelope {
+  std::optional<Json> id;  // copied verbatim into the response
+  std::string type;
+  Json object;  // the whole command
+};
+
+struct ParsedEnvelope {
+  std::optional<CommandEnvelope> command;
   std::optional<ProtocolError> error;
 };
 
-/// Validates a parsed JSON value as a command.
-ParsedCommand parse_command(const Json& value);
+/// Checks a parsed JSON value: an object with a string `type` (else the parse error).
+ParsedEnvelope parse_envelope(Json value);
+/// Reads a raw protocol line (UTF-8, JSON, then parse_envelope).
+ParsedEnvelope parse_envelope_line(std::string_view line);
 
-/// Reads a raw protocol line into a command (UTF-8, JSON, object, type, fields).
-ParsedCommand parse_command_line(std::string_view line);
+/// "Unknown command: <type>", the one place that text is written.
+ProtocolError unknown_command_error(std::optional<Json> id, const std::string& type);
+
+/// A missing or mistyped field: thrown by FieldReader, caught by read_command_args only.
+struct FieldError {
+  std::string path;
+  std::string kind;
+};
+
+/// Typed reads of a command object's fields; each throws FieldError naming the field.
+class FieldReader {
+ public:
+  explicit FieldReader(const Json& object) : object_(object) {}
+  const Json* find(const char* name) const;
+  std::string string(const char* name) const;
+  std::optional<std::string> optional_string(const char* name) const;
+  bool boolean(const char* name) const;
+  std::vector<ImageContent> images() const;
+  template <typename E, typename Parse>
+  E one_of(const char* name, Parse parse, std::string_view choices) const {
+    const Json* v = find(name);
+    std::optional<E> value;
+    if (v && v->is_string()) value = parse(v->template get_ref<const std::string&>());
+    if (!value) throw FieldError{name, "one of " + std::string(choices)};
+    return *value;
+  }
+
+ private:
+  const Json& object_;
+};
+
+/// The argument readers of protocol.md section 2, one per argument shape.
+MessageArgs read_prompt_args(const FieldReader& f);
+MessageArgs read_message_args(const FieldReader& f);  // steer, follow_up
+NewSessionArgs read_new_session_args(const FieldReader& f);
+SetModelArgs read_set_model_args(const FieldReader& f);
+ThinkingLevelArgs read_thinking_level_args(const FieldReader& f);
+QueueModeArgs read_queue_mode_args(const FieldReader& f);
+InterruptModeArgs read_interrupt_mode_args(const FieldReader& f);
+CompactArgs read_compact_args(const FieldReader& f);
+EnabledArgs read_enabled_args(const FieldReader& f);
+BashArgs read_bash_args(const FieldReader& f);
+SwitchSessionArgs read_switch_session_args(const FieldReader& f);
+
+/// Runs `read` over the command's object: its value, or the "Invalid field" error.
+template <typename Args>
+std::variant<Args, ProtocolError> read_command_args(Args (*read)(const FieldReader&),
+                                                    const CommandEnvelope& command) {
+  try {
+    return read(FieldReader(command.object));
+  } catch (const FieldError& e) {
+    return ProtocolError{command.id, command.type,
+                         "Invalid field '" + e.path + "': expected " + e.kind};
+  }
+}
 
 /// The parse error for a line over the limit.
 ProtocolError line_too_long_error(std::size_t max_line_bytes);

@@ -37,6 +37,10 @@ void Reply::fail(std::string_view error) {
   send(protocol::error_response(id_, command_, error));
 }
 
+void Reply::fail(const session::Error& error) {
+  fail(std::string_view(error.message));
+}
+
 void Reply::send(const protocol::Json& response) {
   if (sent_) return;
   sent_ = true;

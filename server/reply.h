@@ -10,6 +10,7 @@
 #include <string_view>
 
 #include "protocol/json.h"
+#include "session/error.h"
 
 namespace rebound::server {
 
@@ -26,6 +27,8 @@ class Reply {
   void ok();
   void ok(protocol::Json data);
   void fail(std::string_view error);
+  /// The rpc dialect's form of a session error: its text (the kind is not on this wire).
+  void fail(const session::Error& error);
   bool sent() const { return sent_; }
 
  private:

@@ -1,11 +1,13 @@
 #pragma once
-// Maps protocol lines to session calls and their results back to responses. It translates
-// only: validation lives in protocol/, behaviour in session/. Runs on the event loop; every
-// line it is given gets exactly one response (blank lines never reach it).
+// Maps protocol lines to session calls through the command table and their results back to
+// responses. It translates only: validation lives in protocol/, behaviour in session/. Runs on
+// the event loop; every line it is given gets exactly one response (blank lines never reach
+// it).
 
-#include "protocol/commands.h"
+#include <string_view>
+
+#include "server/command_table.h"
 #include "server/reply.h"
-#include "session/agent_session.h"
 
 namespace rebound::server {
 
@@ -19,9 +21,8 @@ class RpcDispatcher {
   void handle_too_long(std::size_t max_line_bytes);
 
  private:
-  void dispatch(protocol::Command& command, Reply& reply);
-
-  session::AgentSession& session_;
+  CommandContext context_;
+  CommandTable commands_;
   JsonSink out_;
 };
 

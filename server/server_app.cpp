@@ -22,12 +22,14 @@
 #include "server/asio_scheduler.h"
 #include "server/bash_runner.h"
 #include "server/jsonl_appender.h"
+#include "server/pi_encoder.h"
 #include "server/provider_setup.h"
 #include "server/rpc_dispatcher.h"
 #include "server/stdio_transport.h"
-#include "session/agent_session.h"
 #include "session/event_sink.h"
+#include "session/session_host.h"
 #include "session/session_id.h"
+#include "session/tool.h"
 
 namespace rebound::server {
 
@@ -68,14 +70,15 @@ class FdFlagsGuard {
   int flags_[2];
 };
 
+// The rpc front end's event path: typed events, encoded in the pi dialect, onto stdout.
 class WriterEventSink : public session::EventSink {
  public:
   explicit WriterEventSink(StdoutWriter& writer) : writer_(writer) {}
-  void emit(const protocol::Json& event) override { writer_.write_line(protocol::to_line(event)); }
-  void emit_line(std::string line) override { writer_.write_line(std::move(line)); }
+  void on_event(const session::Event& event) override { writer_.write_line(encoder_.line(event)); }
 
  private:
   StdoutWriter& writer_;
+  PiEventEncoder encoder_;
 };
 
 }  // namespace
@@ -152,13 +155,18 @@ int run_server(const CliOptions& options) {
     return 1;
   }
   BashRunner bash(io.get_executor());
-  session::AgentSession agent(
-      session::SessionOptions{providers.start_model, session::new_session_id(), providers.has_key,
-                              session_file, std::move(resume), !options.model && !options.provider},
-      std::move(providers.models),
-      session::SessionDeps{scheduler, events, *providers.router, credentials, settings_store,
-                           session_storage, bash});
-  RpcDispatcher dispatcher(agent, out);
+  session::ToolRegistry tools;  // no built-in tools yet: every call is "Tool X not found"
+  session::SessionHost host;
+  const session::SessionSlot rpc_slot = host.add([&](session::SessionSlot slot) {
+    return std::make_unique<session::AgentSession>(
+        session::SessionOptions{providers.start_model, session::new_session_id(), providers.has_key,
+                                session_file, std::move(resume),
+                                !options.model && !options.provider, slot},
+        std::move(providers.models),
+        session::SessionDeps{scheduler, events, *providers.router, credentials, settings_store,
+                             session_storage, bash, tools});
+  });
+  RpcDispatcher dispatcher(*host.find(rpc_slot), out);
   StdinReader reader(io.get_executor(), STDIN_FILENO);
   protocol::LineReader lines(options.max_line_bytes);
   asio::signal_set signals(io, SIGTERM, SIGINT, SIGHUP);
@@ -170,7 +178,7 @@ int run_server(const CliOptions& options) {
     shutting_down = true;
     spdlog::debug("shutting down: {}", why);
     reader.stop();
-    agent.shutdown();
+    host.shutdown_all();
     boost::system::error_code ignored;
     signals.cancel(ignored);
     drain_deadline.expires_after(kShutdownDrainLimit);

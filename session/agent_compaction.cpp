@@ -5,7 +5,6 @@
 
 #include <nlohmann/json.hpp>
 
-#include "protocol/events.h"
 #include "session/agent_run.h"
 #include "session/compaction.h"
 #include "session/retry_policy.h"
@@ -15,7 +14,6 @@ namespace rebound::session {
 using protocol::AgentMessage;
 using protocol::Json;
 using Kind = llm::StreamEvent::Kind;
-namespace events = protocol::events;
 
 namespace {
 
@@ -28,21 +26,21 @@ constexpr const char* kOnce =
 bool AgentSession::compact_after_run(const AgentMessage& last) {
   if (!settings_.compaction.enabled) return false;
   if (is_context_overflow(last, model_.context_window)) {
-    emit(events::auto_compaction_start("overflow"));
+    emit(ev::AutoCompactionStart{CompactionReason::overflow});
     if (overflow_compacted_) {
-      emit(events::auto_compaction_end(std::nullopt, false, false, std::string(kOnce)));
+      emit(ev::AutoCompactionEnd{nullptr, false, false, kOnce});
       return false;
     }
     overflow_compacted_ = true;
     // The overflowing answer leaves the runtime context; the session file keeps it.
     if (!context_.empty() && context_.back().is_assistant()) context_.pop_back();
-    start_compaction("overflow", std::nullopt, {});
+    start_compaction(CompactionReason::overflow, std::nullopt, {});
     return true;
   }
   const std::int64_t limit = model_.context_window - settings_.compaction.reserve_tokens;
   if (!last.failed() && estimate_context_tokens(context_) > limit) {
-    emit(events::auto_compaction_start("threshold"));
-    start_compaction("threshold", std::nullopt, {});
+    emit(ev::AutoCompactionStart{CompactionReason::threshold});
+    start_compaction(CompactionReason::threshold, std::nullopt, {});
     return true;
   }
   return false;
@@ -50,24 +48,25 @@ bool AgentSession::compact_after_run(const AgentMessage& last) {
 
 void AgentSession::compact(std::optional<std::string> custom_instructions, CompactDone done) {
   if (compaction_) {
-    done(std::string("Compaction already in progress"));
+    done(Error{ErrorKind::busy, "Compaction already in progress"});
     return;
   }
   abort_retry();
+  force_end_tool_batch();
   if (run_) abort_run();
   if (compaction_) abort_compaction();  // an automatic one the aborted run could not start
   if (context_.empty()) {
-    done(std::string("Nothing to compact (session too small)"));
+    done(Error{ErrorKind::failed, "Nothing to compact (session too small)"});
     return;
   }
-  start_compaction("manual", custom_instructions, std::move(done));
+  start_compaction(CompactionReason::manual, custom_instructions, std::move(done));
 }
 
-void AgentSession::start_compaction(std::string reason, const std::optional<std::string>& custom,
-                                    CompactDone done) {
+void AgentSession::start_compaction(CompactionReason reason,
+                                    const std::optional<std::string>& custom, CompactDone done) {
   auto c = std::make_unique<Compaction>();
   c->generation = ++generation_;
-  c->reason = std::move(reason);
+  c->reason = reason;
   c->done = std::move(done);
   c->tokens_before = estimate_context_tokens(context_);
   c->cut = find_cut(context_, settings_.compaction.keep_recent_tokens);
@@ -110,7 +109,8 @@ void AgentSession::complete_compaction() {
   const std::size_t cut = std::min(c->cut, context_.size());
   const std::string first_kept =
       cut < context_.size() ? recorder_->find_message_entry(context_[cut]) : std::string();
-  recorder_->append(compaction_entry(c->summary, first_kept, c->tokens_before, c->reason));
+  recorder_->append(compaction_entry(c->summary, first_kept, c->tokens_before,
+                                     std::string(compaction_reason_name(c->reason))));
   AgentMessage summary;
   summary.role = protocol::Role::compaction_summary;
   summary.summary = c->summary;
@@ -124,17 +124,14 @@ void AgentSession::complete_compaction() {
   next.insert(next.end(), context_.begin() + static_cast<std::ptrdiff_t>(cut), context_.end());
   context_ = std::move(next);
 
-  Json result = Json::object();
-  result["summary"] = c->summary;
-  result["firstKeptEntryId"] = first_kept;
-  result["tokensBefore"] = c->tokens_before;
-  if (c->reason == "manual") {
+  CompactionResult result{c->summary, first_kept, c->tokens_before};
+  if (c->reason == CompactionReason::manual) {
     c->done(std::move(result));
     settle();
     return;
   }
-  const bool resume = c->reason == "overflow";
-  emit(events::auto_compaction_end(std::move(result), false, resume, std::nullopt));
+  const bool resume = c->reason == CompactionReason::overflow;
+  emit(ev::AutoCompactionEnd{&result, false, resume, std::nullopt});
   if (resume) {
     continue_run();
   } else {
@@ -145,12 +142,14 @@ void AgentSession::complete_compaction() {
 void AgentSession::fail_compaction(const std::string& reason) {
   std::unique_ptr<Compaction> c = std::move(compaction_);
   c->stream.reset();
-  if (c->reason == "manual") {
-    c->done(reason);
+  if (c->reason == CompactionReason::manual) {
+    c->done(Error{ErrorKind::failed, reason});
   } else {
-    const std::string prefix =
-        c->reason == "overflow" ? "Context overflow recovery failed: " : "Auto-compaction failed: ";
-    emit(events::auto_compaction_end(std::nullopt, false, false, prefix + reason));
+    const std::string prefix = c->reason == CompactionReason::overflow
+                                   ? "Context overflow recovery failed: "
+                                   : "Auto-compaction failed: ";
+    const std::string message = prefix + reason;
+    emit(ev::AutoCompactionEnd{nullptr, false, false, message});
   }
   settle();
 }
@@ -159,10 +158,10 @@ void AgentSession::abort_compaction() {
   std::unique_ptr<Compaction> c = std::move(compaction_);
   if (!c) return;
   c->stream.reset();
-  if (c->reason == "manual") {
-    c->done(std::string("Compaction aborted"));
+  if (c->reason == CompactionReason::manual) {
+    c->done(Error{ErrorKind::cancelled, "Compaction aborted"});
   } else {
-    emit(events::auto_compaction_end(std::nullopt, true, false, std::nullopt));
+    emit(ev::AutoCompactionEnd{nullptr, true, false, std::nullopt});
   }
 }
 

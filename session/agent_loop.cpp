@@ -1,8 +1,8 @@
-// AgentSession: the agent loop of runtime.md section 1 (runs, turns, streaming, tool calls).
+// AgentSession: the agent loop of runtime.md section 1 (runs, turns, streaming) and the tool
+// batch of tools.md section 6 (calls started in order, run concurrently, results in order).
 
 #include <nlohmann/json.hpp>
 
-#include "protocol/events.h"
 #include "session/agent_run.h"
 
 namespace rebound::session {
@@ -11,13 +11,13 @@ using protocol::AgentMessage;
 using protocol::ContentBlock;
 using protocol::StopReason;
 using Kind = llm::StreamEvent::Kind;
-namespace events = protocol::events;
+using Update = AssistantUpdateKind;
 
 void AgentSession::start_run(std::vector<Queued> inputs) {
   overflow_compacted_ = false;  // new user messages: a new prompt
   run_ = std::make_unique<Run>();
-  emit(events::agent_start());
-  emit(events::turn_start());
+  emit(ev::AgentStart{});
+  emit(ev::TurnStart{});
   add_user_messages(std::move(inputs));
   request_assistant();
 }
@@ -30,17 +30,17 @@ void AgentSession::continue_run() {
     return;
   }
   run_ = std::make_unique<Run>();
-  emit(events::agent_start());
-  emit(events::turn_start());
+  emit(ev::AgentStart{});
+  emit(ev::TurnStart{});
   request_assistant();
 }
 
 void AgentSession::add_user_messages(std::vector<Queued> inputs) {
   for (auto& q : inputs) {
     AgentMessage m = user_message(q.input);
-    emit(events::message_start(m));
+    emit(ev::MessageStart{m});
     record(m);
-    emit(events::message_end(m));
+    emit(ev::MessageEnd{m});
     run_->produced.push_back(std::move(m));
     if (q.done) completions_.push_back(std::move(q.done));
   }
@@ -51,19 +51,26 @@ void AgentSession::request_assistant() {
   run.generation = ++generation_;
   run.message_started = false;
   run.tool_results.clear();
+  run.batch.clear();
   run.partial = AgentMessage{};
   run.partial.role = protocol::Role::assistant;
   run.partial.api = model_.api;
   run.partial.provider = model_.provider;
   run.partial.model = model_.id;
   run.partial.timestamp = deps_.scheduler.now_epoch_ms();
-  run.lines.reset(run.partial);
+  ++partial_version_;
+  if (run.aborting) {
+    // Abort arrived during the tool batch: this turn's request is never sent (tools.md 7).
+    finish_message(StopReason::aborted, "Request was aborted");
+    return;
+  }
 
   llm::LlmRequest request;
   request.model = model_;
   request.system_prompt = settings_.system_prompt;
   request.thinking_level = thinking_level_;
   request.session_id = session_id_;
+  request.tools = deps_.tools.definitions();
   for (const auto& m : context_) {
     // Assistant messages that ended in error or abort would be empty turns.
     if (!m.failed()) request.messages.push_back(m);
@@ -78,18 +85,15 @@ void AgentSession::request_assistant() {
 void AgentSession::ensure_message_started() {
   if (run_->message_started) return;
   run_->message_started = true;
-  emit(events::message_start(run_->partial));
+  emit(ev::MessageStart{run_->partial});
 }
 
 void AgentSession::on_stream_event(std::uint64_t generation, llm::StreamEvent e) {
   if (!run_ || run_->generation != generation) return;  // a stale completion
   Run& run = *run_;
   AgentMessage& m = run.partial;
-  auto update = [&](std::string_view type, std::optional<std::string> delta = std::nullopt,
-                    std::optional<std::string> content = std::nullopt,
-                    const ContentBlock* tool_call = nullptr) {
-    events_.emit_line(run.lines.line(
-        {type, m.content.size() - 1, std::move(delta), std::move(content), tool_call}));
+  auto update = [&](Update kind, std::string_view delta = {}) {
+    emit(ev::MessageUpdate{m, kind, m.content.size() - 1, delta, partial_version_});
   };
   switch (e.kind) {
     case Kind::text_start:
@@ -97,52 +101,46 @@ void AgentSession::on_stream_event(std::uint64_t generation, llm::StreamEvent e)
       ensure_message_started();
       m.content.push_back(e.kind == Kind::text_start ? ContentBlock::make_text("")
                                                      : ContentBlock::make_thinking(""));
-      run.lines.reset(m);
-      update(e.kind == Kind::text_start ? "text_start" : "thinking_start");
+      ++partial_version_;
+      update(e.kind == Kind::text_start ? Update::text_start : Update::thinking_start);
       return;
     case Kind::text_delta:
     case Kind::thinking_delta:
       if (m.content.empty()) return;
       ensure_message_started();
       m.content.back().text += e.text;
-      if (run.lines.appendable()) {
-        run.lines.append_to_last_block(e.text);
-      } else {
-        run.lines.reset(m);
-      }
-      update(e.kind == Kind::text_delta ? "text_delta" : "thinking_delta", e.text);
+      update(e.kind == Kind::text_delta ? Update::text_delta : Update::thinking_delta, e.text);
       return;
     case Kind::text_end:
     case Kind::thinking_end:
       if (m.content.empty()) return;
       ensure_message_started();
-      update(e.kind == Kind::text_end ? "text_end" : "thinking_end", std::nullopt,
-             m.content.back().text);
+      update(e.kind == Kind::text_end ? Update::text_end : Update::thinking_end);
       return;
     case Kind::toolcall_start:
       ensure_message_started();
       m.content.push_back(
           ContentBlock::make_tool_call(e.tool_id, e.tool_name, protocol::Json::object()));
-      run.lines.reset(m);
+      ++partial_version_;
       run.tool_arguments.clear();
-      update("toolcall_start");
+      update(Update::toolcall_start);
       return;
     case Kind::toolcall_delta:
       if (m.content.empty()) return;
       ensure_message_started();
       run.tool_arguments += e.text;
-      update("toolcall_delta", e.text);
+      update(Update::toolcall_delta, e.text);
       return;
     case Kind::toolcall_end:
       if (m.content.empty()) return;
       ensure_message_started();
       m.content.back().arguments = e.arguments.is_object() ? e.arguments : protocol::Json::object();
-      run.lines.reset(m);
-      update("toolcall_end", std::nullopt, std::nullopt, &m.content.back());
+      ++partial_version_;
+      update(Update::toolcall_end);
       return;
     case Kind::usage:
       m.usage = e.usage;
-      run.lines.reset(m);
+      ++partial_version_;
       return;
     case Kind::done:
       finish_message(e.stop_reason, std::nullopt);
@@ -167,47 +165,104 @@ void AgentSession::finish_message(StopReason reason, std::optional<std::string> 
   ensure_message_started();
   // On disk before the client sees it end: a message_end it read is never lost.
   record(m);
-  emit(events::message_end(m));
+  emit(ev::MessageEnd{m});
   run.produced.push_back(m);
 
-  bool has_tool_calls = false;
-  for (const auto& b : m.content)
-    has_tool_calls |= b.kind == ContentBlock::Kind::tool_call;
-  if (has_tool_calls && !m.failed()) run_tool_calls();
-  emit(events::turn_end(m, run.tool_results));
-  if (!m.failed() && (has_tool_calls || !steering_.empty())) {
+  if (!m.failed() && has_tool_calls(m)) {
+    start_tool_batch();  // the turn ends when its last call has
+    return;
+  }
+  finish_turn();
+}
+
+bool AgentSession::has_tool_calls(const AgentMessage& m) {
+  for (const auto& b : m.content) {
+    if (b.kind == ContentBlock::Kind::tool_call) return true;
+  }
+  return false;
+}
+
+void AgentSession::finish_turn() {
+  Run& run = *run_;
+  const AgentMessage& m = run.partial;
+  emit(ev::TurnEnd{m, run.tool_results});
+  if (!m.failed() && (has_tool_calls(m) || !steering_.empty())) {
     next_turn();
   } else {
     end_run();
   }
 }
 
-void AgentSession::run_tool_calls() {
+void AgentSession::start_tool_batch() {
   Run& run = *run_;
-  const AgentMessage assistant = run.partial;
-  for (const auto& call : assistant.content) {
-    if (call.kind != ContentBlock::Kind::tool_call) continue;
-    // The session offers no tools yet: every call gets the not-found error result.
-    const std::string text = "Tool " + call.name + " not found";
-    emit(events::tool_execution_start(call.id, call.name, call.arguments));
-    protocol::Json result = protocol::Json::object();
-    result["content"] = protocol::Json::array({to_json(ContentBlock::make_text(text))});
-    result["details"] = protocol::Json::object();
-    emit(events::tool_execution_end(call.id, call.name, result, true));
+  for (const auto& block : run.partial.content) {
+    if (block.kind == ContentBlock::Kind::tool_call) run.batch.push_back({block, nullptr, {}});
+  }
+  run.batch_open = run.batch.size();
+  run.batch_starting = true;
+  const std::uint64_t generation = run.generation;
+  const ToolContext context{deps_.storage.cwd()};
+  std::weak_ptr<bool> alive = alive_;
+  for (std::size_t i = 0; i < run.batch.size(); ++i) {
+    Run::Call& call = run.batch[i];
+    emit(ev::ToolExecutionStart{call.block.id, call.block.name, call.block.arguments});
+    Tool* tool = deps_.tools.find(call.block.name);
+    if (!tool) {
+      end_tool_call(generation, i, ToolResult::error("Tool " + call.block.name + " not found"));
+      continue;
+    }
+    auto valid = [this, alive, generation] {
+      return !alive.expired() && run_ && run_->generation == generation;
+    };
+    call.handle = tool->start(
+        call.block.arguments, context,
+        [this, valid, i](ToolResult partial) {
+          if (!valid() || i >= run_->batch.size() || run_->batch[i].result) return;
+          const auto& b = run_->batch[i].block;
+          emit(ev::ToolExecutionUpdate{b.id, b.name, b.arguments, partial});
+        },
+        [this, valid, generation, i](ToolResult result) {
+          if (valid()) end_tool_call(generation, i, std::move(result));
+        });
+  }
+  run.batch_starting = false;
+  if (run.batch_open == 0) complete_tool_batch();
+}
+
+void AgentSession::end_tool_call(std::uint64_t generation, std::size_t index, ToolResult result) {
+  if (!run_ || run_->generation != generation || index >= run_->batch.size()) return;
+  Run& run = *run_;
+  Run::Call& call = run.batch[index];
+  if (call.result) return;  // exactly one end per call
+  call.result = std::move(result);
+  emit(ev::ToolExecutionEnd{call.block.id, call.block.name, *call.result, call.result->is_error});
+  --run.batch_open;
+  if (!run.batch_starting && run.batch_open == 0) complete_tool_batch();
+}
+
+void AgentSession::complete_tool_batch() {
+  Run& run = *run_;
+  // The handles may be inside their own completion now: they go once this call stack is done.
+  auto handles = std::make_shared<std::vector<std::unique_ptr<ToolCall>>>();
+  for (auto& call : run.batch) {
+    if (call.handle) handles->push_back(std::move(call.handle));
     AgentMessage r;
     r.role = protocol::Role::tool_result;
-    r.tool_call_id = call.id;
-    r.tool_name = call.name;
-    r.content.push_back(ContentBlock::make_text(text));
-    r.details = protocol::Json::object();
-    r.is_error = true;
+    r.tool_call_id = call.block.id;
+    r.tool_name = call.block.name;
+    r.content = call.result->content;
+    r.details = call.result->details.value_or(protocol::Json());
+    r.is_error = call.result->is_error;
     r.timestamp = deps_.scheduler.now_epoch_ms();
-    emit(events::message_start(r));
+    emit(ev::MessageStart{r});
     record(r);  // the results follow the assistant message in the context
-    emit(events::message_end(r));
+    emit(ev::MessageEnd{r});
     run.tool_results.push_back(r);
     run.produced.push_back(std::move(r));
   }
+  run.batch.clear();
+  if (!handles->empty()) deps_.scheduler.post([handles] { handles->clear(); });
+  finish_turn();
 }
 
 void AgentSession::record(const AgentMessage& message, bool in_context) {
@@ -217,15 +272,39 @@ void AgentSession::record(const AgentMessage& message, bool in_context) {
 }
 
 void AgentSession::next_turn() {
-  emit(events::turn_start());
-  add_user_messages(take(steering_, steering_mode_));
+  emit(ev::TurnStart{});
+  if (!run_->aborting) add_user_messages(take(steering_, steering_mode_));
   request_assistant();
 }
 
-void AgentSession::abort_run() {
-  if (!run_) return;
+bool AgentSession::abort_run(Completion done) {
+  if (!run_) return true;
+  if (run_->batch_open > 0) {
+    // Running calls end with their own abort results; the run then ends as tools.md section 7
+    // says, and `done` runs after agent_end.
+    Run& run = *run_;
+    run.aborting = true;
+    if (done) run.abort_waiters.push_back(std::move(done));
+    for (auto& call : run.batch) {
+      if (!call.result && call.handle) call.handle->cancel();
+    }
+    return false;
+  }
   run_->stream.reset();
   finish_message(StopReason::aborted, "Request was aborted");
+  return true;
+}
+
+void AgentSession::force_end_tool_batch() {
+  if (!run_ || run_->batch_open == 0) return;
+  const std::uint64_t generation = run_->generation;
+  run_->aborting = true;
+  // Ending the last call ends the run (run_ is then gone).
+  for (std::size_t i = 0; run_ && run_->generation == generation && i < run_->batch.size(); ++i) {
+    if (run_->batch[i].result) continue;
+    run_->batch[i].handle.reset();  // stopped without a completion
+    end_tool_call(generation, i, ToolResult::error("Operation aborted"));
+  }
 }
 
 void AgentSession::end_run() {
@@ -235,9 +314,11 @@ void AgentSession::end_run() {
     if (it->is_assistant()) last = &*it;
   }
   const bool retry = last && will_retry(*last);
-  emit(events::agent_end(run->produced, retry));
+  emit(ev::AgentEnd{run->produced, retry});
   if (last) after_run(*last, retry);
   if (!retry_.active()) settle();
+  for (auto& waiter : run->abort_waiters)
+    waiter();
 }
 
 }  // namespace rebound::session

@@ -4,14 +4,12 @@
 #include <nlohmann/json.hpp>
 #include <utility>
 
-#include "protocol/events.h"
 #include "session/agent_run.h"
 #include "session/retry_policy.h"
 
 namespace rebound::session {
 
 using protocol::AgentMessage;
-namespace events = protocol::events;
 
 namespace {
 constexpr const char* kRetryCancelled = "Retry cancelled";
@@ -38,7 +36,7 @@ void AgentSession::after_run(const AgentMessage& last, bool retry) {
       if (retry_.active()) end_chain(false, error);
     } else {
       // Step 4: attempts exhausted (with maxRetries 0: attempt 0 and no start event).
-      emit(events::auto_retry_end_failure(retry_.attempt(), error));
+      emit(ev::AutoRetryEnd{false, retry_.attempt(), error});
       retry_.reset();
     }
     return;
@@ -63,7 +61,7 @@ void AgentSession::schedule_retry(const AgentMessage& failed) {
     const auto hint = parse_retry_hint_ms(error, deps_.scheduler.now_epoch_ms());
     if (deps_.credentials.mark_usage_limit_reached(model_.provider, session_id_, hint)) delay = 0;
   }
-  emit(events::auto_retry_start(attempt, settings_.retry.max_retries, delay, error));
+  emit(ev::AutoRetryStart{attempt, settings_.retry.max_retries, delay, error});
   // Step 8: the model does not see the failed attempt again (the history keeps it).
   if (!context_.empty() && context_.back().failed()) context_.pop_back();
   std::weak_ptr<bool> alive = alive_;
@@ -74,8 +72,8 @@ void AgentSession::schedule_retry(const AgentMessage& failed) {
 
 void AgentSession::end_chain(bool success, const std::string& final_error) {
   if (!retry_.active()) return;
-  emit(success ? events::auto_retry_end_success(retry_.attempt())
-               : events::auto_retry_end_failure(retry_.attempt(), final_error));
+  emit(ev::AutoRetryEnd{success, retry_.attempt(),
+                        success ? std::nullopt : std::optional<std::string_view>(final_error)});
   retry_.reset();
 }
 

@@ -3,13 +3,14 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "protocol/messages.h"
-#include "protocol/update_line.h"
 #include "session/agent_session.h"
 #include "session/llm/provider.h"
+#include "session/tool.h"
 
 namespace rebound::session {
 
@@ -17,17 +18,28 @@ struct AgentSession::Run {
   std::uint64_t generation = 0;                  // of the request in flight
   std::vector<protocol::AgentMessage> produced;  // for agent_end.messages
   protocol::AgentMessage partial;                // the assistant message being streamed
-  protocol::UpdateLineBuilder lines;             // its message_update lines
   bool message_started = false;
   std::string tool_arguments;                        // raw deltas of the tool call being streamed
   std::vector<protocol::AgentMessage> tool_results;  // of the current turn
   std::unique_ptr<llm::StreamHandle> stream;
+
+  /// One tool call of the current turn's batch (tools.md section 6).
+  struct Call {
+    protocol::ContentBlock block;  // the assistant message's toolCall block
+    std::unique_ptr<ToolCall> handle;
+    std::optional<ToolResult> result;  // once ended
+  };
+  std::vector<Call> batch;
+  std::size_t batch_open = 0;             // calls that have not ended
+  bool batch_starting = false;            // still starting the batch's calls
+  bool aborting = false;                  // abort arrived during the batch
+  std::vector<Completion> abort_waiters;  // abort calls answered at the run's end
 };
 
 /// A compaction in progress: its summary request and what it will cut.
 struct AgentSession::Compaction {
   std::uint64_t generation = 0;
-  std::string reason;   // overflow, threshold or manual
+  CompactionReason reason = CompactionReason::manual;
   std::size_t cut = 0;  // the first kept message of the context
   std::int64_t tokens_before = 0;
   std::string summary;  // streamed so far

@@ -37,6 +37,7 @@ AgentSession::AgentSession(SessionOptions options, ModelRegistry models, Session
       steering_mode_(settings_.steering_mode),
       follow_up_mode_(settings_.follow_up_mode),
       interrupt_mode_(settings_.interrupt_mode),
+      slot_(options.slot),
       retry_(deps.scheduler.make_timer()) {
   for (auto level : available_thinking_levels()) {
     if (level == settings_.default_thinking_level) thinking_level_ = level;
@@ -80,12 +81,10 @@ protocol::AgentMessage AgentSession::user_message(const UserInput& input) const 
   return m;
 }
 
-std::optional<std::string> AgentSession::prompt(UserInput input,
-                                                std::optional<protocol::StreamingBehavior> behavior,
-                                                const std::function<void()>& accepted,
-                                                Completion done) {
+Status AgentSession::prompt(UserInput input, std::optional<protocol::StreamingBehavior> behavior,
+                            const std::function<void()>& accepted, Completion done) {
   const bool waiting = retry_.in_backoff() || compaction_;
-  if (run_ && !waiting && !behavior) return std::string(kBusy);
+  if (run_ && !waiting && !behavior) return Error{ErrorKind::busy, kBusy};
   Queued q{std::move(input), std::move(done)};
   if (waiting) {
     // During a backoff or a compaction every new message waits as a follow-up (protocol.md
@@ -103,10 +102,10 @@ std::optional<std::string> AgentSession::prompt(UserInput input,
     std::vector<Queued> inputs;
     inputs.push_back(std::move(q));
     start_run(std::move(inputs));
-    return std::nullopt;
+    return ok();
   }
   accepted();
-  return std::nullopt;
+  return ok();
 }
 
 void AgentSession::steer(UserInput input, const std::function<void()>& accepted) {
@@ -122,14 +121,18 @@ void AgentSession::follow_up(UserInput input, const std::function<void()>& accep
   prompt(std::move(input), protocol::StreamingBehavior::follow_up, accepted);
 }
 
-void AgentSession::abort() {
+void AgentSession::abort(Completion done) {
   abort_retry();
-  if (run_) abort_run();
+  if (run_ && !abort_run(done)) {
+    drop_queues();  // `done` runs when the running tool calls have ended
+    return;
+  }
   if (compaction_) {
     abort_compaction();
     settle();
   }
   drop_queues();
+  if (done) done();
 }
 
 void AgentSession::set_auto_retry(bool enabled) {
@@ -236,12 +239,12 @@ void AgentSession::use_model(const protocol::Model& model) {
   }
 }
 
-std::variant<protocol::Model, std::string> AgentSession::set_model(const std::string& provider,
-                                                                   const std::string& model_id) {
+Result<protocol::Model> AgentSession::set_model(const std::string& provider,
+                                                const std::string& model_id) {
   const protocol::Model* model = models_.find(provider, model_id);
-  if (!model) return "Model not found: " + provider + "/" + model_id;
+  if (!model) return Error{ErrorKind::not_found, "Model not found: " + provider + "/" + model_id};
   if (provider_available_ && !provider_available_(provider)) {
-    return "No API key for provider " + provider;
+    return Error{ErrorKind::failed, "No API key for provider " + provider};
   }
   use_model(*model);
   return model_;

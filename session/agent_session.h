@@ -19,6 +19,7 @@
 #include "protocol/messages.h"
 #include "protocol/wire_types.h"
 #include "session/credential_store.h"
+#include "session/error.h"
 #include "session/event_sink.h"
 #include "session/llm/provider.h"
 #include "session/model_registry.h"
@@ -30,6 +31,7 @@
 #include "session/settings.h"
 #include "session/settings_store.h"
 #include "session/shell_runner.h"
+#include "session/tool.h"
 
 namespace rebound::session {
 
@@ -45,6 +47,8 @@ struct SessionOptions {
   /// Whether a resumed session's last model and thinking level are taken up (false when the
   /// command line chose the model).
   bool restore_model = true;
+  /// The host's handle, stamped on every event.
+  SessionSlot slot = 0;
 };
 
 struct ModelCycle {
@@ -61,10 +65,11 @@ struct SessionDeps {
   SettingsStore& settings;
   SessionStorage& storage;
   ShellRunner& shell;
+  ToolRegistry& tools;  // the tools offered to the model; may be empty
 };
 
-/// What `compact` answers with: the result object, or the error text.
-using CompactDone = std::function<void(std::variant<protocol::Json, std::string>)>;
+/// What `compact` answers with: the result, or the error.
+using CompactDone = std::function<void(Result<CompactionResult>)>;
 
 /// What `bash` answers with: the bashExecution message it added (or would have added).
 using BashDone = std::function<void(const protocol::AgentMessage& execution)>;
@@ -87,23 +92,24 @@ class AgentSession {
 
   /// Accepts or rejects a prompt. On acceptance `accepted` runs first (the response precedes
   /// every event of the run), then the run starts or the message is queued; `done` runs once the
-  /// prompt's work, retries included, is over. Returns the error text when rejected.
-  std::optional<std::string> prompt(UserInput input,
-                                    std::optional<protocol::StreamingBehavior> behavior,
-                                    const std::function<void()>& accepted, Completion done = {});
+  /// prompt's work, retries included, is over. Returns the error (busy) when rejected.
+  Status prompt(UserInput input, std::optional<protocol::StreamingBehavior> behavior,
+                const std::function<void()>& accepted, Completion done = {});
   /// Steering: delivered at the next turn boundary; starts a run when idle.
   void steer(UserInput input, const std::function<void()>& accepted);
   /// Follow-up: runs after the current run ends; starts a run when idle.
   void follow_up(UserInput input, const std::function<void()>& accepted);
 
-  /// abort_retry, then stops the active request; every event it causes is emitted before it
-  /// returns. Clears both queues.
-  void abort();
+  /// abort_retry, then stops the active request and clears both queues. `done` runs once the
+  /// run has ended: at once, every event emitted, unless tool calls are running; then after
+  /// their abort results and the run's agent_end (tools.md section 7).
+  void abort(Completion done = {});
   /// retry.md section 6: cancels a backoff (emitting auto_retry_end), or stops further retries
   /// of the retried request that runs now.
   void abort_retry();
   /// End of input or a signal: like abort, and a running bash is killed.
   void shutdown() {
+    force_end_tool_batch();
     abort();
     abort_bash();
   }
@@ -135,14 +141,14 @@ class AgentSession {
   /// new_session: cancels a backoff, aborts a run, drops the queues and a running bash, then
   /// starts an empty session (a new id and file) with the same model and settings.
   void new_session(std::optional<std::string> parent_session);
-  /// switch_session: loads `path` first (its error text, and nothing changes, when it cannot
-  /// be used), then cancels like new_session and takes up the loaded session.
-  std::optional<std::string> switch_session(const std::string& path);
+  /// switch_session: loads `path` first (its error, and nothing changes, when it cannot be
+  /// used), then cancels like new_session and takes up the loaded session.
+  Status switch_session(const std::string& path);
 
   /// bash: runs the command; `done` gets the bashExecution message once it ends. The message
   /// joins the context and the file at once when idle, else when the session is next idle.
-  /// Returns the error text when it cannot start (one bash at a time).
-  std::optional<std::string> bash(const std::string& command, BashDone done);
+  /// Returns the error when it cannot start (busy: one bash at a time).
+  Status bash(const std::string& command, BashDone done);
   /// abort_bash: kills the running command (its `bash` answers with cancelled:true).
   void abort_bash();
 
@@ -175,9 +181,8 @@ class AgentSession {
   /// get_available_models: the registry's models whose provider is available.
   std::vector<protocol::Model> available_models() const;
   /// set_model: the model serves from the next request on; persisted as defaultProvider and
-  /// defaultModel. Returns the model, or the error text ("Model not found: p/id").
-  std::variant<protocol::Model, std::string> set_model(const std::string& provider,
-                                                       const std::string& model_id);
+  /// defaultModel. Returns the model, or the error ("Model not found: p/id").
+  Result<protocol::Model> set_model(const std::string& provider, const std::string& model_id);
   /// cycle_model: the next available model (wrapping); nullopt when only one is available.
   std::optional<ModelCycle> cycle_model();
 
@@ -191,7 +196,7 @@ class AgentSession {
 
   void use_model(const protocol::Model& model);
   std::size_t queued_count() const { return steering_.size() + follow_up_.size(); }
-  void emit(const protocol::Json& event) { events_.emit(event); }
+  void emit(EventBody body) { events_.on_event(Event{slot_, std::move(body)}); }
   protocol::AgentMessage user_message(const UserInput& input) const;
 
   // agent loop (agent_loop.cpp)
@@ -202,17 +207,25 @@ class AgentSession {
   void on_stream_event(std::uint64_t generation, llm::StreamEvent event);
   void ensure_message_started();
   void finish_message(protocol::StopReason reason, std::optional<std::string> error);
-  void run_tool_calls();
+  static bool has_tool_calls(const protocol::AgentMessage& message);
+  void finish_turn();
+  void start_tool_batch();
+  void end_tool_call(std::uint64_t generation, std::size_t index, ToolResult result);
+  void complete_tool_batch();
+  /// Ends every running tool call at once with "Operation aborted" (no completion from the
+  /// tools), so the run ends synchronously: new_session, switch_session, compact, shutdown.
+  void force_end_tool_batch();
   void next_turn();
   void end_run();
-  void abort_run();
+  /// Aborts the run; false when running tool calls must end first (`done` waits for them).
+  bool abort_run(Completion done = {});
   /// Adds a finished message to the context, the history and the session file.
   void record(const protocol::AgentMessage& message, bool in_context = true);
 
   // compaction (agent_compaction.cpp)
   /// After a run: overflow or threshold compaction; true when one started.
   bool compact_after_run(const protocol::AgentMessage& last);
-  void start_compaction(std::string reason, const std::optional<std::string>& custom,
+  void start_compaction(CompactionReason reason, const std::optional<std::string>& custom,
                         CompactDone done);
   void on_compaction_event(std::uint64_t generation, llm::StreamEvent event);
   void complete_compaction();
@@ -252,6 +265,8 @@ class AgentSession {
   std::vector<protocol::AgentMessage> history_;
   std::unique_ptr<Run> run_;
   std::uint64_t generation_ = 0;
+  std::uint64_t partial_version_ = 0;  // see ev::MessageUpdate
+  SessionSlot slot_ = 0;
   RetryState retry_;
   std::deque<Queued> steering_;
   std::deque<Queued> follow_up_;

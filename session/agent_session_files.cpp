@@ -53,6 +53,7 @@ void AgentSession::take_up(std::string path, LoadedSession loaded, bool restore_
 }
 
 void AgentSession::cancel_everything() {
+  force_end_tool_batch();
   abort();  // the backoff's auto_retry_end, the aborted run's events, the queues
   if (auto it = bash_jobs_.find(bash_generation_); it != bash_jobs_.end()) {
     ++bash_generation_;  // its result belongs to the session being left
@@ -69,19 +70,21 @@ void AgentSession::new_session(std::optional<std::string> parent_session) {
   start_new_recorder(std::nullopt, std::move(parent_session));
 }
 
-std::optional<std::string> AgentSession::switch_session(const std::string& path) {
+Status AgentSession::switch_session(const std::string& path) {
   auto loaded = deps_.storage.load(path);
-  if (auto* error = std::get_if<std::string>(&loaded)) return *error;
+  if (auto* error = std::get_if<std::string>(&loaded)) return Error{ErrorKind::failed, *error};
   auto& session = std::get<LoadedSession>(loaded);
   for (const auto& w : session.warnings)
     spdlog::warn("{}: {}", path, w);
   cancel_everything();
   take_up(path, std::move(session), true);
-  return std::nullopt;
+  return ok();
 }
 
-std::optional<std::string> AgentSession::bash(const std::string& command, BashDone done) {
-  if (bash_jobs_.count(bash_generation_)) return std::string("A bash command is already running");
+Status AgentSession::bash(const std::string& command, BashDone done) {
+  if (bash_jobs_.count(bash_generation_)) {
+    return Error{ErrorKind::busy, "A bash command is already running"};
+  }
   const std::uint64_t generation = ++bash_generation_;
   std::weak_ptr<bool> alive = alive_;
   std::string error;
@@ -101,9 +104,9 @@ std::optional<std::string> AgentSession::bash(const std::string& command, BashDo
     done(m);
   };
   auto job = deps_.shell.start(command, std::move(on_done), error);
-  if (!job) return error.empty() ? std::string("Cannot run bash") : error;
+  if (!job) return Error{ErrorKind::failed, error.empty() ? std::string("Cannot run bash") : error};
   bash_jobs_[generation] = std::move(job);
-  return std::nullopt;
+  return ok();
 }
 
 void AgentSession::add_bash_result(AgentMessage message) {

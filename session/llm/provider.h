@@ -12,6 +12,7 @@
 #include "protocol/json.h"
 #include "protocol/messages.h"
 #include "protocol/wire_types.h"
+#include "session/tool.h"
 
 namespace rebound::session::llm {
 
@@ -21,6 +22,7 @@ struct LlmRequest {
   std::vector<protocol::AgentMessage> messages;  // the runtime context to send
   protocol::ThinkingLevel thinking_level = protocol::ThinkingLevel::off;
   std::string session_id;
+  std::vector<ToolDefinition> tools;  // offered to the model, in order; none when empty
 };
 
 struct StreamEvent {

@@ -24,6 +24,27 @@ void check_line(const std::string& out) {
 
 }  // namespace
 
+template <typename Args>
+void check_reader(Args (*read)(const FieldReader&), const CommandEnvelope& command) {
+  const auto args = read_command_args(read, command);
+  if (const auto* error = std::get_if<ProtocolError>(&args))
+    check_line(to_line(error_response(*error)));
+}
+
+void check_args(const CommandEnvelope& c) {
+  check_reader(read_prompt_args, c);
+  check_reader(read_message_args, c);
+  check_reader(read_new_session_args, c);
+  check_reader(read_set_model_args, c);
+  check_reader(read_thinking_level_args, c);
+  check_reader(read_queue_mode_args, c);
+  check_reader(read_interrupt_mode_args, c);
+  check_reader(read_compact_args, c);
+  check_reader(read_enabled_args, c);
+  check_reader(read_bash_args, c);
+  check_reader(read_switch_session_args, c);
+}
+
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   if (size == 0) return 0;
   const std::size_t limit = 16 + data[0] * 4;  // a small limit so over-long lines are reached
@@ -37,12 +58,13 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     if (item.text.size() > limit) std::abort();
     const auto parsed = parse_json_line(item.text);
     if (parsed.value) check_line(to_line(*parsed.value));
-    const auto command = parse_command_line(item.text);
+    const auto command = parse_envelope_line(item.text);
     if (command.error) {
       check_line(to_line(error_response(*command.error)));
     } else if (command.command) {
-      check_line(
-          to_line(success_response(command.command->id, command_name(command.command->type))));
+      check_line(to_line(success_response(command.command->id, command.command->type)));
+      // Every argument reader over whatever object came in: a value or a field error.
+      check_args(*command.command);
     } else {
       std::abort();
     }

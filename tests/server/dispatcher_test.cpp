@@ -2,6 +2,8 @@
 
 #include <doctest/doctest.h>
 
+#include <set>
+
 #include "tests/support/session_harness.h"
 
 using namespace rebound;
@@ -147,4 +149,48 @@ TEST_CASE("new_session and switch_session answer cancelled:false; a bad path is 
   CHECK(bad["error"] == "Session file not found: /none.jsonl");
   CHECK(f.one(R"({"type":"switch_session"})")["error"] ==
         "Invalid field 'sessionPath': expected string");
+}
+
+TEST_CASE("the rpc command table holds exactly the commands of protocol.md section 2") {
+  const auto names = server::rpc_command_table().names();
+  const std::set<std::string> expected{"prompt",
+                                       "steer",
+                                       "follow_up",
+                                       "abort",
+                                       "new_session",
+                                       "get_state",
+                                       "set_model",
+                                       "cycle_model",
+                                       "get_available_models",
+                                       "set_thinking_level",
+                                       "cycle_thinking_level",
+                                       "set_steering_mode",
+                                       "set_follow_up_mode",
+                                       "set_interrupt_mode",
+                                       "compact",
+                                       "set_auto_compaction",
+                                       "set_auto_retry",
+                                       "abort_retry",
+                                       "bash",
+                                       "abort_bash",
+                                       "get_session_stats",
+                                       "switch_session",
+                                       "get_last_assistant_text",
+                                       "get_messages"};
+  CHECK(std::set<std::string>(names.begin(), names.end()) == expected);
+  CHECK(names.size() == expected.size());
+}
+
+TEST_CASE("unknown commands and invalid fields are answered through the table, once") {
+  Fixture f;
+  CHECK(
+      f.one(R"({"id":"u","type":"fly"})") ==
+      Json::parse(
+          R"({"id":"u","type":"response","command":"fly","success":false,"error":"Unknown command: fly"})"));
+  CHECK(
+      f.one(R"({"id":2,"type":"set_model","provider":"p"})") ==
+      Json::parse(
+          R"({"id":2,"type":"response","command":"set_model","success":false,"error":"Invalid field 'modelId': expected string"})"));
+  CHECK(f.one(R"({"type":"set_model","provider":"x","modelId":"y"})")["error"] ==
+        "Model not found: x/y");
 }

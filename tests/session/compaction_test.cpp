@@ -212,7 +212,15 @@ TEST_CASE("abort during an automatic compaction; prompts during it wait as follo
 TEST_CASE("compact on demand: the result, the errors, and abort") {
   SessionHarness h(R"([{"text":"a1"},{"text":"SUM"},{"text":"x","hang":true}])", settings(true, 1));
   std::vector<std::variant<Json, std::string>> answers;
-  auto keep = [&](std::variant<Json, std::string> r) { answers.push_back(std::move(r)); };
+  auto keep = [&](session::Result<session::CompactionResult> r) {
+    if (!r) {
+      answers.emplace_back(r.error().message);
+    } else {
+      answers.emplace_back(Json{{"summary", r->summary},
+                                {"firstKeptEntryId", r->first_kept_entry_id},
+                                {"tokensBefore", r->tokens_before}});
+    }
+  };
   h.session.compact(std::nullopt, keep);
   REQUIRE(answers.size() == 1);
   CHECK(std::get<std::string>(answers[0]) == "Nothing to compact (session too small)");

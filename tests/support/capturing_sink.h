@@ -1,16 +1,21 @@
 #pragma once
-// An EventSink that keeps every event, with helpers to read the sequence of types.
+// An EventSink that keeps every event as the pi dialect writes it (encoded at once: the typed
+// event's references live only during the call), with helpers to read the sequence of types.
 
 #include <string>
 #include <vector>
 
+#include "server/pi_encoder.h"
 #include "session/event_sink.h"
 
 namespace rebound::testing {
 
 class CapturingSink : public session::EventSink {
  public:
-  void emit(const protocol::Json& event) override { events.push_back(event); }
+  void on_event(const session::Event& event) override {
+    events.push_back(server::pi_event_json(event));
+    slots.push_back(event.session);
+  }
 
   /// The event types in order; message events carry their role, e.g. "message_end:assistant".
   std::vector<std::string> types() const {
@@ -26,9 +31,13 @@ class CapturingSink : public session::EventSink {
     }
     return out;
   }
-  void clear() { events.clear(); }
+  void clear() {
+    events.clear();
+    slots.clear();
+  }
 
   std::vector<protocol::Json> events;
+  std::vector<session::SessionSlot> slots;  // of each event
 };
 
 }  // namespace rebound::testing

@@ -34,6 +34,12 @@ class FakeCredentials : public session::CredentialStore {
   bool another_available = false;
 };
 
+/// The error text of a session result, or "" when it succeeded.
+template <typename T>
+std::string error_of(const session::Result<T>& result) {
+  return result ? std::string() : result.error().message;
+}
+
 /// Parses a script given as JSON text; fails the test when it is unusable.
 inline std::vector<session::llm::ScriptStep> script_of(const std::string& json) {
   auto parsed = session::llm::parse_script(protocol::Json::parse(json));
@@ -51,16 +57,16 @@ struct SessionHarness {
         session({std::move(model), "sid-test",
                  [this](const std::string& p) { return unavailable.count(p) == 0; }},
                 session::ModelRegistry::with_builtins(),
-                session::SessionDeps{scheduler, sink, provider, credentials, store, files, shell}) {
-  }
+                session::SessionDeps{scheduler, sink, provider, credentials, store, files, shell,
+                                     tools}) {}
 
   /// Sends a prompt; returns the rejection text, or "" when accepted.
   std::string prompt(const std::string& text,
                      std::optional<protocol::StreamingBehavior> behavior = std::nullopt,
                      session::Completion done = {}) {
-    auto error = session.prompt(
+    auto status = session.prompt(
         {text, {}}, behavior, [] {}, std::move(done));
-    return error.value_or("");
+    return status ? std::string() : status.error().message;
   }
 
   std::set<std::string> unavailable{"openai", "anthropic"};  // providers without a key
@@ -70,6 +76,7 @@ struct SessionHarness {
   FakeCredentials credentials;
   MemorySessionStorage files;
   FakeShell shell;
+  session::ToolRegistry tools;
   std::vector<protocol::Json> requests;  // what the provider was sent (script-log lines)
   session::llm::ScriptedProvider provider;
   session::AgentSession session;

@@ -2,7 +2,7 @@
 // step of random streams (text and thinking deltas with multi-byte and escaped characters, tool
 // calls, usage changes).
 
-#include "protocol/update_line.h"
+#include "server/update_line.h"
 
 #include <doctest/doctest.h>
 
@@ -12,6 +12,8 @@
 #include "protocol/json_line.h"
 
 using namespace rebound::protocol;
+using namespace rebound::server;
+namespace events = rebound::server::pi;
 
 TEST_CASE("incremental message_update lines equal the serialized events, byte for byte") {
   std::mt19937 rng(20261130);

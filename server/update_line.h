@@ -7,15 +7,17 @@
 // the last block's text: a text or thinking delta appends its escaped bytes to the first piece,
 // and a line is the two pieces spliced into the event's frame. Any other change to the partial
 // message (a new block, a finished tool call, usage) calls reset(). The lines are byte for byte
-// what to_line(events::message_update(...)) writes. Pure; one owner.
+// what to_line(pi::message_update(...)) writes. Pure; one owner.
 
 #include <string>
 #include <string_view>
 
-#include "protocol/events.h"
 #include "protocol/messages.h"
+#include "server/pi_events.h"
 
-namespace rebound::protocol {
+namespace rebound::server {
+
+using protocol::AgentMessage;
 
 class UpdateLineBuilder {
  public:
@@ -27,7 +29,7 @@ class UpdateLineBuilder {
   /// Whether append_to_last_block() may be used (the last block is text or thinking).
   bool appendable() const { return split_; }
   /// The message_update line (with its LF) for `update` over the current partial message.
-  std::string line(const events::AssistantUpdate& update) const;
+  std::string line(const pi::AssistantUpdate& update) const;
 
  private:
   std::string head_;  // the partial message up to the end of its last block's text
@@ -38,4 +40,4 @@ class UpdateLineBuilder {
 /// A JSON string's escaped content as to_line() writes it (no quotes).
 std::string escaped_json_string(std::string_view text);
 
-}  // namespace rebound::protocol
+}  // namespace rebound::server

@@ -1,10 +1,15 @@
-#include "protocol/update_line.h"
+#include "server/update_line.h"
 
 #include <nlohmann/json.hpp>
 
 #include "protocol/json_line.h"
 
-namespace rebound::protocol {
+namespace rebound::server {
+
+using protocol::ContentBlock;
+using protocol::Json;
+using protocol::to_json;
+using protocol::to_line;
 
 namespace {
 
@@ -54,7 +59,7 @@ void UpdateLineBuilder::append_to_last_block(std::string_view delta) {
   head_ += escaped_json_string(delta);
 }
 
-std::string UpdateLineBuilder::line(const events::AssistantUpdate& u) const {
+std::string UpdateLineBuilder::line(const pi::AssistantUpdate& u) const {
   std::string out;
   const std::size_t partial_size = head_.size() + tail_.size();
   out.reserve(2 * partial_size + 160 + (u.delta ? u.delta->size() : 0));
@@ -86,4 +91,4 @@ std::string UpdateLineBuilder::line(const events::AssistantUpdate& u) const {
   return out;
 }
 
-}  // namespace rebound::protocol
+}  // namespace rebound::server

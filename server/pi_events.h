@@ -1,6 +1,6 @@
 #pragma once
-// Event objects of protocol.md section 5, keys in the spec's order. Pure builders; the session
-// emits them through its EventSink.
+// The pi dialect's event objects (protocol.md section 5), keys in the spec's order. Pure
+// builders over protocol types; PiEventEncoder turns typed session events into them.
 
 #include <cstdint>
 #include <optional>
@@ -11,7 +11,11 @@
 #include "protocol/json.h"
 #include "protocol/messages.h"
 
-namespace rebound::protocol::events {
+namespace rebound::server::pi {
+
+using protocol::AgentMessage;
+using protocol::ContentBlock;
+using protocol::Json;
 
 Json agent_start();
 Json agent_end(const std::vector<AgentMessage>& messages, bool will_retry);
@@ -32,6 +36,8 @@ struct AssistantUpdate {
 Json message_update(const AssistantUpdate& update, const AgentMessage& partial);
 
 Json tool_execution_start(const std::string& id, const std::string& name, const Json& args);
+Json tool_execution_update(const std::string& id, const std::string& name, const Json& args,
+                           const Json& partial_result);
 Json tool_execution_end(const std::string& id, const std::string& name, const Json& result,
                         bool is_error);
 
@@ -46,4 +52,4 @@ Json auto_compaction_start(std::string_view reason);
 Json auto_compaction_end(const std::optional<Json>& result, bool aborted, bool will_retry,
                          const std::optional<std::string>& error_message);
 
-}  // namespace rebound::protocol::events
+}  // namespace rebound::server::pi

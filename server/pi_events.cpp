@@ -1,6 +1,10 @@
-#include "protocol/events.h"
+#include "server/pi_events.h"
 
-namespace rebound::protocol::events {
+#include <nlohmann/json.hpp>
+
+namespace rebound::server::pi {
+
+using protocol::to_json;
 
 namespace {
 Json typed(std::string_view type) {
@@ -67,6 +71,16 @@ Json tool_execution_start(const std::string& id, const std::string& name, const 
   return j;
 }
 
+Json tool_execution_update(const std::string& id, const std::string& name, const Json& args,
+                           const Json& partial_result) {
+  Json j = typed("tool_execution_update");
+  j["toolCallId"] = id;
+  j["toolName"] = name;
+  j["args"] = args;
+  j["partialResult"] = partial_result;
+  return j;
+}
+
 Json tool_execution_end(const std::string& id, const std::string& name, const Json& result,
                         bool is_error) {
   Json j = typed("tool_execution_end");
@@ -118,4 +132,4 @@ Json auto_compaction_end(const std::optional<Json>& result, bool aborted, bool w
   return j;
 }
 
-}  // namespace rebound::protocol::events
+}  // namespace rebound::server::pi

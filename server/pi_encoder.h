@@ -1,0 +1,37 @@
+#pragma once
+// The rpc mode's pi dialect for session events (protocol.md section 5): a typed session::Event
+// becomes one JSON line, keys in the spec's order. message_update lines are built
+// incrementally (UpdateLineBuilder) while the session's partial_version says only a delta was
+// appended. One encoder per output stream; event loop only.
+
+#include <cstdint>
+#include <string>
+
+#include "protocol/json.h"
+#include "server/update_line.h"
+#include "session/event.h"
+
+namespace rebound::server {
+
+class PiEventEncoder {
+ public:
+  /// The event as one protocol line, LF included.
+  std::string line(const session::Event& event);
+
+ private:
+  UpdateLineBuilder lines_;
+  bool have_partial_ = false;
+  std::uint64_t version_ = 0;
+  session::SessionSlot slot_ = 0;
+};
+
+/// The event as the pi dialect's JSON object (the slow path of PiEventEncoder; tests).
+protocol::Json pi_event_json(const session::Event& event);
+
+/// A tool result as the pi dialect writes `result`/`partialResult`: {"content", "details"?}.
+protocol::Json pi_tool_result_json(const session::ToolResult& result);
+
+/// The assistantMessageEvent type's wire name ("text_delta", ...).
+std::string_view pi_update_name(session::AssistantUpdateKind kind);
+
+}  // namespace rebound::server

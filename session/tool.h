@@ -1,0 +1,92 @@
+#pragma once
+// The tool seam (tools.md): a Tool runs one call asynchronously and reports partial results
+// and exactly one final result; a ToolRegistry holds the active tools in the order they are
+// offered to the model. The session starts every call of a batch, forwards progress as
+// tool_execution_update and cancels running calls on abort; completions of an older run are
+// dropped by the session. Everything runs on the session's event loop.
+
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "protocol/json.h"
+#include "protocol/messages.h"
+
+namespace rebound::session {
+
+/// What the model is told about a tool (tools.md section 2).
+struct ToolDefinition {
+  std::string name;
+  std::string description;
+  protocol::Json parameters;  // a JSON Schema object
+};
+
+/// A call's result, partial or final: `content` and `details` as tools.md section 3 fixes them.
+struct ToolResult {
+  std::vector<protocol::ContentBlock> content;
+  std::optional<protocol::Json> details;  // omitted from the wire when none
+  bool is_error = false;
+
+  static ToolResult error(std::string text);
+};
+
+/// A running call. cancel() asks it to stop: its completion still arrives once, with the
+/// tool's abort result. Destroying the handle stops it without a completion.
+class ToolCall {
+ public:
+  virtual ~ToolCall() = default;
+  virtual void cancel() = 0;
+};
+
+struct ToolContext {
+  std::string cwd;  // the session's working directory
+};
+
+class Tool {
+ public:
+  virtual ~Tool() = default;
+  using Progress = std::function<void(ToolResult partial)>;
+  using Done = std::function<void(ToolResult result)>;
+
+  virtual const ToolDefinition& definition() const = 0;
+  /// Starts a call with the parsed arguments. `done` runs exactly once, on the event loop and
+  /// never from inside start(); `progress` any number of times before it.
+  virtual std::unique_ptr<ToolCall> start(const protocol::Json& args, const ToolContext& context,
+                                          Progress progress, Done done) = 0;
+};
+
+/// The active tools, in the order they are offered. Empty by default: every call is then
+/// answered "Tool <name> not found".
+class ToolRegistry {
+ public:
+  void add(std::shared_ptr<Tool> tool) { tools_.push_back(std::move(tool)); }
+  Tool* find(std::string_view name) const {
+    for (const auto& t : tools_) {
+      if (t->definition().name == name) return t.get();
+    }
+    return nullptr;
+  }
+  std::vector<ToolDefinition> definitions() const {
+    std::vector<ToolDefinition> out;
+    for (const auto& t : tools_)
+      out.push_back(t->definition());
+    return out;
+  }
+  bool empty() const { return tools_.empty(); }
+
+ private:
+  std::vector<std::shared_ptr<Tool>> tools_;
+};
+
+inline ToolResult ToolResult::error(std::string text) {
+  ToolResult r;
+  r.content.push_back(protocol::ContentBlock::make_text(std::move(text)));
+  r.details = protocol::Json::object();
+  r.is_error = true;
+  return r;
+}
+
+}  // namespace rebound::session

@@ -1,0 +1,70 @@
+// PiEventEncoder: the incremental message_update lines equal the slow path (the event as JSON,
+// serialised) byte for byte over real session streams (text, thinking, tool calls, usage
+// between deltas, several messages), and other events are the pi dialect's objects.
+
+#include "server/pi_encoder.h"
+
+#include <doctest/doctest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "protocol/json_line.h"
+#include "tests/support/session_harness.h"
+
+using namespace rebound;
+
+namespace {
+
+// Encodes each event twice: incrementally, and through the slow path.
+class ComparingSink : public session::EventSink {
+ public:
+  void on_event(const session::Event& event) override {
+    const std::string fast = encoder.line(event);
+    const std::string slow = protocol::to_line(server::pi_event_json(event));
+    if (fast != slow) ++mismatches;
+    if (std::holds_alternative<session::ev::MessageUpdate>(event.body)) ++updates;
+    ++lines;
+  }
+  server::PiEventEncoder encoder;
+  int lines = 0, updates = 0, mismatches = 0;
+};
+
+}  // namespace
+
+TEST_CASE("incremental lines equal the slow path over whole runs") {
+  testing::SessionHarness h(
+      R"([{"thinking":"let me \"think\" é","text":"héllo\nworld 🙂","chunks":5,"usage":{"input":3,"output":2},
+           "toolCalls":[{"name":"x","arguments":{"a":"b"}}]},
+          {"text":"second answer","chunks":4}])");
+  ComparingSink sink;
+  session::AgentSession s({session::scripted_model("script"), "sid", nullptr},
+                          session::ModelRegistry::with_builtins(),
+                          session::SessionDeps{h.scheduler, sink, h.provider, h.credentials,
+                                               h.store, h.files, h.shell, h.tools});
+  REQUIRE(s.prompt({"go", {}}, std::nullopt, [] {}));
+  h.scheduler.run_all();
+  CHECK(sink.updates > 10);
+  CHECK(sink.mismatches == 0);
+}
+
+TEST_CASE("tool and retry events in the pi dialect") {
+  const std::string id = "call_1", name = "bash";
+  const protocol::Json args = {{"command", "ls"}};
+  const auto result = session::ToolResult::error("Tool bash not found");
+  const auto end =
+      server::pi_event_json({3, session::ev::ToolExecutionEnd{id, name, result, true}});
+  CHECK(
+      protocol::to_line(end) ==
+      R"({"type":"tool_execution_end","toolCallId":"call_1","toolName":"bash","result":{"content":[{"type":"text","text":"Tool bash not found"}],"details":{}},"isError":true})"
+      "\n");
+  const std::string error = "503 overloaded";
+  CHECK(
+      protocol::to_line(
+          server::pi_event_json({1, session::ev::AutoRetryStart{1, 3, 2000, error}})) ==
+      R"({"type":"auto_retry_start","attempt":1,"maxAttempts":3,"delayMs":2000,"errorMessage":"503 overloaded"})"
+      "\n");
+  CHECK(protocol::to_line(server::pi_event_json(
+            {1, session::ev::AutoRetryEnd{false, 2, std::string_view("Retry cancelled")}})) ==
+        R"({"type":"auto_retry_end","success":false,"attempt":2,"finalError":"Retry cancelled"})"
+        "\n");
+}

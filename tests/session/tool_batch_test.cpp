@@ -1,0 +1,153 @@
+// The tool seam in the agent loop (tools.md sections 6 and 7): a batch's calls start in order,
+// run concurrently and end in completion order; the toolResult messages follow in call order;
+// progress becomes tool_execution_update; abort cancels running calls and is answered after the
+// run's end; completions of a run that was left are dropped; the definitions go to the model.
+
+#include <doctest/doctest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "tests/support/event_summary.h"
+#include "tests/support/fake_tool.h"
+#include "tests/support/session_harness.h"
+
+using namespace rebound;
+using protocol::Json;
+using testing::SessionHarness;
+using testing::summarize;
+using V = std::vector<std::string>;
+
+namespace {
+
+constexpr const char* kTwoCalls =
+    R"([{"toolCalls":[{"name":"slow","arguments":{"n":1}},{"name":"slow","arguments":{"n":2}}]},
+        {"text":"done"}])";
+
+std::vector<std::string> tool_events(const testing::CapturingSink& sink) {
+  std::vector<std::string> out;
+  for (const auto& e : sink.events) {
+    const std::string type = e["type"];
+    if (type.rfind("tool_execution", 0) == 0)
+      out.push_back(type + ":" + e["toolCallId"].get<std::string>());
+    if ((type == "message_end") && e["message"]["role"] == "toolResult")
+      out.push_back("result:" + e["message"]["toolCallId"].get<std::string>());
+    if (type == "turn_end" || type == "agent_end") out.push_back(type);
+  }
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("calls run concurrently: ends in completion order, results in call order") {
+  SessionHarness h(kTwoCalls);
+  auto tool = std::make_shared<testing::FakeTool>("slow", h.scheduler);
+  h.tools.add(tool);
+  h.prompt("go");
+  h.scheduler.run_ready();
+  REQUIRE(tool->calls.size() == 2);  // both started before either ended
+  CHECK(tool->calls[0]->args == Json{{"n", 1}});
+  tool->calls[1]->progress([] {
+    session::ToolResult partial;
+    partial.content.push_back(protocol::ContentBlock::make_text("half"));
+    partial.details = Json::object();
+    return partial;
+  }());
+  tool->finish(1, "two");
+  tool->finish(0, "one");
+  h.scheduler.run_all();
+  CHECK(tool_events(h.sink) == V{"tool_execution_start:call_1", "tool_execution_start:call_2",
+                                 "tool_execution_update:call_2", "tool_execution_end:call_2",
+                                 "tool_execution_end:call_1", "result:call_1", "result:call_2",
+                                 "turn_end", "turn_end", "agent_end"});
+  const auto update = h.sink.of_type("tool_execution_update")[0];
+  CHECK(update["args"] == Json{{"n", 2}});
+  CHECK(update["partialResult"] ==
+        Json::parse(R"({"content":[{"type":"text","text":"half"}],"details":{}})"));
+  const auto end = h.sink.of_type("tool_execution_end")[0];
+  CHECK(end["result"] == Json::parse(R"({"content":[{"type":"text","text":"two"}]})"));
+  CHECK(end["isError"] == false);
+  // The follow-up request carries both results after the assistant message, in call order.
+  REQUIRE(h.requests.size() == 2);
+  const auto& sent = h.requests[1]["messages"];
+  REQUIRE(sent.size() == 4);
+  CHECK(sent[2]["toolCallId"] == "call_1");
+  CHECK(sent[3]["toolCallId"] == "call_2");
+  CHECK(sent[3]["content"][0]["text"] == "two");
+  // A completion that comes again is ignored: exactly one end per call.
+  tool->finish(0, "again");
+  h.scheduler.run_all();
+  CHECK(h.sink.of_type("tool_execution_end").size() == 2);
+}
+
+TEST_CASE("a call of an unknown tool ends at once, before the next call starts") {
+  SessionHarness h(
+      R"([{"toolCalls":[{"name":"nope","arguments":{}},{"name":"slow","arguments":{}}]},{"text":"ok"}])");
+  auto tool = std::make_shared<testing::FakeTool>("slow", h.scheduler);
+  h.tools.add(tool);
+  h.prompt("go");
+  h.scheduler.run_ready();
+  CHECK(tool_events(h.sink) == V{"tool_execution_start:call_1", "tool_execution_end:call_1",
+                                 "tool_execution_start:call_2"});
+  CHECK(h.sink.of_type("tool_execution_end")[0]["result"]["content"][0]["text"] ==
+        "Tool nope not found");
+  tool->finish(0, "fine");
+  h.scheduler.run_all();
+  CHECK(h.sink.of_type("agent_end").size() == 1);
+}
+
+TEST_CASE("abort during a batch: calls cancelled, the aborted turn, then the abort answer") {
+  SessionHarness h(kTwoCalls);
+  auto tool = std::make_shared<testing::FakeTool>("slow", h.scheduler);
+  h.tools.add(tool);
+  h.prompt("go");
+  h.scheduler.run_ready();
+  tool->finish(0, "one");  // the first is over before the abort
+  h.scheduler.run_ready();
+  h.sink.clear();
+  bool answered = false;
+  h.session.abort([&] { answered = true; });
+  CHECK_FALSE(tool->calls[0]->cancelled);
+  CHECK(tool->calls[1]->cancelled);
+  CHECK_FALSE(answered);  // the running call has not ended yet
+  h.scheduler.run_all();
+  CHECK(answered);
+  CHECK(summarize(h.sink.events) ==
+        V{"tool_execution_end", "message_start:toolResult", "message_end:toolResult",
+          "message_start:toolResult", "message_end:toolResult", "turn_end:assistant:toolUse",
+          "turn_start", "message_start:assistant:aborted", "message_end:assistant:aborted",
+          "turn_end:assistant:aborted", "agent_end:willRetry=false"});
+  const auto aborted = h.sink.of_type("message_end").back()["message"];
+  CHECK(aborted["content"] == Json::array());
+  CHECK(aborted["errorMessage"] == "Request was aborted");
+  CHECK(h.sink.of_type("tool_execution_end")[0]["result"]["content"][0]["text"] ==
+        "Operation aborted");
+  CHECK(h.requests.size() == 1);  // the aborted turn sent no request
+  CHECK(h.session.is_idle());
+}
+
+TEST_CASE("new_session during a batch ends it at once; the old calls' completions are dropped") {
+  SessionHarness h(kTwoCalls);
+  auto tool = std::make_shared<testing::FakeTool>("slow", h.scheduler);
+  tool->finish_on_cancel = false;
+  h.tools.add(tool);
+  h.prompt("go");
+  h.scheduler.run_ready();
+  h.session.new_session(std::nullopt);
+  CHECK(tool->calls[0]->destroyed);  // stopped without a completion
+  CHECK(h.sink.of_type("agent_end").size() == 1);
+  CHECK(h.sink.of_type("tool_execution_end").size() == 2);
+  const std::size_t before = h.sink.events.size();
+  tool->finish(0, "late");  // a completion from the run that was left
+  h.scheduler.run_all();
+  CHECK(h.sink.events.size() == before);
+  CHECK(h.session.messages().empty());
+}
+
+TEST_CASE("events carry the session's slot") {
+  SessionHarness h(R"([{"text":"hi"}])");
+  h.prompt("x");
+  h.scheduler.run_all();
+  REQUIRE_FALSE(h.sink.slots.empty());
+  for (auto slot : h.sink.slots)
+    CHECK(slot == 0);  // a session outside any host
+}
