@@ -1,12 +1,15 @@
 #pragma once
-// Runs the `bash` command: `bash -c COMMAND` in the server's working directory, in a process
-// group of its own, stdin from /dev/null, stdout and stderr merged into one pipe read on the
-// event loop. The output is cut to its tail (session::OutputTail's limits); once over a limit
-// the whole output also goes to a temporary file ($TMPDIR/rebound-bash-XXXXXX.log) named in the
-// result. The exit is seen through a pidfd. The completion runs on the event loop when both
-// the pipe is at its end and the process was reaped.
+// Runs the `bash` command: `bash -c COMMAND` in the server's working directory as a
+// ChildProcess (a session and process group of its own, stdin from /dev/null, stdout and
+// stderr merged into one pipe). The output is cut to its tail (session::OutputTail's limits);
+// once over a limit the whole output also goes to $TMPDIR/rebound-bash-XXXXXX.log, named in the
+// result. Completion (tools.md section 4.4): when the shell has exited, output is read until the
+// pipe closes or 100 ms have passed, whichever comes first; processes the command left in the
+// background keep running, what they write later is read and discarded, and their groups are
+// killed by kill_background() (abort_bash when nothing runs, and shutdown) or the destructor.
 
 #include <boost/asio/any_io_executor.hpp>
+#include <memory>
 
 #include "session/shell_runner.h"
 
@@ -14,12 +17,19 @@ namespace rebound::server {
 
 class BashRunner : public session::ShellRunner {
  public:
-  explicit BashRunner(boost::asio::any_io_executor executor) : executor_(std::move(executor)) {}
+  explicit BashRunner(boost::asio::any_io_executor executor);
+  ~BashRunner() override;
   std::unique_ptr<session::ShellJob> start(const std::string& command, Done done,
                                            std::string& error) override;
+  void kill_background() override;
+  /// Finished commands whose background processes still hold the output pipe.
+  std::size_t background_count() const;
+
+  struct Lingering;
 
  private:
   boost::asio::any_io_executor executor_;
+  std::shared_ptr<Lingering> lingering_;
 };
 
 }  // namespace rebound::server

@@ -173,22 +173,55 @@ int run_server(const CliOptions& options) {
   asio::steady_timer drain_deadline(io);
 
   bool shutting_down = false;
+  std::function<void()> watch_signals;
+  std::function<void()> finish_when_quiet;
+  asio::steady_timer quiet_check(io);
   auto shutdown = [&](const char* why) {
     if (shutting_down) return;
     shutting_down = true;
     spdlog::debug("shutting down: {}", why);
     reader.stop();
-    host.shutdown_all();
-    boost::system::error_code ignored;
-    signals.cancel(ignored);
+    host.shutdown_all();     // aborts runs; a running bash command's group is killed
+    bash.kill_background();  // and what earlier commands left running
+    // The whole shutdown is bounded: whatever still keeps the loop busy after the limit (a
+    // reader that stopped reading stdout, a child that does not die) is given up on.
     drain_deadline.expires_after(kShutdownDrainLimit);
     drain_deadline.async_wait([&io](const boost::system::error_code& e) {
       if (!e) {
-        spdlog::warn("stdout did not drain within the shutdown limit; exiting anyway");
+        spdlog::warn("shutdown did not finish within its limit; exiting anyway");
         io.stop();
       }
     });
-    writer.when_drained([&drain_deadline] { drain_deadline.cancel(); });
+    finish_when_quiet();
+  };
+  // The loop ends once stdout has drained and no killed bash command still has to answer
+  // (its response is written first); then the deadline and the signal wait are cancelled.
+  finish_when_quiet = [&] {
+    writer.when_drained([&] {
+      if (host.find(rpc_slot)->is_bash_running()) {
+        quiet_check.expires_after(std::chrono::milliseconds(5));
+        quiet_check.async_wait([&](const boost::system::error_code& e) {
+          if (!e) finish_when_quiet();
+        });
+        return;
+      }
+      drain_deadline.cancel();
+      boost::system::error_code ignored;
+      signals.cancel(ignored);
+    });
+  };
+  // The handlers stay installed until exit: a second SIGTERM/SIGINT/SIGHUP exits at once.
+  watch_signals = [&] {
+    signals.async_wait([&](const boost::system::error_code& e, int signo) {
+      if (e) return;
+      if (shutting_down) {
+        spdlog::debug("second signal during shutdown: exiting now");
+        io.stop();
+        return;
+      }
+      watch_signals();  // first: shutdown cancels this wait once everything is quiet
+      shutdown(signo == SIGTERM ? "SIGTERM" : signo == SIGINT ? "SIGINT" : "SIGHUP");
+    });
   };
 
   auto on_item = [&](protocol::LineItem item) {
@@ -205,9 +238,7 @@ int run_server(const CliOptions& options) {
                  lines.finish(on_item);
                  shutdown("end of input");
                });
-  signals.async_wait([&](const boost::system::error_code& e, int signo) {
-    if (!e) shutdown(signo == SIGTERM ? "SIGTERM" : signo == SIGINT ? "SIGINT" : "SIGHUP");
-  });
+  watch_signals();
 
   io.run();
   return 0;

@@ -149,6 +149,8 @@ class AgentSession {
   /// joins the context and the file at once when idle, else when the session is next idle.
   /// Returns the error when it cannot start (busy: one bash at a time).
   Status bash(const std::string& command, BashDone done);
+  /// A `bash` command has not answered yet.
+  bool is_bash_running() const { return bash_jobs_.count(bash_generation_) > 0; }
   /// abort_bash: kills the running command (its `bash` answers with cancelled:true).
   void abort_bash();
 

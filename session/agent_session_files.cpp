@@ -119,7 +119,11 @@ void AgentSession::add_bash_result(AgentMessage message) {
 }
 
 void AgentSession::abort_bash() {
-  if (auto it = bash_jobs_.find(bash_generation_); it != bash_jobs_.end()) it->second->cancel();
+  if (auto it = bash_jobs_.find(bash_generation_); it != bash_jobs_.end()) {
+    it->second->cancel();
+  } else {
+    deps_.shell.kill_background();  // what earlier commands left running
+  }
 }
 
 }  // namespace rebound::session

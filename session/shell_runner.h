@@ -34,6 +34,8 @@ class ShellRunner {
   /// Starts `bash -c command` in the working directory; nullptr and `error` when it cannot.
   virtual std::unique_ptr<ShellJob> start(const std::string& command, Done done,
                                           std::string& error) = 0;
+  /// Kills the process groups that finished commands left running in the background.
+  virtual void kill_background() {}
 };
 
 }  // namespace rebound::session

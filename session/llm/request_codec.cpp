@@ -61,6 +61,17 @@ std::string reasoning_effort(ThinkingLevel level) {
   }
 }
 
+// tools.md section 8: the schema's properties and required (always present); a top-level
+// additionalProperties is not sent.
+Json anthropic_input_schema(const Json& parameters) {
+  Json schema = parameters.is_object() ? parameters : Json::object();
+  schema.erase("additionalProperties");
+  schema["type"] = "object";
+  if (!schema.contains("properties")) schema["properties"] = Json::object();
+  if (!schema.contains("required")) schema["required"] = Json::array();
+  return schema;
+}
+
 }  // namespace
 
 Json openai_request_body(const LlmRequest& r) {
@@ -97,6 +108,16 @@ Json openai_request_body(const LlmRequest& r) {
   }
   Json body{{"model", r.model.id}, {"messages", std::move(messages)}, {"stream", true}};
   body["stream_options"] = Json{{"include_usage", true}};
+  if (!r.tools.empty()) {
+    Json tools = Json::array();
+    for (const auto& t : r.tools) {
+      tools.push_back(Json{{"type", "function"},
+                           {"function", Json{{"name", t.name},
+                                             {"description", t.description},
+                                             {"parameters", t.parameters}}}});
+    }
+    body["tools"] = std::move(tools);
+  }
   if (r.model.max_tokens > 0) {
     body[r.model.reasoning ? "max_completion_tokens" : "max_tokens"] = r.model.max_tokens;
   }
@@ -177,6 +198,14 @@ Json anthropic_request_body(const LlmRequest& r) {
   Json body{{"model", r.model.id}, {"max_tokens", max_tokens}, {"stream", true}};
   if (!r.system_prompt.empty()) body["system"] = r.system_prompt;
   body["messages"] = std::move(messages);
+  if (!r.tools.empty()) {
+    Json tools = Json::array();
+    for (const auto& t : r.tools)
+      tools.push_back(Json{{"name", t.name},
+                           {"description", t.description},
+                           {"input_schema", anthropic_input_schema(t.parameters)}});
+    body["tools"] = std::move(tools);
+  }
   if (r.model.reasoning && r.thinking_level != ThinkingLevel::off) {
     // The budget must stay below max_tokens; the API's floor is 1024.
     const std::int64_t budget = std::max<std::int64_t>(

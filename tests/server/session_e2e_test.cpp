@@ -339,3 +339,94 @@ TEST_CASE("kill -9 at random moments: every file loads and keeps every entry the
   MESSAGE("trials with a file: " << with_file << ", messages checked: " << messages_checked);
   CHECK(with_file > 30);  // most random moments fall after the first answer
 }
+
+namespace {
+
+// A process that exists and is not a zombie (an orphan is reaped by init, maybe later).
+bool process_alive(pid_t pid) {
+  std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
+  std::string text;
+  if (!std::getline(stat, text)) return false;
+  const auto close = text.rfind(')');
+  return close != std::string::npos && close + 2 < text.size() && text[close + 2] != 'Z';
+}
+
+bool dies_within(pid_t pid, std::chrono::milliseconds limit) {
+  const auto end = std::chrono::steady_clock::now() + limit;
+  while (std::chrono::steady_clock::now() < end) {
+    if (!process_alive(pid)) return true;
+    std::this_thread::sleep_for(10ms);
+  }
+  return !process_alive(pid);
+}
+
+// Runs a command that leaves `sleep 30` in the background and prints its pid first.
+pid_t background_sleep(ReboundProcess& r, int id) {
+  const auto t0 = std::chrono::steady_clock::now();
+  const Json answer = command(
+      r, Json{{"id", id}, {"type", "bash"}, {"command", "sleep 30 & echo $!; echo started"}});
+  const auto took = std::chrono::steady_clock::now() - t0;
+  MESSAGE("bash with a background job answered after "
+          << std::chrono::duration_cast<std::chrono::milliseconds>(took).count() << " ms");
+  CHECK(took < 2s);  // the shell's exit plus at most 100 ms, not the job's 30 s
+  REQUIRE(answer["success"] == true);
+  CHECK(answer["data"]["exitCode"] == 0);
+  CHECK(answer["data"]["cancelled"] == false);
+  const std::string out = answer["data"]["output"];
+  CHECK(out.ends_with("\nstarted\n"));
+  const pid_t pid = std::stoi(out);
+  CHECK(process_alive(pid));  // a background job keeps running
+  return pid;
+}
+
+}  // namespace
+
+TEST_CASE("bash with a background job: answered when the shell exits; abort_bash kills the job") {
+  ReboundProcess r(scripted_args({"--no-session"}), {}, script_files(R"([{"text":"ok"}])"));
+  const pid_t first = background_sleep(r, 1);
+  // The next command is not refused: the first one is over.
+  CHECK(command(r, Json{{"id", 2}, {"type", "bash"}, {"command", "echo next"}})["data"]["output"] ==
+        "next\n");
+  CHECK(process_alive(first));
+  CHECK(command(r, Json{{"id", 3}, {"type", "abort_bash"}})["success"] == true);
+  CHECK(dies_within(first, 2000ms));
+}
+
+TEST_CASE("end of input and SIGTERM stop the server with a background job left by bash") {
+  for (const bool by_signal : {false, true}) {
+    CAPTURE(by_signal);
+    ReboundProcess r(scripted_args({"--no-session"}), {}, script_files(R"([{"text":"ok"}])"));
+    const pid_t job = background_sleep(r, 1);
+    const auto t0 = std::chrono::steady_clock::now();
+    if (by_signal) {
+      r.proc().send_signal(SIGTERM);
+    } else {
+      r.proc().close_stdin();
+    }
+    const auto status = r.proc().wait(3000ms);
+    REQUIRE(status.has_value());
+    CHECK(*status == 0);
+    MESSAGE("exited after " << std::chrono::duration_cast<std::chrono::milliseconds>(
+                                   std::chrono::steady_clock::now() - t0)
+                                   .count()
+                            << " ms");
+    CHECK(dies_within(job, 1000ms));  // its group was killed at shutdown
+  }
+}
+
+TEST_CASE("a second SIGTERM during a shutdown that waits for a stalled reader exits at once") {
+  // About 8 MB of message_update lines, never read: the first SIGTERM's shutdown waits for
+  // stdout to drain (2 s at most), the second ends it at once.
+  const std::string script = R"([{"text":")" + std::string(20000, 'x') + R"(","chunks":200}])";
+  ReboundProcess r(scripted_args({"--no-session"}), {}, script_files(script));
+  r.send(Json{{"id", 1}, {"type", "prompt"}, {"message", "a long answer"}});
+  std::this_thread::sleep_for(300ms);  // the stream is over; its lines fill the pipe
+  const auto t0 = std::chrono::steady_clock::now();
+  r.proc().send_signal(SIGTERM);
+  std::this_thread::sleep_for(50ms);
+  r.proc().send_signal(SIGTERM);
+  const auto status = r.proc().wait(1500ms);
+  REQUIRE(status.has_value());
+  CHECK(*status == 0);
+  CHECK(std::chrono::steady_clock::now() - t0 < 1500ms);
+}

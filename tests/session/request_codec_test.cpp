@@ -125,3 +125,25 @@ TEST_CASE("HTTP errors keep the provider's message and the largest retry hint") 
   CHECK(http_error_message(503, "", {{"retry-after", "Wed, 21 Oct 2015 07:28:09 GMT"}}, now) ==
         "503 status code (no body) retry-after-ms=9000");
 }
+
+TEST_CASE("tool definitions go to both APIs in their own form; none, no key") {
+  LlmRequest r;
+  r.model.id = "m";
+  CHECK_FALSE(openai_request_body(r).contains("tools"));
+  CHECK_FALSE(anthropic_request_body(r).contains("tools"));
+  r.tools.push_back({"read", "Read a file",
+                     Json::parse(R"({"type":"object","properties":{"path":{"type":"string"}},
+                                     "required":["path"],"additionalProperties":false})")});
+  r.tools.push_back({"ls", "List", Json::parse(R"({"type":"object","properties":{}})")});
+  const Json o = openai_request_body(r)["tools"];
+  REQUIRE(o.size() == 2);
+  CHECK(o[0] ==
+        Json::parse(R"({"type":"function","function":{"name":"read","description":"Read a file",
+      "parameters":{"type":"object","properties":{"path":{"type":"string"}},"required":["path"],
+      "additionalProperties":false}}})"));
+  const Json a = anthropic_request_body(r)["tools"];
+  REQUIRE(a.size() == 2);
+  CHECK(a[0] == Json::parse(R"({"name":"read","description":"Read a file","input_schema":
+      {"type":"object","properties":{"path":{"type":"string"}},"required":["path"]}})"));
+  CHECK(a[1]["input_schema"]["required"] == Json::array());
+}

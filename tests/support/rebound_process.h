@@ -5,6 +5,7 @@
 
 #include <doctest/doctest.h>
 
+#include <cstdlib>
 #include <functional>
 #include <map>
 #include <optional>
@@ -79,7 +80,11 @@ class ReboundProcess {
   }
 
   std::vector<std::string> argv(const std::vector<std::string>& extra) {
-    std::vector<std::string> a{REBOUND_BINARY, "--agent-dir", (dir_.path() / "agent").string()};
+    // REBOUND_TEST_BINARY runs the tests against another build (e.g. to show a fix's test
+    // failing on the binary before it).
+    const char* other = std::getenv("REBOUND_TEST_BINARY");
+    std::vector<std::string> a{other && *other ? other : REBOUND_BINARY, "--agent-dir",
+                               (dir_.path() / "agent").string()};
     for (std::string arg : extra) {
       for (auto pos = arg.find("@DIR@"); pos != std::string::npos; pos = arg.find("@DIR@")) {
         arg.replace(pos, 5, dir_.path().string());
