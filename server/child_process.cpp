@@ -81,7 +81,11 @@ struct ChildProcess::State : std::enable_shared_from_this<ChildProcess::State> {
             self->queue.clear();
             return;
           }
-          self->queue.pop_front();
+          if (!self->queue.empty()) self->queue.pop_front();
+          if (self->queue.empty() && self->closing) {
+            self->close_input();
+            return;
+          }
           self->write_next();
         });
   }
@@ -117,7 +121,14 @@ struct ChildProcess::State : std::enable_shared_from_this<ChildProcess::State> {
     return true;
   }
 
+  void close_input() {
+    boost::system::error_code ignored;
+    if (input) input->close(ignored);
+    queue.clear();
+  }
+
   pid_t pid = -1;
+  bool closing = false;  // close stdin once the queued writes are out
   Reader out, err;
   std::optional<asio::posix::stream_descriptor> input;
   std::deque<std::string> queue;
@@ -241,15 +252,14 @@ void ChildProcess::read_stderr(Data data, Eof eof) {
 }
 
 void ChildProcess::write_stdin(std::string data) {
-  if (!state_->input || !state_->input->is_open()) return;
+  if (!state_->input || !state_->input->is_open() || state_->closing) return;
   state_->queue.push_back(std::move(data));
   state_->write_next();
 }
 
 void ChildProcess::close_stdin() {
-  boost::system::error_code ignored;
-  if (state_->input) state_->input->close(ignored);
-  state_->queue.clear();
+  state_->closing = true;
+  if (!state_->writing) state_->close_input();
 }
 
 void ChildProcess::wait_exit(Exit exit) {
