@@ -7,6 +7,7 @@
 #include <boost/asio/ssl/context.hpp>
 #include <boost/asio/ssl/error.hpp>
 #include <boost/asio/ssl/host_name_verification.hpp>
+#include <boost/asio/steady_timer.hpp>
 #include <boost/asio/write.hpp>
 #include <boost/beast/core/flat_buffer.hpp>
 #include <boost/beast/core/tcp_stream.hpp>
@@ -124,17 +125,18 @@ using TlsStream = beast::ssl_stream<beast::tcp_stream>;
 
 class Call : public HttpCall, public std::enable_shared_from_this<Call> {
  public:
-  Call(asio::any_io_executor ex, ssl::context& tls, const ProxyConfig& proxy, HttpRequest request,
+  Call(asio::any_io_executor ex, ssl::context* tls, const ProxyConfig& proxy, HttpRequest request,
        HttpCallbacks cb, BodyGate gate)
       : executor_(ex),
         resolver_(ex),
+        resolve_deadline_(ex),
         request_(std::move(request)),
         cb_(std::move(cb)),
         gate_(std::move(gate)) {
     url_ = *parse_url(request_.url);
     if (url_.tls && proxy.https_proxy && !proxy.bypass(url_.host)) tunnel_ = proxy.https_proxy;
     if (url_.tls) {
-      stream_.emplace<TlsStream>(ex, tls);
+      stream_.emplace<TlsStream>(ex, *tls);
     } else {
       stream_.emplace<PlainStream>(ex);
     }
@@ -142,7 +144,15 @@ class Call : public HttpCall, public std::enable_shared_from_this<Call> {
 
   void start() {
     std::chrono::milliseconds connect(request_.timeouts.connect_ms);
+    // One deadline for name resolution and the connection together.
     lowest().expires_after(connect);
+    resolve_deadline_.expires_after(connect);
+    resolve_deadline_.async_wait([weak = weak_from_this()](const beast::error_code& ec) {
+      auto self = weak.lock();
+      if (ec || !self || self->resolved_) return;
+      self->resolver_.cancel();
+      self->fail(self->timeout_connect());
+    });
     const Url& first_hop = tunnel_ ? *tunnel_ : url_;
     resolver_.async_resolve(
         first_hop.host, first_hop.port,
@@ -155,6 +165,7 @@ class Call : public HttpCall, public std::enable_shared_from_this<Call> {
     if (done_) return;
     done_ = true;
     resolver_.cancel();
+    resolve_deadline_.cancel();
     beast::error_code ignored;
     lowest().socket().shutdown(tcp::socket::shutdown_both, ignored);
     lowest().close();
@@ -201,6 +212,8 @@ class Call : public HttpCall, public std::enable_shared_from_this<Call> {
   }
 
   void on_resolve(beast::error_code ec, tcp::resolver::results_type results) {
+    resolved_ = true;
+    resolve_deadline_.cancel();
     if (done_) return;
     if (ec) return fail(ec == beast::error::timeout ? timeout_connect() : describe(ec));
     lowest().async_connect(results,
@@ -385,6 +398,8 @@ class Call : public HttpCall, public std::enable_shared_from_this<Call> {
 
   asio::any_io_executor executor_;
   tcp::resolver resolver_;
+  asio::steady_timer resolve_deadline_;
+  bool resolved_ = false;
   HttpRequest request_;
   HttpCallbacks cb_;
   Url url_;
@@ -436,12 +451,17 @@ HttpClient::HttpClient(asio::any_io_executor executor, ProxyConfig proxy)
 
 HttpClient::~HttpClient() = default;
 
+bool HttpClient::tls_context_loaded() const {
+  return impl_->tls_context.has_value();
+}
+
 void HttpClient::set_body_gate(BodyGate gate) {
   impl_->gate = std::move(gate);
 }
 
 std::unique_ptr<HttpCall> HttpClient::post(HttpRequest request, HttpCallbacks callbacks) {
-  if (!parse_url(request.url)) {
+  const auto url = parse_url(request.url);
+  if (!url) {
     // Reported like any failure, asynchronously, so callers never see a callback inside post().
     auto fail = std::move(callbacks.failure);
     auto call = std::make_shared<bool>(true);
@@ -455,8 +475,10 @@ std::unique_ptr<HttpCall> HttpClient::post(HttpRequest request, HttpCallbacks ca
     };
     return std::make_unique<Dead>(std::move(call));
   }
-  auto call = std::make_shared<Call>(impl_->executor, impl_->tls(), impl_->proxy,
-                                     std::move(request), std::move(callbacks), impl_->gate);
+  // The TLS context (and the system's certificates) only for an https request.
+  ssl::context* tls = url->tls ? &impl_->tls() : nullptr;
+  auto call = std::make_shared<Call>(impl_->executor, tls, impl_->proxy, std::move(request),
+                                     std::move(callbacks), impl_->gate);
   call->start();
   return std::make_unique<CallHandle>(std::move(call));
 }

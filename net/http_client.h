@@ -89,6 +89,8 @@ class HttpClient {
 
   /// The gate every later request consults before reading more of its body (none: read on).
   void set_body_gate(BodyGate gate);
+  /// Whether the TLS context (the system's certificates) was loaded: only for https requests.
+  bool tls_context_loaded() const;
 
  private:
   struct Impl;

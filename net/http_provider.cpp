@@ -10,6 +10,11 @@ using session::llm::StreamEvent;
 
 namespace {
 
+// Any 2xx carries the stream (a proxy may answer 201 or 203); everything else is a failure.
+bool success_status(int status) {
+  return status >= 200 && status <= 299;
+}
+
 constexpr std::size_t kMaxErrorBody = 64 * 1024;
 
 std::string scrub(std::string text, const std::optional<std::string>& key) {
@@ -114,7 +119,7 @@ std::unique_ptr<session::llm::StreamHandle> HttpProvider::stream(
   cb.data = [weak](std::string_view bytes) {
     auto x = weak.lock();
     if (!x || x->ended) return;
-    if (x->status != 200) {
+    if (!success_status(x->status)) {
       if (x->error_body.size() < kMaxErrorBody) x->error_body.append(bytes);
       return;
     }
@@ -125,7 +130,7 @@ std::unique_ptr<session::llm::StreamHandle> HttpProvider::stream(
   cb.end = [weak] {
     auto x = weak.lock();
     if (!x || x->ended) return;
-    if (x->status != 200) {
+    if (!success_status(x->status)) {
       x->error(session::llm::http_error_message(x->status, x->error_body, x->headers,
                                                 x->now ? x->now() : 0));
       return;

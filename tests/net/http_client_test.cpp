@@ -97,3 +97,31 @@ TEST_CASE("A body gate that says wait stops reading until it resumes the call") 
   CHECK(ended);
   CHECK(asked >= 2);
 }
+
+TEST_CASE("the TLS context is made for an https request only") {
+  rebound::testing::FakeLlmServer server(
+      {rebound::testing::FakeResponse{200, {}, {"ok"}, 0, 0, 0, false, false}});
+  boost::asio::io_context io;
+  rebound::net::HttpClient http(io.get_executor());
+  bool ended = false;
+  std::string failure;
+  rebound::net::HttpRequest request;
+  request.url = server.base_url() + "/plain";
+  request.body = "{}";
+  auto callbacks = [&] {
+    return rebound::net::HttpCallbacks{[](int, const rebound::net::HttpHeaders&) {},
+                                       [](std::string_view) {}, [&] { ended = true; },
+                                       [&](std::string message) { failure = message; }};
+  };
+  auto call = http.post(request, callbacks());
+  io.run_for(std::chrono::seconds(10));
+  CHECK(ended);
+  CHECK_FALSE(http.tls_context_loaded());
+  // An https request to a port where nothing listens: the context is made, the call fails.
+  io.restart();
+  request.url = "https://127.0.0.1:1/x";
+  auto secure = http.post(request, callbacks());
+  io.run_for(std::chrono::seconds(10));
+  CHECK(http.tls_context_loaded());
+  CHECK(failure.find("connection refused") != std::string::npos);
+}

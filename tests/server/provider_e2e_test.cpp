@@ -154,6 +154,18 @@ TEST_CASE("OpenAI: streamed deltas and usage; the request went to /chat/completi
   CHECK(body["messages"].back()["content"] == "hello");
 }
 
+TEST_CASE("a 2xx other than 200 carries the stream like 200") {
+  FakeResponse created = openai_ok();
+  created.status = 201;
+  FakeLlmServer fake({created});
+  auto r = server_for("openai", fake.base_url() + "/v1", settings());
+  r.send(prompt());
+  const auto events = r.read_until_type("agent_end");
+  const Json answer = events.back()["messages"][1];
+  CHECK(answer["stopReason"] == "stop");
+  CHECK(answer["content"][0]["text"] == "Hello");
+}
+
 TEST_CASE("Anthropic: streamed deltas and usage; the request went to /v1/messages") {
   FakeLlmServer fake({anthropic_ok()});
   auto r = server_for("anthropic", fake.base_url(), settings());
