@@ -226,7 +226,9 @@ RpcClient::RpcClient(RpcClientOptions options)
   }
   state_->pid = pid;
   state_->in_fd = in[1];
-  State* s = state_.get();
+  // The reader holds the state too: a client destroyed from inside its own callback leaves
+  // the reader thread (detached) to finish with it.
+  std::shared_ptr<State> s = state_;
   const int out_fd = out[0], err_fd = err[0];
   state_->reader = std::thread([s, out_fd, err_fd] { s->read_loop(out_fd, err_fd); });
 }
@@ -242,7 +244,12 @@ void RpcClient::stop() {
     if (s.in_fd >= 0) ::close(s.in_fd);
     s.in_fd = -1;
   }
-  if (std::this_thread::get_id() == s.reader.get_id()) return;  // from a callback: no waiting
+  if (std::this_thread::get_id() == s.reader.get_id()) {
+    // From a callback: no waiting (this thread is the one that sees the exit). The reader
+    // ends by itself once the server, its stdin closed, has exited.
+    s.reader.detach();
+    return;
+  }
   {
     std::unique_lock<std::mutex> lock(s.mu);
     if (!s.cv.wait_for(lock, std::chrono::seconds(2), [&] { return s.exited; })) {

@@ -10,6 +10,8 @@
 #include <chrono>
 #include <filesystem>
 #include <future>
+#include <memory>
+#include <mutex>
 #include <thread>
 
 #include "tests/support/temp_dir.h"
@@ -151,7 +153,13 @@ TEST_CASE("killing the server fails the pending call at once, with the stderr ta
       return std::string(e.what());
     }
   });
-  std::this_thread::sleep_for(100ms);  // the bash command is running on the server
+  // The bash command runs on the server once it has logged its start.
+  const auto started_by = std::chrono::steady_clock::now() + 5s;
+  while (c.stderr_tail().find("bash: started pid") == std::string::npos &&
+         std::chrono::steady_clock::now() < started_by) {
+    std::this_thread::yield();
+  }
+  REQUIRE(c.stderr_tail().find("bash: started pid") != std::string::npos);
   const auto killed_at = std::chrono::steady_clock::now();
   ::kill(c.pid(), SIGKILL);
   REQUIRE(pending.wait_for(2s) == std::future_status::ready);
@@ -186,4 +194,26 @@ TEST_CASE("a server that cannot start is an exception, not a hang") {
   Server s(R"([])");  // an empty script: the server exits 1 at start-up
   RpcClient c(s.options);
   CHECK_THROWS_WITH_AS(c.get_state(), doctest::Contains("exited with status 1"), RpcError);
+}
+
+TEST_CASE("a client destroyed from inside its own event callback stops cleanly") {
+  Server s(R"([{"text":"bye"}])");
+  auto client = std::make_unique<RpcClient>(s.options);
+  const pid_t pid = client->pid();
+  std::promise<void> destroyed;
+  std::mutex mu;
+  auto sub = client->on_event([&](const Json& e) {
+    if (e["type"] != "agent_end") return;
+    std::lock_guard<std::mutex> lock(mu);
+    if (!client) return;
+    client.reset();  // on the reader thread, inside the callback
+    destroyed.set_value();
+  });
+  client->prompt("hi");
+  REQUIRE(destroyed.get_future().wait_for(5s) == std::future_status::ready);
+  // The server, its stdin closed, exits; nothing of the client is left waiting.
+  const auto deadline = std::chrono::steady_clock::now() + 5s;
+  while (::kill(pid, 0) == 0 && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::yield();
+  CHECK(::kill(pid, 0) != 0);
 }
