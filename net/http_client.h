@@ -16,17 +16,9 @@
 #include <utility>
 #include <vector>
 
+#include "net/url.h"
+
 namespace rebound::net {
-
-struct Url {
-  bool tls = false;
-  std::string host;
-  std::string port;    // "443" / "80" when the URL has none
-  std::string target;  // path and query, "/" when empty
-};
-
-/// Parses http:// and https:// URLs; nullopt for anything else.
-std::optional<Url> parse_url(std::string_view url);
 
 struct HttpTimeouts {
   std::int64_t connect_ms = 10000;
@@ -64,18 +56,6 @@ class HttpCall {
  public:
   virtual ~HttpCall() = default;
   virtual void cancel() = 0;
-};
-
-/// HTTPS_PROXY / NO_PROXY: https:// requests go through an HTTP CONNECT tunnel unless the host
-/// is excluded. NO_PROXY holds comma-separated host names or domain suffixes (".x.org" and
-/// "x.org" both match "api.x.org"), or "*" for none.
-struct ProxyConfig {
-  std::optional<Url> https_proxy;
-  std::vector<std::string> no_proxy;
-  /// Reads HTTPS_PROXY/https_proxy and NO_PROXY/no_proxy through `getenv`.
-  static ProxyConfig from_environment(
-      const std::function<std::optional<std::string>(const std::string&)>& getenv);
-  bool bypass(const std::string& host) const;
 };
 
 class HttpClient {
