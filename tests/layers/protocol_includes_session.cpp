@@ -1,0 +1,2 @@
+// Must not compile: the protocol layer cannot see session/ (tests/CMakeLists.txt, layers.*).
+#include "session/event.h"

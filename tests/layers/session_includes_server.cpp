@@ -1,0 +1,2 @@
+// Must not compile: the session layer cannot see server/ (tests/CMakeLists.txt, layers.*).
+#include "server/reply.h"
