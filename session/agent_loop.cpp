@@ -313,9 +313,11 @@ void AgentSession::end_run() {
   for (auto it = run->produced.rbegin(); it != run->produced.rend() && !last; ++it) {
     if (it->is_assistant()) last = &*it;
   }
-  const bool retry = last && will_retry(*last);
-  emit(ev::AgentEnd{run->produced, retry});
-  if (last) after_run(*last, retry);
+  // Decided before agent_end, so that its willRetry is what happens next.
+  const RetryDecision decision =
+      last ? retry_decision(*last) : RetryDecision::not_retryable;
+  emit(ev::AgentEnd{run->produced, decision == RetryDecision::retry});
+  if (last) after_run(*last, decision);
   if (!retry_.active()) settle();
   for (auto& waiter : run->abort_waiters)
     waiter();

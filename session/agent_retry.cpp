@@ -15,31 +15,28 @@ namespace {
 constexpr const char* kRetryCancelled = "Retry cancelled";
 }
 
-bool AgentSession::will_retry(const AgentMessage& last) const {
-  if (!is_retryable(last, model_.context_window)) return false;
-  if (retry_.active() && retry_.cancelled()) return false;
-  if (!settings_.retry.enabled) return false;
-  return retry_.attempt() + 1 <= settings_.retry.max_retries;
+RetryDecision AgentSession::retry_decision(const AgentMessage& last) const {
+  return retry_.decide(is_retryable(last, model_.context_window), settings_.retry);
 }
 
-void AgentSession::after_run(const AgentMessage& last, bool retry) {
-  if (retry) {
-    schedule_retry(last);
-    return;
-  }
+void AgentSession::after_run(const AgentMessage& last, RetryDecision decision) {
   const std::string error = last.error_message.value_or("");
-  const bool retryable =
-      is_retryable(last, model_.context_window) && !(retry_.active() && retry_.cancelled());
-  if (retryable) {
-    if (!settings_.retry.enabled) {
+  switch (decision) {
+    case RetryDecision::retry:
+      schedule_retry(last);
+      return;
+    case RetryDecision::disabled:
       // Step 2: disabled; a chain that was active ends now (Differs: it never hangs).
       if (retry_.active()) end_chain(false, error);
-    } else {
+      return;
+    case RetryDecision::exhausted:
       // Step 4: attempts exhausted (with maxRetries 0: attempt 0 and no start event).
       emit(ev::AutoRetryEnd{false, retry_.attempt(), error});
       retry_.reset();
-    }
-    return;
+      return;
+    case RetryDecision::cancelled:
+    case RetryDecision::not_retryable:
+      break;
   }
   if (retry_.active()) {
     if (!last.failed()) {

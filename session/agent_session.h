@@ -242,8 +242,8 @@ class AgentSession {
   void add_bash_result(protocol::AgentMessage message);
 
   // retry (agent_retry.cpp)
-  bool will_retry(const protocol::AgentMessage& last) const;
-  void after_run(const protocol::AgentMessage& last, bool will_retry);
+  RetryDecision retry_decision(const protocol::AgentMessage& last) const;
+  void after_run(const protocol::AgentMessage& last, RetryDecision decision);
   void schedule_retry(const protocol::AgentMessage& failed);
   void end_chain(bool success, const std::string& final_error);
   void settle();

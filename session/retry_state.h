@@ -12,6 +12,18 @@
 
 namespace rebound::session {
 
+struct RetrySettings;
+
+/// What to do after a run whose last assistant message failed or succeeded (retry.md section 4),
+/// decided by the retry state from the classification and the policy.
+enum class RetryDecision {
+  retry,          // schedule the next attempt
+  not_retryable,  // not a retryable failure (or a success): end an active chain accordingly
+  cancelled,      // abort_retry arrived during the retried request: the chain ends, no retry
+  disabled,       // retryable, but auto-retry is off: an active chain ends with the error
+  exhausted,      // retryable, but no attempt is left: auto_retry_end with the error
+};
+
 class RetryState {
  public:
   explicit RetryState(std::unique_ptr<Timer> timer) : timer_(std::move(timer)) {}
@@ -24,6 +36,10 @@ class RetryState {
   bool in_backoff() const { return in_backoff_; }
   /// abort_retry arrived while the retried request ran: no further retry in this chain.
   bool cancelled() const { return cancelled_; }
+
+  /// The decision for a finished run; `retryable` is retry.md's classification of its last
+  /// assistant message.
+  RetryDecision decide(bool retryable, const RetrySettings& policy) const;
 
   /// Steps to the next attempt and returns it.
   std::int64_t advance() { return ++attempt_; }
