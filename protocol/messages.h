@@ -62,6 +62,10 @@ struct AgentMessage {
   std::string summary;
   std::int64_t tokens_before = 0;
 
+  /// The id of the session-file entry that holds this message, once recorded (never on the
+  /// wire): the session finds messages by it, not by comparing their JSON.
+  std::string entry_id;
+
   bool is_assistant() const { return role == Role::assistant; }
   /// An assistant message that ended in error or abort.
   bool failed() const {

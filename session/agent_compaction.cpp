@@ -107,8 +107,7 @@ void AgentSession::complete_compaction() {
   std::unique_ptr<Compaction> c = std::move(compaction_);
   c->stream.reset();
   const std::size_t cut = std::min(c->cut, context_.size());
-  const std::string first_kept =
-      cut < context_.size() ? recorder_->find_message_entry(context_[cut]) : std::string();
+  const std::string first_kept = cut < context_.size() ? context_[cut].entry_id : std::string();
   recorder_->append(compaction_entry(c->summary, first_kept, c->tokens_before,
                                      std::string(compaction_reason_name(c->reason))));
   AgentMessage summary;

@@ -266,9 +266,10 @@ void AgentSession::complete_tool_batch() {
 }
 
 void AgentSession::record(const AgentMessage& message, bool in_context) {
-  recorder_->append_message(message);
-  history_.push_back(message);
-  if (in_context) context_.push_back(message);
+  AgentMessage recorded = message;
+  recorded.entry_id = recorder_->append_message(message);
+  if (in_context) context_.push_back(recorded);
+  history_.push_back(std::move(recorded));
 }
 
 void AgentSession::next_turn() {
@@ -314,8 +315,7 @@ void AgentSession::end_run() {
     if (it->is_assistant()) last = &*it;
   }
   // Decided before agent_end, so that its willRetry is what happens next.
-  const RetryDecision decision =
-      last ? retry_decision(*last) : RetryDecision::not_retryable;
+  const RetryDecision decision = last ? retry_decision(*last) : RetryDecision::not_retryable;
   emit(ev::AgentEnd{run->produced, decision == RetryDecision::retry});
   if (last) after_run(*last, decision);
   if (!retry_.active()) settle();

@@ -198,6 +198,7 @@ RestoredSession restore_session(const std::vector<Json>& entries) {
     const std::string type = (*e)["type"].get<std::string>();
     if (type == "message") {
       auto m = protocol::message_from_json((*e)["message"]);
+      m->entry_id = (*e)["id"].get<std::string>();
       out.history.push_back(*m);
       messages.push_back({(*e)["id"].get<std::string>(), std::move(*m), std::nullopt});
     } else if (type == "model_change") {

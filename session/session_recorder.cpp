@@ -66,16 +66,6 @@ std::string SessionRecorder::append_message(const protocol::AgentMessage& messag
   return append(message_entry(message));
 }
 
-std::string SessionRecorder::find_message_entry(const protocol::AgentMessage& message) const {
-  const Json wanted = protocol::to_json(message);
-  for (auto it = entries_.rbegin(); it != entries_.rend(); ++it) {
-    if ((*it)["type"] == "message" && (*it)["message"] == wanted) {
-      return (*it)["id"].get<std::string>();
-    }
-  }
-  return {};
-}
-
 void SessionRecorder::write_pending() {
   if (!path_) return;  // --no-session
   if (!sink_) {

@@ -43,8 +43,6 @@ class SessionRecorder {
   /// Appends an entry body (see session_file.h); returns its id.
   std::string append(protocol::Json body);
   std::string append_message(const protocol::AgentMessage& message);
-  /// The id of the newest message entry holding exactly `message`, or "".
-  std::string find_message_entry(const protocol::AgentMessage& message) const;
 
  private:
   std::string new_id();

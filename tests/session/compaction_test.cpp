@@ -118,6 +118,15 @@ TEST_CASE("overflow: compaction, then the continued run succeeds, with no auto_r
   REQUIRE(compaction);
   CHECK((*compaction)["firstKeptEntryId"] == end["result"]["firstKeptEntryId"]);
   CHECK((*compaction)["reason"] == "overflow");
+  // It is the entry the kept message was recorded as (found by its id, not by its JSON).
+  const Json* kept = nullptr;
+  for (const auto& e : entries) {
+    if (e["id"] == (*compaction)["firstKeptEntryId"]) kept = &e;
+  }
+  REQUIRE(kept);
+  CHECK((*kept)["type"] == "message");
+  CHECK((*kept)["message"]["content"][0]["text"] == "big question");
+  CHECK(h.session.messages()[1].entry_id == (*compaction)["firstKeptEntryId"]);
   // Resuming the file rebuilds the same context.
   const auto restored = session::restore_session(entries);
   CHECK(protocol::to_json(restored.context) == protocol::to_json(h.session.messages()));
