@@ -177,7 +177,7 @@ TEST_CASE("killing the server fails the pending call at once, with the stderr ta
   CHECK_THROWS_WITH_AS(c.get_state(), doctest::Contains("rebound was killed"), RpcError);
 }
 
-TEST_CASE("a request times out on its own deadline; the client goes on") {
+TEST_CASE("a request times out on its own deadline, the client goes on") {
   Server s(R"([{"text":"x"}])");
   RpcClient c(s.options);
   CHECK_THROWS_WITH_AS(c.request(Json{{"type", "bash"}, {"command", "sleep 5"}}, 100ms),

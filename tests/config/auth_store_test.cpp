@@ -47,7 +47,7 @@ TEST_CASE("the order starts at FNV-1a(session id) mod n and skips blocked creden
   CHECK(store.resolve_key("p", sid) == "k" + std::to_string(start));
 }
 
-TEST_CASE("one credential cannot be switched; a missing or malformed file has none") {
+TEST_CASE("one credential cannot be switched, a missing or malformed file has none") {
   TempDir dir;
   std::int64_t now = 0;
   AuthStore one(dir.write("a.json", R"({"p":{"type":"api_key","key":"only"}})"),

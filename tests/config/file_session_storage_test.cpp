@@ -34,7 +34,7 @@ TEST_CASE("new session files go under the agent dir per working directory, or --
   CHECK_FALSE(none.new_session_path("abc", 0));
 }
 
-TEST_CASE("open_for_append creates the file (mode 0600) and its folders; appends whole lines") {
+TEST_CASE("open_for_append creates the file (mode 0600) and its folders, appends whole lines") {
   TempDir dir;
   FileSessionStorage storage(SessionStorageOptions{dir.path(), "/w", std::nullopt, false});
   const std::string path = (dir.path() / "a/b/s.jsonl").string();

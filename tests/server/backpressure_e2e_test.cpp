@@ -21,7 +21,7 @@ using rebound::testing::FakeLlmServer;
 using rebound::testing::FakeResponse;
 using rebound::testing::Subprocess;
 
-TEST_CASE("A slow reader of stdout holds the model's stream back; memory stays bounded") {
+TEST_CASE("A slow reader of stdout holds the model's stream back, memory stays bounded") {
   // 400 deltas of 500 characters: about 80 MB of message_update lines, the model's whole
   // answer (200 KB of SSE) is on the socket almost at once.
   FakeResponse r;

@@ -32,7 +32,7 @@ bool run_until(boost::asio::io_context& io, Pred done, std::chrono::milliseconds
 
 }  // namespace
 
-TEST_CASE("stdin stays open for writing; output comes back; closing stdin ends the child") {
+TEST_CASE("stdin stays open for writing, output comes back, closing stdin ends the child") {
   boost::asio::io_context io;
   ChildSpec spec;
   spec.argv = {"cat"};
@@ -86,7 +86,7 @@ TEST_CASE("a program that does not exist is an error, not a child") {
   CHECK(error.find("No such file or directory") != std::string::npos);
 }
 
-TEST_CASE("the group is killed as a whole; destroying a child leaves nothing behind") {
+TEST_CASE("the group is killed as a whole, destroying a child leaves nothing behind") {
   boost::asio::io_context io;
   ChildSpec spec;
   spec.argv = {"sh", "-c", "sleep 30 & echo $!; sleep 30"};

@@ -57,7 +57,7 @@ const V kOverflowRun = testing::concat(
 
 }  // namespace
 
-TEST_CASE("overflow, compaction, a continued run that succeeds; the file resumes to the same") {
+TEST_CASE("overflow, compaction, a continued run that succeeds, the file resumes to the same") {
   auto r = server(R"([{"text":"first answer"},{"error":"prompt is too long"},
                       {"text":"THE SUMMARY"},{"text":"second answer","chunks":2}])");
   r.send(prompt("one"));
@@ -148,7 +148,7 @@ TEST_CASE("threshold compaction after a run above contextWindow - reserveTokens"
   CHECK(command(r, Json{{"id", "s"}, {"type", "get_state"}})["data"]["messageCount"] == 2);
 }
 
-TEST_CASE("compact on the wire: the result, nothing to compact, abort; set_auto_compaction") {
+TEST_CASE("compact on the wire: the result, nothing to compact, abort, set_auto_compaction") {
   auto r = server(R"([{"text":"a"},{"text":"SUM"},{"text":"x","hang":true}])");
   CHECK(command(r, Json{{"id", 1}, {"type", "compact"}})["error"] ==
         "Nothing to compact (session too small)");

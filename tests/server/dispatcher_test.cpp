@@ -65,7 +65,7 @@ TEST_CASE("an over-limit line gets the parse error") {
         "error":"Failed to parse command: line exceeds the limit of 64 bytes"})"));
 }
 
-TEST_CASE("prompt is answered before its run's first event; a busy prompt is rejected") {
+TEST_CASE("prompt is answered before its run's first event, a busy prompt is rejected") {
   Fixture f;
   std::vector<Json> all;
   server::RpcDispatcher d{f.session, [&all](const Json& j) { all.push_back(j); }};
@@ -114,7 +114,7 @@ TEST_CASE("history commands on an empty session") {
   CHECK(stats["data"]["sessionFile"] == "/sessions/sid-test.jsonl");
 }
 
-TEST_CASE("bash answers when the command ends; other commands are answered meanwhile") {
+TEST_CASE("bash answers when the command ends, other commands are answered meanwhile") {
   Fixture f;
   f.out.clear();
   f.dispatcher.handle_line(R"({"id":7,"type":"bash","command":"make"})");
@@ -138,7 +138,7 @@ TEST_CASE("bash answers when the command ends; other commands are answered meanw
                 "fullOutputPath":"/tmp/full.log"}})"));
 }
 
-TEST_CASE("new_session and switch_session answer cancelled:false; a bad path is an error") {
+TEST_CASE("new_session and switch_session answer cancelled:false, a bad path is an error") {
   Fixture f;
   const Json created = f.one(R"({"id":1,"type":"new_session","parentSession":"/p.jsonl"})");
   CHECK(created == Json::parse(R"({"id":1,"type":"response","command":"new_session",

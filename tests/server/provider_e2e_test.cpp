@@ -125,7 +125,7 @@ class RefusingPort {
 
 }  // namespace
 
-TEST_CASE("OpenAI: streamed deltas and usage; the request went to /chat/completions") {
+TEST_CASE("OpenAI: streamed deltas and usage, the request went to /chat/completions") {
   FakeLlmServer fake({openai_ok()});
   auto r = server_for("openai", fake.base_url() + "/v1", settings());
   r.send(prompt());
@@ -166,7 +166,7 @@ TEST_CASE("a 2xx other than 200 carries the stream like 200") {
   CHECK(answer["content"][0]["text"] == "Hello");
 }
 
-TEST_CASE("Anthropic: streamed deltas and usage; the request went to /v1/messages") {
+TEST_CASE("Anthropic: streamed deltas and usage, the request went to /v1/messages") {
   FakeLlmServer fake({anthropic_ok()});
   auto r = server_for("anthropic", fake.base_url(), settings());
   r.send(prompt());
@@ -451,7 +451,7 @@ TEST_CASE("streamed tool calls are assembled into toolCall blocks") {
   }
 }
 
-TEST_CASE("TLS with a test CA works; an unverifiable certificate is a clear error") {
+TEST_CASE("TLS with a test CA works, an unverifiable certificate is a clear error") {
   testing::TempDir certs;
   const auto tls = testing::TestCertificates::create(certs.path());
   for (const auto& api : kApis) {
@@ -559,7 +559,7 @@ TEST_CASE("an agent directory laid out as the pi agent lays it out works as is")
   CHECK(Json::parse(reqs[0].body)["max_tokens"] == 4096);
 }
 
-TEST_CASE("model commands over the wire: available models follow the keys; set_model persists") {
+TEST_CASE("model commands over the wire: available models follow the keys, set_model persists") {
   testing::SubprocessOptions o;
   o.env["ANTHROPIC_API_KEY"] = kCanary;
   ReboundProcess r({"--no-session", "--provider", "scripted"}, o);
@@ -592,7 +592,7 @@ TEST_CASE("model commands over the wire: available models follow the keys; set_m
   CHECK(saved["defaultThinkingLevel"] == "minimal");
 }
 
-TEST_CASE("HTTPS_PROXY tunnels https requests with CONNECT; NO_PROXY bypasses it") {
+TEST_CASE("HTTPS_PROXY tunnels https requests with CONNECT, NO_PROXY bypasses it") {
   testing::TempDir certs;
   const auto tls = testing::TestCertificates::create(certs.path());
   FakeLlmServer fake({openai_ok()}, tls);

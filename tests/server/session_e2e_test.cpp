@@ -381,7 +381,7 @@ pid_t background_sleep(ReboundProcess& r, int id) {
 
 }  // namespace
 
-TEST_CASE("bash with a background job: answered when the shell exits; abort_bash kills the job") {
+TEST_CASE("bash with a background job: answered when the shell exits, abort_bash kills the job") {
   ReboundProcess r(scripted_args({"--no-session"}), {}, script_files(R"([{"text":"ok"}])"));
   const pid_t first = background_sleep(r, 1);
   // The next command is not refused: the first one is over.

@@ -201,7 +201,7 @@ TEST_CASE("threshold compaction after a run above contextWindow - reserveTokens"
   CHECK(h.sink.of_type("auto_compaction_end")[0]["result"]["tokensBefore"] == 120010);
 }
 
-TEST_CASE("abort during an automatic compaction; prompts during it wait as follow-ups") {
+TEST_CASE("abort during an automatic compaction, prompts during it wait as follow-ups") {
   SessionHarness h(R"([{"error":"prompt is too long"},{"text":"S","hang":true}])", settings(true));
   bool done = false;
   h.prompt("q", std::nullopt, [&] { done = true; });

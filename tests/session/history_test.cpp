@@ -7,7 +7,7 @@
 using namespace rebound;
 using testing::SessionHarness;
 
-TEST_CASE("the context leaves the retried error out; the history and the stats keep it") {
+TEST_CASE("the context leaves the retried error out, the history and the stats keep it") {
   SessionHarness h(R"([{"error":"503 overloaded","usage":{"input":7,"output":0}},
                        {"text":"hello world","usage":{"input":9,"output":2}}])");
   h.prompt("say hello");
@@ -26,7 +26,7 @@ TEST_CASE("the context leaves the retried error out; the history and the stats k
   CHECK(st.tokens.total_tokens == 18);
 }
 
-TEST_CASE("tool calls and results are counted; text-less answers are skipped for the last text") {
+TEST_CASE("tool calls and results are counted, text-less answers are skipped for the last text") {
   SessionHarness h(
       R"([{"text":"looking","toolCalls":[{"name":"bash","arguments":{}},{"name":"read"}]},
                        {"toolCalls":[{"name":"bash"}],"stopReason":"toolUse"},

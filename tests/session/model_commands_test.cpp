@@ -52,7 +52,7 @@ TEST_CASE("the next request uses the new model") {
   CHECK(h.requests[1]["model"] == "echo");
 }
 
-TEST_CASE("cycle_model wraps through the available models; one model gives nullopt") {
+TEST_CASE("cycle_model wraps through the available models, one model gives nullopt") {
   SessionHarness h;  // starts on scripted/script
   auto next = h.session.cycle_model();
   REQUIRE(next);

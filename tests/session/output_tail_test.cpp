@@ -34,7 +34,7 @@ TEST_CASE("the tail within the byte limit starts at a line, and never inside UTF
   CHECK((static_cast<unsigned char>(r.text[0]) & 0xC0) != 0x80);
 }
 
-TEST_CASE("a huge stream keeps a bounded buffer; complete() says when the head was dropped") {
+TEST_CASE("a huge stream keeps a bounded buffer, complete() says when the head was dropped") {
   OutputTail t(100, 1000000);
   const std::string chunk(64, 'x');
   for (int i = 0; i < 100; ++i) {

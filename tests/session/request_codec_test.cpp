@@ -126,7 +126,7 @@ TEST_CASE("HTTP errors keep the provider's message and the largest retry hint") 
         "503 status code (no body) retry-after-ms=9000");
 }
 
-TEST_CASE("tool definitions go to both APIs in their own form; none, no key") {
+TEST_CASE("tool definitions go to both APIs in their own form, none, no key") {
   LlmRequest r;
   r.model.id = "m";
   CHECK_FALSE(openai_request_body(r).contains("tools"));

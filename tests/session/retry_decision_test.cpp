@@ -9,7 +9,7 @@
 
 using namespace rebound::session;
 
-TEST_CASE("the retry state decides; its decisions follow the chain") {
+TEST_CASE("the retry state decides, its decisions follow the chain") {
   rebound::testing::ManualScheduler scheduler;
   RetryState state(scheduler.make_timer());
   RetrySettings policy;  // enabled, 3 retries

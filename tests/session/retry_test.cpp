@@ -58,7 +58,7 @@ TEST_CASE("one retryable error, then success (retry.md section 10)") {
   CHECK(h.sink.of_type("agent_end")[0]["messages"].size() == 1);
 }
 
-TEST_CASE("default backoff is 2 s, 4 s, 8 s; maxRetries 3 gives 4 requests and attempt 3") {
+TEST_CASE("default backoff is 2 s, 4 s, 8 s, maxRetries 3 gives 4 requests and attempt 3") {
   SessionHarness h(R"([{"error":"503 overloaded"}])");
   h.prompt("x");
   h.scheduler.run_all();

@@ -72,7 +72,7 @@ TEST_CASE("after an overload and a retry the file holds user, error, and the ans
   CHECK(testing::parse_jsonl(h.files.files.at(path)).size() == 6);
 }
 
-TEST_CASE("a model change is appended as an entry; the file starts only with an answer") {
+TEST_CASE("a model change is appended as an entry, the file starts only with an answer") {
   SessionHarness h;
   h.unavailable.clear();
   REQUIRE((h.session.set_model("scripted", "echo")));
@@ -190,7 +190,7 @@ TEST_CASE("bash that ends during a run waits for the run to end") {
   CHECK(h.session.messages()[2].role == protocol::Role::bash_execution);
 }
 
-TEST_CASE("abort_bash cancels; new_session drops a running command's result") {
+TEST_CASE("abort_bash cancels, new_session drops a running command's result") {
   SessionHarness h;
   std::vector<protocol::AgentMessage> answers;
   auto keep = [&](const protocol::AgentMessage& m) { answers.push_back(m); };

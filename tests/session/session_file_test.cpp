@@ -85,7 +85,7 @@ TEST_CASE("a header of another version, or no header, is refused with a clear er
   CHECK(std::holds_alternative<std::string>(session::parse_session_file("")));
 }
 
-TEST_CASE("a torn last line is skipped with a warning; a malformed middle line names its number") {
+TEST_CASE("a torn last line is skipped with a warning, a malformed middle line names its number") {
   const std::string u = entry("a1", nullptr, session::message_entry(user("hi")));
   const std::string a = entry("a2", "a1", session::message_entry(assistant("hello")));
   SUBCASE("torn last line") {

@@ -25,7 +25,7 @@ AgentMessage message(protocol::Role role, const std::string& text) {
 
 }  // namespace
 
-TEST_CASE("nothing is written before an assistant message; then everything, then one write each") {
+TEST_CASE("nothing is written before an assistant message, then everything, then one write each") {
   testing::MemorySessionStorage storage;
   std::int64_t now = 1796027882123;
   session::SessionRecorder r(

@@ -130,7 +130,7 @@ TEST_CASE("OpenAI: reasoning, then streamed tool calls assembled with their argu
                                  "toolcall_delta:{}", "toolcall_end:{}", "done:toolUse"});
 }
 
-TEST_CASE("OpenAI: finish_reason length; a stream without [DONE] is complete once it said how") {
+TEST_CASE("OpenAI: finish_reason length, a stream without [DONE] is complete once it said how") {
   const std::string stream =
       "data: {\"choices\":[{\"delta\":{\"content\":\"x\"},\"finish_reason\":\"length\"}]}\n\n";
   CHECK(decode<OpenAiStreamDecoder>(stream).kinds.back() == "done:length");

@@ -125,7 +125,7 @@ TEST_CASE("abort during a batch: calls cancelled, the aborted turn, then the abo
   CHECK(h.session.is_idle());
 }
 
-TEST_CASE("new_session during a batch ends it at once; the old calls' completions are dropped") {
+TEST_CASE("new_session during a batch ends it at once, the old calls' completions are dropped") {
   SessionHarness h(kTwoCalls);
   auto tool = std::make_shared<testing::FakeTool>("slow", h.scheduler);
   tool->finish_on_cancel = false;
