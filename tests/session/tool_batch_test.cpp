@@ -36,14 +36,22 @@ std::vector<std::string> tool_events(const testing::CapturingSink& sink) {
   return out;
 }
 
+// Registers the fake tool "slow" and sends a prompt that the script answers with tool calls.
+std::shared_ptr<testing::FakeTool> start_with_tool(SessionHarness& h,
+                                                   bool finish_on_cancel = true) {
+  auto tool = std::make_shared<testing::FakeTool>("slow", h.scheduler);
+  tool->finish_on_cancel = finish_on_cancel;
+  h.tools.add(tool);
+  h.prompt("go");
+  h.scheduler.run_ready();
+  return tool;
+}
+
 }  // namespace
 
 TEST_CASE("calls run concurrently: ends in completion order, results in call order") {
   SessionHarness h(kTwoCalls);
-  auto tool = std::make_shared<testing::FakeTool>("slow", h.scheduler);
-  h.tools.add(tool);
-  h.prompt("go");
-  h.scheduler.run_ready();
+  auto tool = start_with_tool(h);
   REQUIRE(tool->calls.size() == 2);  // both started before either ended
   CHECK(tool->calls[0]->args == Json{{"n", 1}});
   tool->calls[1]->progress([] {
@@ -82,10 +90,7 @@ TEST_CASE("calls run concurrently: ends in completion order, results in call ord
 TEST_CASE("a call of an unknown tool ends at once, before the next call starts") {
   SessionHarness h(
       R"([{"toolCalls":[{"name":"nope","arguments":{}},{"name":"slow","arguments":{}}]},{"text":"ok"}])");
-  auto tool = std::make_shared<testing::FakeTool>("slow", h.scheduler);
-  h.tools.add(tool);
-  h.prompt("go");
-  h.scheduler.run_ready();
+  auto tool = start_with_tool(h);
   CHECK(tool_events(h.sink) == V{"tool_execution_start:call_1", "tool_execution_end:call_1",
                                  "tool_execution_start:call_2"});
   CHECK(h.sink.of_type("tool_execution_end")[0]["result"]["content"][0]["text"] ==
@@ -97,10 +102,7 @@ TEST_CASE("a call of an unknown tool ends at once, before the next call starts")
 
 TEST_CASE("abort during a batch: calls cancelled, the aborted turn, then the abort answer") {
   SessionHarness h(kTwoCalls);
-  auto tool = std::make_shared<testing::FakeTool>("slow", h.scheduler);
-  h.tools.add(tool);
-  h.prompt("go");
-  h.scheduler.run_ready();
+  auto tool = start_with_tool(h);
   tool->finish(0, "one");  // the first is over before the abort
   h.scheduler.run_ready();
   h.sink.clear();
@@ -127,11 +129,7 @@ TEST_CASE("abort during a batch: calls cancelled, the aborted turn, then the abo
 
 TEST_CASE("new_session during a batch ends it at once, the old calls' completions are dropped") {
   SessionHarness h(kTwoCalls);
-  auto tool = std::make_shared<testing::FakeTool>("slow", h.scheduler);
-  tool->finish_on_cancel = false;
-  h.tools.add(tool);
-  h.prompt("go");
-  h.scheduler.run_ready();
+  auto tool = start_with_tool(h, false);
   h.session.new_session(std::nullopt);
   CHECK(tool->calls[0]->destroyed);  // stopped without a completion
   CHECK(h.sink.of_type("agent_end").size() == 1);
