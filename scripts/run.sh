@@ -6,10 +6,10 @@
 #   bash scripts/run.sh flaky                # examples/flaky*.*: two failures, two retries
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
-bash "$root/scripts/deps.sh"
+bash "$root/scripts/deps.sh" >&2  # apt output is not protocol either
 build="$root/build"
 cmake -S "$root" -B "$build" -G Ninja -DREBOUND_TESTS=OFF >/dev/null
-cmake --build "$build" --target rebound
+cmake --build "$build" --target rebound >&2  # build output is not protocol: stderr
 agent=$(mktemp -d)
 trap 'rm -rf "$agent"' EXIT
 args=(--agent-dir "$agent" --no-session)
