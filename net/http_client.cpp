@@ -32,24 +32,20 @@ using tcp = asio::ip::tcp;
 
 namespace {
 
-std::string lower(std::string s) {
-  return ascii_lower(std::move(s));
-}
-
 using PlainStream = beast::tcp_stream;
 using TlsStream = beast::ssl_stream<beast::tcp_stream>;
 
 class Call : public HttpCall, public std::enable_shared_from_this<Call> {
  public:
-  Call(asio::any_io_executor ex, ssl::context* tls, const ProxyConfig& proxy, HttpRequest request,
-       HttpCallbacks cb, BodyGate gate)
+  Call(asio::any_io_executor ex, ssl::context* tls, const ProxyConfig& proxy, Url url,
+       HttpRequest request, HttpCallbacks cb, BodyGate gate)
       : executor_(ex),
         resolver_(ex),
         resolve_deadline_(ex),
         request_(std::move(request)),
         cb_(std::move(cb)),
         gate_(std::move(gate)) {
-    url_ = *parse_url(request_.url);
+    url_ = std::move(url);
     if (url_.tls && proxy.https_proxy && !proxy.bypass(url_.host)) tunnel_ = proxy.https_proxy;
     if (url_.tls) {
       stream_.emplace<TlsStream>(ex, *tls);
@@ -124,7 +120,7 @@ class Call : public HttpCall, public std::enable_shared_from_this<Call> {
     if (ec == asio::error::host_not_found || ec == asio::error::host_not_found_try_again) {
       return "cannot resolve " + url_.host;
     }
-    return lower(ec.message());
+    return ascii_lower(ec.message());
   }
 
   void on_resolve(beast::error_code ec, tcp::resolver::results_type results) {
@@ -204,7 +200,7 @@ class Call : public HttpCall, public std::enable_shared_from_this<Call> {
     if (done_) return;
     if (ec) {
       if (ec == beast::error::timeout) return fail(timeout_connect());
-      std::string reason = lower(ec.message());
+      std::string reason = ascii_lower(ec.message());
       if (const long v = SSL_get_verify_result(std::get<TlsStream>(stream_).native_handle());
           v != X509_V_OK) {
         reason = std::string("certificate verify failed: ") + X509_verify_cert_error_string(v);
@@ -256,7 +252,7 @@ class Call : public HttpCall, public std::enable_shared_from_this<Call> {
     }
     HttpHeaders headers;
     for (const auto& f : parser_.get()) {
-      headers[lower(std::string(f.name_string()))] = std::string(f.value());
+      headers[ascii_lower(std::string(f.name_string()))] = std::string(f.value());
     }
     if (cb_.head) cb_.head(static_cast<int>(parser_.get().result_int()), headers);
     if (done_) return;
@@ -393,7 +389,7 @@ std::unique_ptr<HttpCall> HttpClient::post(HttpRequest request, HttpCallbacks ca
   }
   // The TLS context (and the system's certificates) only for an https request.
   ssl::context* tls = url->tls ? &impl_->tls() : nullptr;
-  auto call = std::make_shared<Call>(impl_->executor, tls, impl_->proxy, std::move(request),
+  auto call = std::make_shared<Call>(impl_->executor, tls, impl_->proxy, *url, std::move(request),
                                      std::move(callbacks), impl_->gate);
   call->start();
   return std::make_unique<CallHandle>(std::move(call));

@@ -5,7 +5,6 @@
 // the server's command table (server/command_table.h), which pairs a name with its reader and
 // handler. Nothing throws out of here. Pure.
 
-#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>

@@ -101,8 +101,7 @@ struct BashJob : std::enable_shared_from_this<BashJob> {
     if (finished || !exited || !(eof || grace_over)) return;
     finished = true;
     grace.cancel();
-    if (spill_fd >= 0) ::close(spill_fd);
-    spill_fd = -1;
+    close_spill();
     session::ShellResult r;
     auto shown = tail.result();
     r.output = std::move(shown.text);
@@ -111,6 +110,11 @@ struct BashJob : std::enable_shared_from_this<BashJob> {
     r.cancelled = cancelled;
     if (!cancelled) r.exit_code = exit_code;
     if (auto f = std::move(done)) f(std::move(r));
+  }
+
+  void close_spill() {
+    if (spill_fd >= 0) ::close(spill_fd);
+    spill_fd = -1;
   }
 
   // The pipe closed after the command was answered: nothing of it is left to watch.
@@ -148,8 +152,7 @@ class JobHandle : public session::ShellJob {
     job_->done = nullptr;
     job_->finished = true;
     job_->grace.cancel();
-    if (job_->spill_fd >= 0) ::close(job_->spill_fd);
-    job_->spill_fd = -1;
+    job_->close_spill();
     job_->child.reset();
   }
   void cancel() override {
@@ -182,10 +185,6 @@ void BashRunner::kill_background() {
   }
 }
 
-std::size_t BashRunner::background_count() const {
-  return lingering_->jobs.size();
-}
-
 std::unique_ptr<session::ShellJob> BashRunner::start(const std::string& command, Done done,
                                                      std::string& error) {
   ChildSpec spec;
@@ -193,9 +192,7 @@ std::unique_ptr<session::ShellJob> BashRunner::start(const std::string& command,
   std::string why;
   auto child = ChildProcess::spawn(executor_, spec, why);
   if (!child) {
-    // "Cannot run bash: <reason>" as before (strerror of the failure).
-    const auto colon = why.find(": ");
-    error = "Cannot run bash: " + (colon == std::string::npos ? why : why.substr(colon + 2));
+    error = "Cannot run bash: " + why;
     return nullptr;
   }
   spdlog::debug("bash: started pid {}", child->pid());

@@ -22,8 +22,6 @@ class BashRunner : public session::ShellRunner {
   std::unique_ptr<session::ShellJob> start(const std::string& command, Done done,
                                            std::string& error) override;
   void kill_background() override;
-  /// Finished commands whose background processes still hold the output pipe.
-  std::size_t background_count() const;
 
   struct Lingering;
 

@@ -148,15 +148,15 @@ std::unique_ptr<ChildProcess> ChildProcess::spawn(asio::any_io_executor executor
     return nullptr;
   }
   Pipe in, out, err;
-  auto fail = [&](const char* what, int code) {
+  auto fail = [&](int code) {
     for (int* fd : {&in.read, &in.write, &out.read, &out.write, &err.read, &err.write})
       close_fd(*fd);
-    error = std::string(what) + ": " + std::strerror(code);
+    error = std::strerror(code);
     return nullptr;
   };
-  if (spec.input == ChildSpec::Input::pipe && !make_pipe(in)) return fail("pipe", errno);
-  if (spec.output != ChildSpec::Output::null && !make_pipe(out)) return fail("pipe", errno);
-  if (spec.output == ChildSpec::Output::separate && !make_pipe(err)) return fail("pipe", errno);
+  if (spec.input == ChildSpec::Input::pipe && !make_pipe(in)) return fail(errno);
+  if (spec.output != ChildSpec::Output::null && !make_pipe(out)) return fail(errno);
+  if (spec.output == ChildSpec::Output::separate && !make_pipe(err)) return fail(errno);
 
   posix_spawn_file_actions_t actions;
   posix_spawn_file_actions_init(&actions);
@@ -207,7 +207,7 @@ std::unique_ptr<ChildProcess> ChildProcess::spawn(asio::any_io_executor executor
   close_fd(in.read);
   close_fd(out.write);
   close_fd(err.write);
-  if (rc != 0) return fail("cannot start", rc);
+  if (rc != 0) return fail(rc);
 
   auto state = std::make_shared<State>(executor);
   state->pid = pid;

@@ -33,7 +33,8 @@ class ChildProcess {
   /// Exit: the wait status as waitpid reports it.
   using Exit = std::function<void(int status)>;
 
-  /// Starts the child; nullptr and `error` (the reason) when it cannot.
+  /// Starts the child; nullptr and `error` (the system's reason, e.g. "No such file or
+  /// directory") when it cannot.
   static std::unique_ptr<ChildProcess> spawn(boost::asio::any_io_executor executor,
                                              const ChildSpec& spec, std::string& error);
   ~ChildProcess();

@@ -77,6 +77,14 @@ Json pi_tool_result_json(const session::ToolResult& result) {
   return j;
 }
 
+Json pi_compaction_result_json(const session::CompactionResult& result) {
+  Json j = Json::object();
+  j["summary"] = result.summary;
+  j["firstKeptEntryId"] = result.first_kept_entry_id;
+  j["tokensBefore"] = result.tokens_before;
+  return j;
+}
+
 Json pi_event_json(const session::Event& event) {
   return std::visit(
       [](const auto& e) -> Json {
@@ -102,7 +110,7 @@ Json pi_event_json(const session::Event& event) {
                                            pi_tool_result_json(e.partial_result));
         } else if constexpr (std::is_same_v<T, ev::ToolExecutionEnd>) {
           return pi::tool_execution_end(e.tool_call_id, e.tool_name, pi_tool_result_json(e.result),
-                                        e.is_error);
+                                        e.result.is_error);
         } else if constexpr (std::is_same_v<T, ev::AutoRetryStart>) {
           return pi::auto_retry_start(e.attempt, e.max_attempts, e.delay_ms, e.error_message);
         } else if constexpr (std::is_same_v<T, ev::AutoRetryEnd>) {
@@ -114,12 +122,7 @@ Json pi_event_json(const session::Event& event) {
         } else {
           static_assert(std::is_same_v<T, ev::AutoCompactionEnd>);
           std::optional<Json> result;
-          if (e.result) {
-            result = Json::object();
-            (*result)["summary"] = e.result->summary;
-            (*result)["firstKeptEntryId"] = e.result->first_kept_entry_id;
-            (*result)["tokensBefore"] = e.result->tokens_before;
-          }
+          if (e.result) result = pi_compaction_result_json(*e.result);
           std::optional<std::string> error;
           if (e.error_message) error = std::string(*e.error_message);
           return pi::auto_compaction_end(result, e.aborted, e.will_retry, error);
@@ -132,12 +135,12 @@ std::string PiEventEncoder::line(const session::Event& event) {
   const auto* u = std::get_if<ev::MessageUpdate>(&event.body);
   if (!u) return protocol::to_line(pi_event_json(event));
   const bool same = have_partial_ && version_ == u->partial_version && slot_ == event.session;
+  // With the version unchanged only a text delta changed the message (appended to its last
+  // block when that is text); anything else is serialised afresh.
   if (same && is_text_delta(u->kind) && lines_.appendable()) {
     lines_.append_to_last_block(u->delta);
-  } else if (!same) {
+  } else if (!same || is_text_delta(u->kind)) {
     lines_.reset(u->partial);
-  } else if (is_text_delta(u->kind)) {
-    lines_.reset(u->partial);  // the last block is not text: serialise afresh
   }
   have_partial_ = true;
   version_ = u->partial_version;

@@ -31,6 +31,9 @@ protocol::Json pi_event_json(const session::Event& event);
 /// A tool result as the pi dialect writes `result`/`partialResult`: {"content", "details"?}.
 protocol::Json pi_tool_result_json(const session::ToolResult& result);
 
+/// A compaction's result as `compact` answers it and auto_compaction_end carries it.
+protocol::Json pi_compaction_result_json(const session::CompactionResult& result);
+
 /// The assistantMessageEvent type's wire name ("text_delta", ...).
 std::string_view pi_update_name(session::AssistantUpdateKind kind);
 

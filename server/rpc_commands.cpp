@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "server/command_table.h"
+#include "server/pi_encoder.h"
 #include "session/agent_session.h"
 
 namespace rebound::server {
@@ -40,14 +41,6 @@ Json bash_json(const protocol::AgentMessage& m) {
   data["cancelled"] = m.cancelled;
   data["truncated"] = m.truncated;
   if (m.full_output_path) data["fullOutputPath"] = *m.full_output_path;
-  return data;
-}
-
-Json compaction_json(const session::CompactionResult& r) {
-  Json data = Json::object();
-  data["summary"] = r.summary;
-  data["firstKeptEntryId"] = r.first_kept_entry_id;
-  data["tokensBefore"] = r.tokens_before;
   return data;
 }
 
@@ -165,7 +158,7 @@ CommandTable rpc_command_table() {
                         if (!result) {
                           pending->fail(result.error());
                         } else {
-                          pending->ok(compaction_json(*result));
+                          pending->ok(pi_compaction_result_json(*result));
                         }
                       });
   });

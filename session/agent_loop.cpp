@@ -211,31 +211,34 @@ void AgentSession::start_tool_batch() {
       end_tool_call(generation, i, ToolResult::error("Tool " + call.block.name + " not found"));
       continue;
     }
-    auto valid = [this, alive, generation] {
-      return !alive.expired() && run_ && run_->generation == generation;
-    };
     call.handle = tool->start(
         call.block.arguments, context,
-        [this, valid, i](ToolResult partial) {
-          if (!valid() || i >= run_->batch.size() || run_->batch[i].result) return;
+        [this, alive, generation, i](ToolResult partial) {
+          if (alive.expired()) return;
+          if (!call_open(generation, i)) return;
           const auto& b = run_->batch[i].block;
           emit(ev::ToolExecutionUpdate{b.id, b.name, b.arguments, partial});
         },
-        [this, valid, generation, i](ToolResult result) {
-          if (valid()) end_tool_call(generation, i, std::move(result));
+        [this, alive, generation, i](ToolResult result) {
+          if (!alive.expired()) end_tool_call(generation, i, std::move(result));
         });
   }
   run.batch_starting = false;
   if (run.batch_open == 0) complete_tool_batch();
 }
 
+bool AgentSession::call_open(std::uint64_t generation, std::size_t index) const {
+  // A call that ended takes no more updates and no second end.
+  return run_ && run_->generation == generation && index < run_->batch.size() &&
+         !run_->batch[index].result;
+}
+
 void AgentSession::end_tool_call(std::uint64_t generation, std::size_t index, ToolResult result) {
-  if (!run_ || run_->generation != generation || index >= run_->batch.size()) return;
+  if (!call_open(generation, index)) return;  // stale, or ended already
   Run& run = *run_;
   Run::Call& call = run.batch[index];
-  if (call.result) return;  // exactly one end per call
   call.result = std::move(result);
-  emit(ev::ToolExecutionEnd{call.block.id, call.block.name, *call.result, call.result->is_error});
+  emit(ev::ToolExecutionEnd{call.block.id, call.block.name, *call.result});
   --run.batch_open;
   if (!run.batch_starting && run.batch_open == 0) complete_tool_batch();
 }

@@ -212,6 +212,8 @@ class AgentSession {
   static bool has_tool_calls(const protocol::AgentMessage& message);
   void finish_turn();
   void start_tool_batch();
+  /// Whether batch call `index` of request `generation` is current and has not ended.
+  bool call_open(std::uint64_t generation, std::size_t index) const;
   void end_tool_call(std::uint64_t generation, std::size_t index, ToolResult result);
   void complete_tool_batch();
   /// Ends every running tool call at once with "Operation aborted" (no completion from the

@@ -97,8 +97,7 @@ struct ToolExecutionUpdate {
 struct ToolExecutionEnd {
   const std::string& tool_call_id;
   const std::string& tool_name;
-  const ToolResult& result;
-  bool is_error;
+  const ToolResult& result;  // isError is result.is_error
 };
 struct AutoRetryStart {
   std::int64_t attempt;

@@ -111,10 +111,10 @@ Json openai_request_body(const LlmRequest& r) {
   if (!r.tools.empty()) {
     Json tools = Json::array();
     for (const auto& t : r.tools) {
-      tools.push_back(Json{{"type", "function"},
-                           {"function", Json{{"name", t.name},
-                                             {"description", t.description},
-                                             {"parameters", t.parameters}}}});
+      tools.push_back(Json{
+          {"type", "function"},
+          {"function",
+           Json{{"name", t.name}, {"description", t.description}, {"parameters", t.parameters}}}});
     }
     body["tools"] = std::move(tools);
   }

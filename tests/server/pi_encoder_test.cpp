@@ -38,9 +38,7 @@ TEST_CASE("incremental lines equal the slow path over whole runs") {
           {"text":"second answer","chunks":4}])");
   ComparingSink sink;
   session::AgentSession s({session::scripted_model("script"), "sid", nullptr},
-                          session::ModelRegistry::with_builtins(),
-                          session::SessionDeps{h.scheduler, sink, h.provider, h.credentials,
-                                               h.store, h.files, h.shell, h.tools});
+                          session::ModelRegistry::with_builtins(), h.deps(sink));
   REQUIRE(s.prompt({"go", {}}, std::nullopt, [] {}));
   h.scheduler.run_all();
   CHECK(sink.updates > 10);
@@ -51,8 +49,7 @@ TEST_CASE("tool and retry events in the pi dialect") {
   const std::string id = "call_1", name = "bash";
   const protocol::Json args = {{"command", "ls"}};
   const auto result = session::ToolResult::error("Tool bash not found");
-  const auto end =
-      server::pi_event_json({3, session::ev::ToolExecutionEnd{id, name, result, true}});
+  const auto end = server::pi_event_json({3, session::ev::ToolExecutionEnd{id, name, result}});
   CHECK(
       protocol::to_line(end) ==
       R"({"type":"tool_execution_end","toolCallId":"call_1","toolName":"bash","result":{"content":[{"type":"text","text":"Tool bash not found"}],"details":{}},"isError":true})"

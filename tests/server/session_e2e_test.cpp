@@ -2,6 +2,9 @@
 // writing, resuming and repairing session files, new_session/switch_session on the wire, and
 // bash with real processes.
 
+#include <fcntl.h>
+#include <sys/ioctl.h>
+
 #include <doctest/doctest.h>
 
 #include <csignal>
@@ -418,12 +421,27 @@ TEST_CASE("a second SIGTERM during a shutdown that waits for a stalled reader ex
   // About 8 MB of message_update lines, never read: the first SIGTERM's shutdown waits for
   // stdout to drain (2 s at most), the second ends it at once.
   const std::string script = R"([{"text":")" + std::string(20000, 'x') + R"(","chunks":200}])";
-  ReboundProcess r(scripted_args({"--no-session"}), {}, script_files(script));
+  ReboundProcess r(scripted_args({"--no-session", "--log-level", "debug"}), {},
+                   script_files(script));
   r.send(Json{{"id", 1}, {"type", "prompt"}, {"message", "a long answer"}});
-  std::this_thread::sleep_for(300ms);  // the stream is over; its lines fill the pipe
+  // Waits (bounded) until `done`; the test's assertions say what happens if it never is.
+  auto wait_until = [](auto done) {
+    const auto until = std::chrono::steady_clock::now() + 5s;
+    while (!done() && std::chrono::steady_clock::now() < until)
+      std::this_thread::yield();
+  };
+  // The pipe to us is full: the server's shutdown will have to wait for the drain.
+  const int out = r.proc().stdout_fd();
+  const int capacity = ::fcntl(out, F_GETPIPE_SZ);
+  wait_until([&] {
+    int queued = 0;
+    return ::ioctl(out, FIONREAD, &queued) == 0 && queued >= capacity;
+  });
   const auto t0 = std::chrono::steady_clock::now();
   r.proc().send_signal(SIGTERM);
-  std::this_thread::sleep_for(50ms);
+  // The second signal once the first is handled (two pending SIGTERMs would be one).
+  wait_until(
+      [&] { return r.proc().stderr_text().find("shutting down: SIGTERM") != std::string::npos; });
   r.proc().send_signal(SIGTERM);
   const auto status = r.proc().wait(1500ms);
   REQUIRE(status.has_value());

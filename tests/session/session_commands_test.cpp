@@ -59,9 +59,7 @@ TEST_CASE("after an overload and a retry the file holds user, error, and the ans
   testing::CapturingSink other_sink;
   session::AgentSession resumed(
       {session::scripted_model("echo"), "ignored", nullptr, path, load(h, path)},
-      session::ModelRegistry::with_builtins(),
-      session::SessionDeps{h.scheduler, other_sink, h.provider, h.credentials, h.store, h.files,
-                           h.shell, h.tools});
+      session::ModelRegistry::with_builtins(), h.deps(other_sink));
   CHECK(protocol::to_json(resumed.messages()) == protocol::to_json(h.session.messages()));
   CHECK(resumed.session_id() == "sid-test");
   CHECK(resumed.state().model->id == "script");  // the model the file last used

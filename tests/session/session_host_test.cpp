@@ -19,9 +19,7 @@ TEST_CASE("two sessions in one host: slots on their events, close stops and remo
                                     "sid-" + std::to_string(slot), nullptr};
     options.slot = slot;
     return std::make_unique<session::AgentSession>(
-        std::move(options), session::ModelRegistry::with_builtins(),
-        session::SessionDeps{h.scheduler, h.sink, h.provider, h.credentials, h.store, h.files,
-                             h.shell, h.tools});
+        std::move(options), session::ModelRegistry::with_builtins(), h.deps(h.sink));
   };
   const auto a = host.add(make);
   const auto b = host.add(make);

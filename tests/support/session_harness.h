@@ -56,9 +56,13 @@ struct SessionHarness {
                  [this](const protocol::Json& line) { requests.push_back(line); }),
         session({std::move(model), "sid-test",
                  [this](const std::string& p) { return unavailable.count(p) == 0; }},
-                session::ModelRegistry::with_builtins(),
-                session::SessionDeps{scheduler, sink, provider, credentials, store, files, shell,
-                                     tools}) {}
+                session::ModelRegistry::with_builtins(), deps(sink)) {}
+
+  /// The harness's doubles as a session's dependencies, with `events` as its sink (for a
+  /// second session beside the harness's own).
+  session::SessionDeps deps(session::EventSink& events) {
+    return {scheduler, events, provider, credentials, store, files, shell, tools};
+  }
 
   /// Sends a prompt; returns the rejection text, or "" when accepted.
   std::string prompt(const std::string& text,
