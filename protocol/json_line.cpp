@@ -6,39 +6,120 @@
 
 namespace rebound::protocol {
 
+namespace {
+
+// The UTF-8 sequence that starts with the non-ASCII byte s[i]: its length when it is valid, else
+// 0 with `prefix` set to the length of its longest valid beginning (at least 1: the maximal
+// invalid subsequence that one U+FFFD replaces).
+std::size_t utf8_sequence(const unsigned char* s, std::size_t n, std::size_t i,
+                          std::size_t& prefix) {
+  const unsigned char c = s[i];
+  prefix = 1;
+  std::size_t len;
+  unsigned char lo = 0x80, hi = 0xBF;  // allowed range of the second byte
+  if (c >= 0xC2 && c <= 0xDF) {
+    len = 2;
+  } else if (c >= 0xE0 && c <= 0xEF) {
+    len = 3;
+    if (c == 0xE0) lo = 0xA0;  // no overlongs
+    if (c == 0xED) hi = 0x9F;  // no UTF-16 surrogates
+  } else if (c >= 0xF0 && c <= 0xF4) {
+    len = 4;
+    if (c == 0xF0) lo = 0x90;  // no overlongs
+    if (c == 0xF4) hi = 0x8F;  // nothing above U+10FFFF
+  } else {
+    return 0;
+  }
+  if (i + 1 >= n || s[i + 1] < lo || s[i + 1] > hi) return 0;
+  std::size_t k = 2;
+  while (k < len && i + k < n && (s[i + k] & 0xC0) == 0x80)
+    ++k;
+  if (k == len) return len;
+  prefix = k;
+  return 0;
+}
+
+}  // namespace
+
 std::optional<std::size_t> find_invalid_utf8(std::string_view text) {
   const auto* s = reinterpret_cast<const unsigned char*>(text.data());
   const std::size_t n = text.size();
   std::size_t i = 0;
+  std::size_t prefix = 0;
   while (i < n) {
-    const unsigned char c = s[i];
-    if (c < 0x80) {
+    if (s[i] < 0x80) {
       ++i;
       continue;
     }
-    std::size_t len;
-    unsigned char lo = 0x80, hi = 0xBF;  // allowed range of the second byte
-    if (c >= 0xC2 && c <= 0xDF) {
-      len = 2;
-    } else if (c >= 0xE0 && c <= 0xEF) {
-      len = 3;
-      if (c == 0xE0) lo = 0xA0;  // no overlongs
-      if (c == 0xED) hi = 0x9F;  // no UTF-16 surrogates
-    } else if (c >= 0xF0 && c <= 0xF4) {
-      len = 4;
-      if (c == 0xF0) lo = 0x90;  // no overlongs
-      if (c == 0xF4) hi = 0x8F;  // nothing above U+10FFFF
-    } else {
-      return i;
-    }
-    if (i + len > n) return i;
-    if (s[i + 1] < lo || s[i + 1] > hi) return i;
-    for (std::size_t k = 2; k < len; ++k) {
-      if ((s[i + k] & 0xC0) != 0x80) return i;
-    }
+    const std::size_t len = utf8_sequence(s, n, i, prefix);
+    if (len == 0) return i;
     i += len;
   }
   return std::nullopt;
+}
+
+std::string replace_invalid_utf8(std::string_view text) {
+  const auto* s = reinterpret_cast<const unsigned char*>(text.data());
+  const std::size_t n = text.size();
+  std::string out;
+  out.reserve(n + 8);
+  std::size_t i = 0, copied = 0, prefix = 0;
+  while (i < n) {
+    if (s[i] < 0x80) {
+      ++i;
+      continue;
+    }
+    const std::size_t len = utf8_sequence(s, n, i, prefix);
+    if (len > 0) {
+      i += len;
+      continue;
+    }
+    out.append(text.substr(copied, i - copied));
+    out += "\xEF\xBF\xBD";  // U+FFFD
+    i += prefix;
+    copied = i;
+  }
+  out.append(text.substr(copied));
+  return out;
+}
+
+std::optional<std::size_t> find_excess_nesting(std::string_view text, std::size_t limit) {
+  if (text.size() <= limit) return std::nullopt;  // each level takes a byte
+  std::size_t depth = 0;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    switch (text[i]) {
+      case '"':
+        // Skip the string: brackets inside it do not nest.
+        for (i = text.find_first_of("\"\\", i + 1); i != std::string_view::npos && text[i] == '\\';
+             i = text.find_first_of("\"\\", i + 2)) {
+        }
+        if (i == std::string_view::npos) return std::nullopt;
+        break;
+      case '[':
+      case '{':
+        if (++depth > limit) return i;
+        break;
+      case ']':
+      case '}':
+        if (depth > 0) --depth;
+        break;
+      default:
+        break;
+    }
+  }
+  return std::nullopt;
+}
+
+std::string error_position(std::string_view text, std::size_t offset) {
+  offset = std::min(offset, text.size());
+  std::size_t line = 1, line_start = 0;
+  for (std::size_t i = 0; i < offset; ++i) {
+    if (text[i] == '\n') {
+      ++line;
+      line_start = i + 1;
+    }
+  }
+  return "line " + std::to_string(line) + ", column " + std::to_string(offset - line_start + 1);
 }
 
 namespace {
@@ -95,9 +176,10 @@ std::string clean_reason(const std::string& what) {
   return what;
 }
 
-}  // namespace
-
-std::string mark_lone_surrogates(std::string_view text) {
+// Calls `replace(out, hex)` for every lone surrogate escape `\uXXXX` in the strings of the JSON
+// text (hex: its four digits) and copies everything else.
+template <typename Replace>
+std::string rewrite_lone_surrogates(std::string_view text, Replace replace) {
   std::string out;
   bool in_string = false;
   std::size_t copied = 0;
@@ -121,8 +203,7 @@ std::string mark_lone_surrogates(std::string_view text) {
       }
       if (is_high(unit) || is_low(unit)) {
         out.append(text.substr(copied, i - copied));
-        out += marker_prefix();
-        out.append(text.substr(i + 2, 4));
+        replace(out, text.substr(i + 2, 4));
         copied = i + 6;
       }
       i += 5;
@@ -131,6 +212,30 @@ std::string mark_lone_surrogates(std::string_view text) {
   if (copied == 0) return std::string(text);
   out.append(text.substr(copied));
   return out;
+}
+
+// Depth check and parse of text known to be valid UTF-8.
+JsonLine parse_checked(std::string_view text) {
+  if (const auto deep = find_excess_nesting(text)) {
+    const std::string what = "nesting deeper than " + std::to_string(kMaxJsonDepth) + " levels";
+    return {std::nullopt, what + " at byte " + std::to_string(*deep), what, *deep};
+  }
+  try {
+    return {Json::parse(text.begin(), text.end()), {}, {}, 0};
+  } catch (const nlohmann::json::parse_error& e) {
+    return {std::nullopt, clean_reason(e.what()), "invalid JSON", e.byte > 0 ? e.byte - 1 : 0};
+  } catch (const nlohmann::json::exception& e) {
+    return {std::nullopt, clean_reason(e.what()), "invalid JSON", 0};
+  }
+}
+
+}  // namespace
+
+std::string mark_lone_surrogates(std::string_view text) {
+  return rewrite_lone_surrogates(text, [](std::string& out, std::string_view hex) {
+    out += marker_prefix();
+    out.append(hex);
+  });
 }
 
 void unmark_lone_surrogates(std::string& text) {
@@ -165,17 +270,21 @@ void unmark_lone_surrogates(std::string& text) {
 
 JsonLine parse_json_line(std::string_view line) {
   if (const auto bad = find_invalid_utf8(line)) {
-    return {std::nullopt, "invalid UTF-8 at byte " + std::to_string(*bad)};
+    return {std::nullopt, "invalid UTF-8 at byte " + std::to_string(*bad), "invalid UTF-8", *bad};
   }
-  try {
-    if (line.find("\\u") != std::string_view::npos) {
-      const std::string marked = mark_lone_surrogates(line);
-      return {Json::parse(marked.begin(), marked.end()), {}};
-    }
-    return {Json::parse(line.begin(), line.end()), {}};
-  } catch (const nlohmann::json::exception& e) {
-    return {std::nullopt, clean_reason(e.what())};
+  if (line.find("\\u") != std::string_view::npos) return parse_checked(mark_lone_surrogates(line));
+  return parse_checked(line);
+}
+
+JsonLine parse_provider_json(std::string_view text) {
+  std::string fixed;
+  if (find_invalid_utf8(text)) {
+    fixed = replace_invalid_utf8(text);
+    text = fixed;
   }
+  if (text.find("\\u") == std::string_view::npos) return parse_checked(text);
+  return parse_checked(
+      rewrite_lone_surrogates(text, [](std::string& out, std::string_view) { out += "\\ufffd"; }));
 }
 
 std::string to_line(const Json& value) {

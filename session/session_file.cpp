@@ -152,7 +152,10 @@ std::variant<LoadedSession, std::string> parse_session_file(std::string_view tex
       continue;
     }
     if (j.is_discarded()) {
-      out.warnings.push_back("line " + std::to_string(line_no) + ": not valid JSON, skipped");
+      // Invalid UTF-8 or nesting past protocol::kMaxJsonDepth is named; neither is read.
+      const bool syntax = parsed.what == "invalid JSON" || parsed.what.empty();
+      out.warnings.push_back("line " + std::to_string(line_no) + ": " +
+                             (syntax ? std::string("not valid JSON") : parsed.what) + ", skipped");
       continue;
     }
     if (auto problem = entry_problem(j)) {

@@ -93,3 +93,65 @@ TEST_CASE("input that contains the marker tag itself never makes invalid output 
   CHECK(escaped == "{\"x\":\"\\udc00\"}\n");
   CHECK(parse_json_line(escaped.substr(0, escaped.size() - 1)).value);
 }
+
+TEST_CASE("nesting: 512 levels parse, 513 are refused before parsing, strings do not count") {
+  using rebound::protocol::find_excess_nesting;
+  using rebound::protocol::kMaxJsonDepth;
+  const auto deep = [](std::size_t n, char open, char close) {
+    return std::string(n, open) + std::string(n, close);
+  };
+  CHECK(kMaxJsonDepth == 512);
+  CHECK_FALSE(find_excess_nesting(deep(512, '[', ']')));
+  CHECK(find_excess_nesting(deep(513, '[', ']')) == 512u);
+  CHECK(parse_json_line(deep(512, '[', ']')).value);
+  // Objects count the same; brackets inside strings (escaped quotes too) do not.
+  std::string objects;
+  for (int i = 0; i < 513; ++i)
+    objects += "{\"a\":";
+  objects += "1" + std::string(513, '}');
+  CHECK(find_excess_nesting(objects) == 5u * 512);
+  const std::string in_string =
+      "[\"" + std::string(600, '[') + "\\\"" + std::string(600, '{') + "\"]";
+  CHECK_FALSE(find_excess_nesting(in_string));
+  CHECK(parse_json_line(in_string).value);
+  const auto refused = parse_json_line(std::string(100000, '['));
+  CHECK_FALSE(refused.value);
+  CHECK(refused.error == "nesting deeper than 512 levels at byte 512");
+  CHECK(refused.what == "nesting deeper than 512 levels");
+  CHECK(refused.offset == 512u);
+}
+
+TEST_CASE("parse errors carry what and where without quoting the input") {
+  using rebound::protocol::error_position;
+  const std::string text = "{\n  \"x\": 1,\n  \"key\": \"sk-secret\u0001\"}";
+  const auto bad = parse_json_line(text);
+  REQUIRE_FALSE(bad.value);
+  CHECK(bad.error.find("sk-secret") != std::string::npos);  // nlohmann quotes what it read…
+  CHECK(bad.what == "invalid JSON");                        // …what does not
+  CHECK(error_position(text, bad.offset) == "line 3, column 20");
+  CHECK(error_position("abc", 0) == "line 1, column 1");
+  CHECK(error_position("a\nb", 2) == "line 2, column 1");
+  const auto utf8 = parse_json_line("{\"a\":\n\"\xFF\"}");
+  CHECK(utf8.what == "invalid UTF-8");
+  CHECK(error_position("{\"a\":\n\"\xFF\"}", utf8.offset) == "line 2, column 2");
+}
+
+TEST_CASE("provider JSON: invalid UTF-8 and lone surrogates become U+FFFD, the rest is strict") {
+  using rebound::protocol::parse_provider_json;
+  using rebound::protocol::replace_invalid_utf8;
+  // One U+FFFD per maximal invalid subsequence: a truncated three-byte character is one.
+  CHECK(replace_invalid_utf8("a\xE2\x82(b") == "a\xEF\xBF\xBD(b");
+  CHECK(replace_invalid_utf8("\xFF\xFE") == "\xEF\xBF\xBD\xEF\xBF\xBD");
+  CHECK(replace_invalid_utf8("\xC3\xA9 ok") == "\xC3\xA9 ok");
+  CHECK(replace_invalid_utf8("end\xF0\x9F\x98") == "end\xEF\xBF\xBD");
+  CHECK(replace_invalid_utf8("\xED\xA0\x80") == "\xEF\xBF\xBD\xEF\xBF\xBD\xEF\xBF\xBD");
+  const auto fixed = parse_provider_json("{\"t\":\"caf\xC3(\",\"s\":\"\\ud800x\\uDC00\"}");
+  REQUIRE(fixed.value);
+  CHECK((*fixed.value)["t"] == "caf\xEF\xBF\xBD(");
+  CHECK((*fixed.value)["s"] == "\xEF\xBF\xBDx\xEF\xBF\xBD");
+  const auto pair = parse_provider_json(R"({"e":"\uD83D\uDE00"})");
+  REQUIRE(pair.value);
+  CHECK((*pair.value)["e"] == "\xF0\x9F\x98\x80");
+  CHECK_FALSE(parse_provider_json("{\"a\":").value);
+  CHECK(parse_provider_json(std::string(600, '[')).what == "nesting deeper than 512 levels");
+}

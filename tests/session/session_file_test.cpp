@@ -242,3 +242,18 @@ TEST_CASE("a parent cycle ends the path instead of looping") {
   CHECK(texts(restored.context) == std::vector<std::string>{"one", "two"});
   CHECK(restored.history.size() == 2);
 }
+
+TEST_CASE("an entry nested past 512 levels is skipped with a warning, the rest loads") {
+  const std::string deep =
+      R"({"type":"message","id":"deep","parentId":null,"timestamp":"t","message":)" +
+      std::string(100000, '[') + std::string(100000, ']') + "}\n";
+  const std::string text =
+      std::string(kHeader) + "\n" + deep +
+      entry("a1", nullptr, Json{{"type", "model_change"}, {"provider", "p"}, {"modelId", "m"}});
+  auto parsed = rebound::session::parse_session_file(text);
+  REQUIRE(std::holds_alternative<rebound::session::LoadedSession>(parsed));
+  const auto& loaded = std::get<rebound::session::LoadedSession>(parsed);
+  CHECK(loaded.entries.size() == 1);
+  REQUIRE(loaded.warnings.size() == 1);
+  CHECK(loaded.warnings[0] == "line 2: nesting deeper than 512 levels, skipped");
+}
