@@ -35,7 +35,16 @@ AuthStore::AuthStore(const std::filesystem::path& auth_file, Clock clock)
     for (std::size_t i = 0; i < entries.size(); ++i) {
       const auto& e = entries[i];
       if (protocol::get_string(e, "type") == "api_key" && !protocol::get_string(e, "key").empty()) {
-        keys_[it.key()].push_back(protocol::get_string(e, "key"));
+        std::string key = protocol::get_string(e, "key");
+        // Kept, so that a request with it fails naming auth.json instead of silently using
+        // another source; the provider never sends it (net/http_provider.h).
+        if (session::has_control_characters(key)) {
+          spdlog::warn(
+              "auth file: credential {} of provider '{}' contains control characters; "
+              "requests with it fail until it is fixed",
+              i, it.key());
+        }
+        keys_[it.key()].push_back(std::move(key));
       } else {
         spdlog::warn("auth file: credential {} of provider '{}' is not an api_key entry; skipped",
                      i, it.key());

@@ -115,12 +115,13 @@ std::optional<std::string> FileSessionStorage::new_session_path(const std::strin
 
 std::variant<session::LoadedSession, std::string> FileSessionStorage::load(
     const std::string& path) {
-  std::error_code ec;
-  if (!fs::exists(path, ec)) return "Session file not found: " + path;
-  if (fs::is_directory(path, ec)) return "Not a session file: " + path + " is a directory";
-  const auto text = read_text_file(path);
-  if (!text) return "Cannot read session file " + path;
-  auto parsed = session::parse_session_file(*text);
+  const FileRead file = read_regular_file(path, kMaxSessionFileBytes);
+  if (file.status == FileReadStatus::missing) return "Session file not found: " + path;
+  if (file.status == FileReadStatus::failed) {
+    if (file.error.rfind("is ", 0) == 0) return "Not a session file: " + path + " " + file.error;
+    return "Cannot read session file " + path + ": " + file.error;
+  }
+  auto parsed = session::parse_session_file(file.text);
   if (auto* error = std::get_if<std::string>(&parsed)) {
     return "Cannot load session file " + path + ": " + *error;
   }
@@ -136,14 +137,15 @@ std::unique_ptr<session::SessionFileSink> FileSessionStorage::open_for_append(
     error = "cannot create " + parent.string() + ": " + ec.message();
     return nullptr;
   }
-  const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
+  // Non-blocking so that a FIFO cannot stall the loop; only a regular file is written to.
+  const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_APPEND | O_CLOEXEC | O_NONBLOCK, 0600);
   if (fd < 0) {
     error = errno_text();
     return nullptr;
   }
   struct stat st {};
-  if (::fstat(fd, &st) != 0) {
-    error = errno_text();
+  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    error = S_ISREG(st.st_mode) ? errno_text() : "not a regular file";
     ::close(fd);
     return nullptr;
   }

@@ -4,6 +4,7 @@
 // crash rules, and appending whole lines with single write(2) calls on an O_APPEND descriptor.
 // Used on the session's event loop.
 
+#include <cstddef>
 #include <filesystem>
 #include <memory>
 #include <optional>
@@ -12,6 +13,10 @@
 #include "session/session_storage.h"
 
 namespace rebound::config {
+
+/// The largest session file that is loaded (docs/decisions.md "Limits on hostile input"); only
+/// regular files are read or written, opened without blocking.
+inline constexpr std::size_t kMaxSessionFileBytes = std::size_t{1} << 30;
 
 struct SessionStorageOptions {
   std::filesystem::path agent_dir;

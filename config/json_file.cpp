@@ -1,13 +1,13 @@
 #include "config/json_file.h"
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
-#include <fstream>
 #include <nlohmann/json.hpp>
-#include <sstream>
 
 #include "protocol/json_line.h"
 
@@ -15,31 +15,80 @@ namespace rebound::config {
 
 namespace fs = std::filesystem;
 
-std::optional<std::string> read_text_file(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return std::nullopt;
-  std::ostringstream buf;
-  buf << in.rdbuf();
-  if (in.bad()) return std::nullopt;
-  return buf.str();
+std::string size_text(std::size_t bytes) {
+  if (bytes >= (1u << 20) && bytes % (1u << 20) == 0) return std::to_string(bytes >> 20) + " MiB";
+  if (bytes >= 1024 && bytes % 1024 == 0) return std::to_string(bytes >> 10) + " KiB";
+  return std::to_string(bytes) + " bytes";
+}
+
+FileRead read_regular_file(const fs::path& path, std::size_t max_bytes) {
+  FileRead r;
+  const int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+  if (fd < 0) {
+    if (errno != ENOENT) {
+      r.status = FileReadStatus::failed;
+      r.error = std::strerror(errno);
+    }
+    return r;
+  }
+  r.status = FileReadStatus::failed;
+  struct stat st {};
+  if (::fstat(fd, &st) != 0) {
+    r.error = std::strerror(errno);
+  } else if (S_ISDIR(st.st_mode)) {
+    r.error = "is a directory";
+  } else if (!S_ISREG(st.st_mode)) {
+    r.error = "is not a regular file";
+  } else if (static_cast<std::uintmax_t>(st.st_size) > max_bytes) {
+    r.error = "is larger than " + size_text(max_bytes);
+  } else {
+    // Read to the end, not to the size seen: the file may grow meanwhile, but never past the
+    // limit.
+    std::string text(static_cast<std::size_t>(st.st_size), '\0');
+    std::size_t got = 0;
+    while (true) {
+      if (got == text.size()) {
+        if (text.size() > max_bytes) break;
+        text.resize(std::min(max_bytes + 1, std::max<std::size_t>(text.size() * 2, 4096)));
+      }
+      const ssize_t n = ::read(fd, text.data() + got, text.size() - got);
+      if (n < 0 && errno == EINTR) continue;
+      if (n < 0) {
+        r.error = std::strerror(errno);
+        break;
+      }
+      if (n == 0) {
+        text.resize(got);
+        r.status = FileReadStatus::ok;
+        r.text = std::move(text);
+        break;
+      }
+      got += static_cast<std::size_t>(n);
+    }
+    if (r.status != FileReadStatus::ok && r.error.empty()) {
+      r.error = "is larger than " + size_text(max_bytes);
+    }
+  }
+  ::close(fd);
+  return r;
 }
 
 JsonFileRead read_json_file(const fs::path& path) {
   JsonFileRead r;
-  const auto text = read_text_file(path);
-  if (!text) {
-    std::error_code ec;
-    if (!fs::exists(path, ec)) return r;
-    r.status = JsonFileStatus::malformed;
-    r.error = "cannot be read";
+  const FileRead file = read_regular_file(path);
+  if (file.status == FileReadStatus::missing) return r;
+  r.status = JsonFileStatus::malformed;
+  if (file.status == FileReadStatus::failed) {
+    // "cannot be read: it is not a regular file", "cannot be read: Permission denied".
+    const bool about_the_file = file.error.rfind("is ", 0) == 0;
+    r.error = std::string("cannot be read: ") + (about_the_file ? "it " : "") + file.error;
     return r;
   }
-  auto parsed = protocol::parse_json_line(*text);
+  // Only the kind of error and where: the parser's own message quotes the text near it.
+  auto parsed = protocol::parse_json_line(file.text);
   if (!parsed.value) {
-    r.status = JsonFileStatus::malformed;
-    r.error = parsed.error;
+    r.error = parsed.what + " at " + protocol::error_position(file.text, parsed.offset);
   } else if (!parsed.value->is_object()) {
-    r.status = JsonFileStatus::malformed;
     r.error = "expected a JSON object";
   } else {
     r.status = JsonFileStatus::ok;
@@ -48,8 +97,27 @@ JsonFileRead read_json_file(const fs::path& path) {
   return r;
 }
 
-std::optional<std::string> write_json_file_atomically(const fs::path& path,
+namespace {
+
+// The file a write to `path` replaces: through a symlink (or a chain of them) its final target,
+// so the link stays a link and the file it points to gets the new content.
+fs::path write_target(const fs::path& path) {
+  fs::path p = path;
+  for (int hops = 0; hops < 40; ++hops) {  // the kernel's own limit on a chain
+    std::error_code ec;
+    if (!fs::is_symlink(fs::symlink_status(p, ec)) || ec) return p;
+    const fs::path target = fs::read_symlink(p, ec);
+    if (ec) return p;
+    p = target.is_absolute() ? target : p.parent_path() / target;
+  }
+  return p;
+}
+
+}  // namespace
+
+std::optional<std::string> write_json_file_atomically(const fs::path& link,
                                                       const protocol::Json& value, fs::perms mode) {
+  const fs::path path = write_target(link);
   std::error_code ec;
   if (path.has_parent_path()) fs::create_directories(path.parent_path(), ec);
   if (ec) return "cannot create " + path.parent_path().string() + ": " + ec.message();

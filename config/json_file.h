@@ -2,6 +2,7 @@
 // Reading and atomically writing JSON files of the agent directory. Errors are returned, never
 // thrown. Thread-safe (no shared state).
 
+#include <cstddef>
 #include <filesystem>
 #include <optional>
 #include <string>
@@ -18,14 +19,36 @@ struct JsonFileRead {
   std::string error;     // why it is malformed (or unreadable)
 };
 
-/// The whole content of a file, or nullopt when it cannot be read.
-std::optional<std::string> read_text_file(const std::filesystem::path& path);
+/// How large a settings, models, auth or script file may be (docs/decisions.md "Limits on
+/// hostile input").
+inline constexpr std::size_t kMaxConfigFileBytes = 64u << 20;
 
-/// Reads a file that must hold a JSON object.
+enum class FileReadStatus { ok, missing, failed };
+
+struct FileRead {
+  FileReadStatus status = FileReadStatus::missing;
+  std::string text;   // when ok
+  std::string error;  // when failed: "is a directory", "is not a regular file", "is larger
+                      // than 64 MiB" or the system's reason; never any of the content
+};
+
+/// The whole content of a regular file of at most `max_bytes`. Opened without blocking and
+/// refused unless it is a regular file, so a FIFO, a device (/dev/zero) or a directory is an
+/// error at once instead of a hang or an endless read.
+FileRead read_regular_file(const std::filesystem::path& path,
+                           std::size_t max_bytes = kMaxConfigFileBytes);
+
+/// Reads a file that must hold a JSON object. A malformed file's error names the line and
+/// column only (the file may hold API keys), e.g. "invalid JSON at line 3, column 7".
 JsonFileRead read_json_file(const std::filesystem::path& path);
 
+/// "64 MiB", "512 KiB", "100 bytes".
+std::string size_text(std::size_t bytes);
+
 /// Writes `value` pretty-printed to a temporary file beside `path`, then renames it over
-/// `path`; creates missing parent directories. Returns an error text, or nullopt on success.
+/// `path`; creates missing parent directories. A symlinked `path` is written through: the
+/// link's final target is replaced (atomically, in its own directory) and the link stays. Returns
+/// an error text, or nullopt on success.
 std::optional<std::string> write_json_file_atomically(const std::filesystem::path& path,
                                                       const protocol::Json& value,
                                                       std::filesystem::perms mode);

@@ -86,3 +86,27 @@ TEST_CASE("loading names what is wrong") {
         "Cannot load session file " + v2.string() +
             ": unsupported session file version 2 (this server reads version 3)");
 }
+
+TEST_CASE("only regular files are sessions: a FIFO, a device or a directory is refused at once") {
+  TempDir dir;
+  const auto fifo = dir.path() / "pipe.jsonl";
+  REQUIRE(::mkfifo(fifo.c_str(), 0600) == 0);
+  FileSessionStorage storage(SessionStorageOptions{dir.path(), dir.path(), std::nullopt, false});
+  auto error_of = [&](const std::string& path) {
+    auto r = storage.load(path);
+    return std::holds_alternative<std::string>(r) ? std::get<std::string>(r) : std::string();
+  };
+  CHECK(error_of(fifo.string()) ==
+        "Not a session file: " + fifo.string() + " is not a regular file");
+  CHECK(error_of("/dev/zero") == "Not a session file: /dev/zero is not a regular file");
+  CHECK(error_of(dir.path().string()) ==
+        "Not a session file: " + dir.path().string() + " is a directory");
+  CHECK(error_of((dir.path() / "none.jsonl").string()) ==
+        "Session file not found: " + (dir.path() / "none.jsonl").string());
+  std::string error;
+  CHECK_FALSE(storage.open_for_append(fifo.string(), error));
+  CHECK(error == "not a regular file");
+  // A valid file still loads.
+  const auto ok = dir.write("ok.jsonl", kHeader + kEntry);
+  CHECK(std::holds_alternative<session::LoadedSession>(storage.load(ok.string())));
+}
