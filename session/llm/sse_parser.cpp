@@ -2,7 +2,27 @@
 
 namespace rebound::session::llm {
 
+namespace {
+
+// "16 MiB", "1 KiB", "100 bytes".
+std::string size_text(std::size_t n) {
+  if (n >= (1u << 20) && n % (1u << 20) == 0) return std::to_string(n >> 20) + " MiB";
+  if (n >= 1024 && n % 1024 == 0) return std::to_string(n >> 10) + " KiB";
+  return std::to_string(n) + " bytes";
+}
+
+}  // namespace
+
+void SseParser::fail(const char* what, std::size_t limit) {
+  if (!error_.empty()) return;
+  error_ = std::string(what) + " " + size_text(limit);
+  std::string().swap(pending_);
+  std::string().swap(data_);
+  has_data_ = false;
+}
+
 void SseParser::feed(std::string_view bytes, const Sink& sink) {
+  if (!error_.empty()) return;
   if (!started_) {
     pending_.append(bytes);
     if (pending_.size() < 3 &&
@@ -24,9 +44,13 @@ void SseParser::feed(std::string_view bytes, const Sink& sink) {
   while (i < bytes.size()) {
     const std::size_t end = bytes.find_first_of("\r\n", i);
     if (end == std::string_view::npos) {
+      if (pending_.size() + (bytes.size() - i) > max_line_) {
+        return fail("an SSE line longer than", max_line_);
+      }
       pending_.append(bytes.substr(i));
       return;
     }
+    if (pending_.size() + (end - i) > max_line_) return fail("an SSE line longer than", max_line_);
     if (pending_.empty()) {
       line(bytes.substr(i, end - i), sink);
     } else {
@@ -35,6 +59,7 @@ void SseParser::feed(std::string_view bytes, const Sink& sink) {
       pending_.clear();
       line(whole, sink);
     }
+    if (!error_.empty()) return;
     i = end + 1;
     if (bytes[end] == '\r') {
       if (i < bytes.size()) {
@@ -47,6 +72,7 @@ void SseParser::feed(std::string_view bytes, const Sink& sink) {
 }
 
 void SseParser::finish(const Sink& sink) {
+  if (!error_.empty()) return;
   if (!started_ && !pending_.empty()) {
     started_ = true;
     std::string rest = std::move(pending_);
@@ -58,7 +84,7 @@ void SseParser::finish(const Sink& sink) {
     pending_.clear();
     line(rest, sink);
   }
-  dispatch(sink);
+  if (error_.empty()) dispatch(sink);
 }
 
 void SseParser::line(std::string_view text, const Sink& sink) {
@@ -74,6 +100,8 @@ void SseParser::line(std::string_view text, const Sink& sink) {
     if (!value.empty() && value[0] == ' ') value.remove_prefix(1);
   }
   if (field == "data") {
+    if (data_.size() + value.size() + 1 > max_event_)
+      return fail("an SSE event larger than", max_event_);
     data_.append(value);
     data_.push_back('\n');
     has_data_ = true;

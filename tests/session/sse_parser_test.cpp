@@ -77,3 +77,32 @@ TEST_CASE("the same stream split at every byte boundary gives the same events") 
     every.push_back(i);
   CHECK(parse(input, every) == expected);
 }
+
+TEST_CASE("a line or an event past its bound fails the stream and frees what it held") {
+  std::vector<std::string> seen;
+  auto sink = [&](SseEvent e) { seen.push_back(e.data); };
+  {
+    SseParser p(16, 64);
+    p.feed("data: ok\n\ndata: 0123456789", sink);  // 16 bytes so far: fine
+    CHECK(p.error().empty());
+    p.feed("a", sink);
+    CHECK(p.error() == "an SSE line longer than 16 bytes");
+    p.feed("\n\ndata: later\n\n", sink);  // ignored from now on
+    p.finish(sink);
+    CHECK(seen == std::vector<std::string>{"ok"});
+  }
+  seen.clear();
+  {
+    SseParser p(1024, 20);
+    p.feed("data: 0123456789\n", sink);  // 11 bytes of event data with the LF
+    p.feed("data: 012345678\n", sink);   // 21: over
+    CHECK(p.error() == "an SSE event larger than 20 bytes");
+    p.finish(sink);
+    CHECK(seen.empty());
+  }
+  {
+    SseParser p;  // the defaults: 16 MiB each
+    p.feed("data: " + std::string((16u << 20) + 1, 'x'), sink);
+    CHECK(p.error() == "an SSE line longer than 16 MiB");
+  }
+}
