@@ -2,6 +2,8 @@
 
 #include <openssl/ssl.h>
 
+#include <sys/socket.h>
+#include <unistd.h>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/ssl/context.hpp>
@@ -17,10 +19,13 @@
 #include <boost/beast/http/string_body.hpp>
 #include <boost/beast/http/write.hpp>
 #include <boost/beast/ssl/ssl_stream.hpp>
+
 #include <cctype>
 #include <chrono>
 #include <optional>
 #include <variant>
+
+#include "session/scheduler.h"
 
 namespace rebound::net {
 
@@ -55,7 +60,7 @@ class Call : public HttpCall, public std::enable_shared_from_this<Call> {
   }
 
   void start() {
-    std::chrono::milliseconds connect(request_.timeouts.connect_ms);
+    const auto connect = session::saturated_delay(request_.timeouts.connect_ms);
     // One deadline for name resolution and the connection together.
     lowest().expires_after(connect);
     resolve_deadline_.expires_after(connect);
@@ -128,10 +133,36 @@ class Call : public HttpCall, public std::enable_shared_from_this<Call> {
     resolve_deadline_.cancel();
     if (done_) return;
     if (ec) return fail(ec == beast::error::timeout ? timeout_connect() : describe(ec));
-    lowest().async_connect(results,
-                           [self = shared_from_this()](beast::error_code e, const tcp::endpoint&) {
-                             self->on_connect(e);
-                           });
+    endpoints_ = std::move(results);
+    connect_to(endpoints_.begin(), {});
+  }
+
+  // Tries the resolved addresses in turn. Each socket is made close-on-exec from the start
+  // (Asio's own open does not set it), so no child process (a bash command, a tool, an MCP
+  // server) inherits the connection that carries the API key.
+  void connect_to(tcp::resolver::results_type::const_iterator it, beast::error_code last) {
+    if (done_) return;
+    if (it == endpoints_.end()) return on_connect(last ? last : asio::error::host_not_found);
+    auto& socket = lowest().socket();
+    beast::error_code ignored;
+    socket.close(ignored);
+    const tcp protocol = it->endpoint().protocol();
+    const int fd = ::socket(protocol.family(), SOCK_STREAM | SOCK_CLOEXEC, IPPROTO_TCP);
+    if (fd < 0)
+      return connect_to(std::next(it), beast::error_code(errno, beast::system_category()));
+    beast::error_code assigned;
+    socket.assign(protocol, fd, assigned);
+    if (assigned) {
+      ::close(fd);
+      return connect_to(std::next(it), assigned);
+    }
+    lowest().async_connect(it->endpoint(), [self = shared_from_this(), it](beast::error_code e) {
+      if (e && e != beast::error::timeout && !self->done_ &&
+          std::next(it) != self->endpoints_.end()) {
+        return self->connect_to(std::next(it), e);
+      }
+      self->on_connect(e);
+    });
   }
 
   std::string timeout_connect() {
@@ -222,7 +253,7 @@ class Call : public HttpCall, public std::enable_shared_from_this<Call> {
       req_.set(k, v);
     req_.body() = request_.body;
     req_.prepare_payload();
-    lowest().expires_after(std::chrono::milliseconds(request_.timeouts.response_ms));
+    lowest().expires_after(session::saturated_delay(request_.timeouts.response_ms));
     with_stream([&](auto& s) {
       http::async_write(s, req_, [self = shared_from_this()](beast::error_code e, std::size_t) {
         self->on_write(e);
@@ -233,10 +264,17 @@ class Call : public HttpCall, public std::enable_shared_from_this<Call> {
   void on_write(beast::error_code ec) {
     if (done_) return;
     if (ec) return fail(ec == beast::error::timeout ? timeout_response() : describe(ec));
-    parser_.body_limit(boost::none);
+    read_header();
+  }
+
+  // A fresh parser per response head: interim 1xx answers (100 Continue, 103 Early Hints) are
+  // skipped until the final one, all within the response deadline.
+  void read_header() {
+    parser_.emplace();
+    parser_->body_limit(boost::none);
     with_stream([&](auto& s) {
       http::async_read_header(
-          s, buffer_, parser_,
+          s, buffer_, *parser_,
           [self = shared_from_this()](beast::error_code e, std::size_t) { self->on_header(e); });
     });
   }
@@ -250,34 +288,65 @@ class Call : public HttpCall, public std::enable_shared_from_this<Call> {
       }
       return fail(describe(ec));
     }
+    const unsigned status = parser_->get().result_int();
+    if (status >= 100 && status <= 199) return read_header();
     HttpHeaders headers;
-    for (const auto& f : parser_.get()) {
+    for (const auto& f : parser_->get()) {
       headers[ascii_lower(std::string(f.name_string()))] = std::string(f.value());
     }
-    if (cb_.head) cb_.head(static_cast<int>(parser_.get().result_int()), headers);
+    if (cb_.head) cb_.head(static_cast<int>(status), headers);
     if (done_) return;
-    // Eager: each read takes every chunk already buffered (a network read of a token stream
+    // Eager: one put() parses every chunk in the buffer (a network read of a token stream
     // carries many small SSE chunks), not one chunk per trip through the event loop.
-    parser_.eager(true);
+    parser_->eager(true);
     read_body();
   }
 
+  // Hands on the body bytes already buffered, a piece of at most 4 KiB at a time with the gate
+  // asked before each, then reads more from the socket. (Beast's http::async_read_some with an
+  // eager parser goes on reading until its parse needs no more input, so a chunk waited for the
+  // next one to arrive: a stream that paused between tokens showed nothing until it went on.
+  // Hence the loop here.)
   void read_body() {
-    if (parser_.is_done()) return finish();
-    if (gate_ && !gate_([weak = weak_from_this()] {
-          if (auto self = weak.lock()) self->resume_body();
-        })) {
-      paused_ = true;
-      return;
+    while (!parser_->is_done()) {
+      if (gate_ && !gate_([weak = weak_from_this()] {
+            if (auto self = weak.lock()) self->resume_body();
+          })) {
+        paused_ = true;
+        return;
+      }
+      if (buffer_.size() == 0 || !parse_piece()) break;
+      if (done_) return;
     }
-    parser_.get().body().data = chunk_;
-    parser_.get().body().size = sizeof chunk_;
-    lowest().expires_after(std::chrono::milliseconds(request_.timeouts.idle_ms));
+    if (done_) return;
+    if (parser_->is_done()) return finish();
+    lowest().expires_after(session::saturated_delay(request_.timeouts.idle_ms));
     with_stream([&](auto& s) {
-      http::async_read_some(
-          s, buffer_, parser_,
-          [self = shared_from_this()](beast::error_code e, std::size_t) { self->on_body(e); });
+      s.async_read_some(
+          buffer_.prepare(kReadSize),
+          [self = shared_from_this()](beast::error_code e, std::size_t n) { self->on_read(e, n); });
     });
+  }
+
+  // Parses buffered bytes into at most one body piece and hands it on. False when the parser
+  // needs more input (or the call ended: a callback cancelled it, or the body is malformed).
+  bool parse_piece() {
+    parser_->get().body().data = chunk_;
+    parser_->get().body().size = sizeof chunk_;
+    beast::error_code ec;
+    const std::size_t used = parser_->put(buffer_.data(), ec);
+    buffer_.consume(used);
+    const std::size_t got = sizeof chunk_ - parser_->get().body().size;
+    if (got > 0 && cb_.data) {
+      cb_.data(std::string_view(chunk_, got));
+      if (done_) return false;
+    }
+    if (ec == http::error::need_more) return false;
+    if (ec && ec != http::error::need_buffer) {
+      fail(describe(ec));
+      return false;
+    }
+    return used > 0 || got > 0;
   }
 
   void resume_body() {
@@ -286,32 +355,27 @@ class Call : public HttpCall, public std::enable_shared_from_this<Call> {
     read_body();
   }
 
-  void on_body(beast::error_code ec) {
+  void on_read(beast::error_code ec, std::size_t n) {
     if (done_) return;
-    const std::size_t got = sizeof chunk_ - parser_.get().body().size;
-    if (got > 0 && cb_.data) {
-      cb_.data(std::string_view(chunk_, got));
-      if (done_) return;
-    }
-    if (ec == http::error::need_buffer) ec = {};
-    if (ec) {
-      if (ec == beast::error::timeout) return fail(timeout_idle());
-      // The server went away inside the body: the provider's decoder decides whether what
-      // arrived was complete.
-      if (ec == http::error::end_of_stream || ec == http::error::partial_message ||
-          ec == asio::error::eof || ec == ssl::error::stream_truncated ||
-          ec == asio::error::connection_reset) {
-        return finish();
+    buffer_.commit(n);
+    if (!ec) return read_body();
+    if (ec == beast::error::timeout) return fail(timeout_idle());
+    // The server went away inside the body: what arrived is handed on, and the provider's
+    // decoder decides whether it was complete.
+    if (ec == asio::error::eof || ec == ssl::error::stream_truncated ||
+        ec == asio::error::connection_reset) {
+      while (!done_ && buffer_.size() > 0 && !parser_->is_done() && parse_piece()) {
       }
-      return fail(describe(ec));
+      return finish();
     }
-    read_body();
+    fail(describe(ec));
   }
 
   asio::any_io_executor executor_;
   tcp::resolver resolver_;
   asio::steady_timer resolve_deadline_;
   bool resolved_ = false;
+  tcp::resolver::results_type endpoints_;
   HttpRequest request_;
   HttpCallbacks cb_;
   Url url_;
@@ -321,8 +385,9 @@ class Call : public HttpCall, public std::enable_shared_from_this<Call> {
   std::variant<std::monostate, PlainStream, TlsStream> stream_;
   http::request<http::string_body> req_;
   beast::flat_buffer buffer_;
-  http::response_parser<http::buffer_body> parser_;
-  char chunk_[16384];
+  std::optional<http::response_parser<http::buffer_body>> parser_;
+  static constexpr std::size_t kReadSize = 65536;
+  char chunk_[4096];
   BodyGate gate_;
   bool paused_ = false;  // the gate said wait; resume_body() goes on
   bool done_ = false;
@@ -371,22 +436,25 @@ void HttpClient::set_body_gate(BodyGate gate) {
   impl_->gate = std::move(gate);
 }
 
+std::unique_ptr<HttpCall> HttpClient::fail_soon(HttpCallbacks callbacks, std::string message) {
+  auto fail = std::move(callbacks.failure);
+  auto alive = std::make_shared<bool>(true);
+  asio::post(impl_->executor,
+             [fail, message = std::move(message), weak = std::weak_ptr<bool>(alive)] {
+               if (!weak.expired() && fail) fail(message);
+             });
+  struct Dead : HttpCall {
+    explicit Dead(std::shared_ptr<bool> k) : keep(std::move(k)) {}
+    void cancel() override { keep.reset(); }
+    std::shared_ptr<bool> keep;
+  };
+  return std::make_unique<Dead>(std::move(alive));
+}
+
 std::unique_ptr<HttpCall> HttpClient::post(HttpRequest request, HttpCallbacks callbacks) {
   const auto url = parse_url(request.url);
-  if (!url) {
-    // Reported like any failure, asynchronously, so callers never see a callback inside post().
-    auto fail = std::move(callbacks.failure);
-    auto call = std::make_shared<bool>(true);
-    asio::post(impl_->executor, [fail, url = request.url, weak = std::weak_ptr<bool>(call)] {
-      if (!weak.expired() && fail) fail("connection error: unsupported URL " + url);
-    });
-    struct Dead : HttpCall {
-      explicit Dead(std::shared_ptr<bool> k) : keep(std::move(k)) {}
-      void cancel() override { keep.reset(); }
-      std::shared_ptr<bool> keep;
-    };
-    return std::make_unique<Dead>(std::move(call));
-  }
+  if (!url)
+    return fail_soon(std::move(callbacks), "connection error: unsupported URL " + request.url);
   // The TLS context (and the system's certificates) only for an https request.
   ssl::context* tls = url->tls ? &impl_->tls() : nullptr;
   auto call = std::make_shared<Call>(impl_->executor, tls, impl_->proxy, *url, std::move(request),

@@ -66,6 +66,9 @@ class HttpClient {
   HttpClient& operator=(const HttpClient&) = delete;
 
   std::unique_ptr<HttpCall> post(HttpRequest request, HttpCallbacks callbacks);
+  /// A call that sends nothing and fails with `message` as it is, on the executor (never
+  /// inside this call), unless cancelled first.
+  std::unique_ptr<HttpCall> fail_soon(HttpCallbacks callbacks, std::string message);
 
   /// The gate every later request consults before reading more of its body (none: read on).
   void set_body_gate(BodyGate gate);

@@ -20,7 +20,7 @@ class AsioTimer : public session::Timer {
 
   void start(std::chrono::milliseconds delay, std::function<void()> callback) override {
     const std::uint64_t seq = ++state_->sequence;
-    timer_.expires_after(delay);
+    timer_.expires_after(session::saturated_delay(delay.count()));
     std::weak_ptr<State> weak = state_;
     timer_.async_wait([weak, seq, delay, deadline = timer_.expiry(),
                        cb = std::move(callback)](const boost::system::error_code& ec) {

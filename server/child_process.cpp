@@ -173,6 +173,8 @@ std::unique_ptr<ChildProcess> ChildProcess::spawn(asio::any_io_executor executor
     posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0);
   }
   if (spec.cwd) posix_spawn_file_actions_addchdir_np(&actions, spec.cwd->c_str());
+  // Only 0, 1 and 2 reach the child, whatever a library opened without close-on-exec.
+  posix_spawn_file_actions_addclosefrom_np(&actions, 3);
   posix_spawnattr_t attr;
   posix_spawnattr_init(&attr);
   sigset_t defaults;

@@ -10,6 +10,18 @@
 
 namespace rebound::session {
 
+/// The longest delay a timer or deadline is armed with: about 100 years. Longer ones (a
+/// configured timeout of 2^63-1 ms) mean "never" and are cut to this, because adding them to
+/// the clock in nanoseconds would overflow into the past and fire at once.
+inline constexpr std::int64_t kMaxDelayMs = 100LL * 365 * 24 * 3600 * 1000;
+
+/// `ms` as a clock duration, saturated to [0, kMaxDelayMs].
+inline std::chrono::steady_clock::duration saturated_delay(std::int64_t ms) {
+  if (ms < 0) ms = 0;
+  if (ms > kMaxDelayMs) ms = kMaxDelayMs;
+  return std::chrono::milliseconds(ms);
+}
+
 /// A one-shot timer. start() replaces any pending expiry; after cancel() or destruction the
 /// callback is guaranteed never to run.
 class Timer {

@@ -61,7 +61,7 @@ TEST_CASE("HTTPS_PROXY and NO_PROXY from the environment") {
 
 TEST_CASE("A body gate that says wait stops reading until it resumes the call") {
   rebound::testing::FakeLlmServer server({rebound::testing::FakeResponse{
-      200, {}, {"first ", "second ", "third"}, 0, 0, 0, false, false}});
+      200, {}, {"first ", "second ", "third"}, 0, 0, 0, false, false, ""}});
   boost::asio::io_context io;
   rebound::net::HttpClient http(io.get_executor());
   int asked = 0;
@@ -100,7 +100,7 @@ TEST_CASE("A body gate that says wait stops reading until it resumes the call") 
 
 TEST_CASE("the TLS context is made for an https request only") {
   rebound::testing::FakeLlmServer server(
-      {rebound::testing::FakeResponse{200, {}, {"ok"}, 0, 0, 0, false, false}});
+      {rebound::testing::FakeResponse{200, {}, {"ok"}, 0, 0, 0, false, false, ""}});
   boost::asio::io_context io;
   rebound::net::HttpClient http(io.get_executor());
   bool ended = false;

@@ -27,8 +27,7 @@ namespace {
 const std::string kCanary = "sk-canary-7f3a9c1e5b";
 
 std::string openai_chunk(const std::string& delta_json, const std::string& finish = "null") {
-  return FakeLlmServer::sse(R"({"choices":[{"index":0,"delta":)" + delta_json +
-                            R"(,"finish_reason":)" + finish + "}]}");
+  return FakeLlmServer::openai_chunk(delta_json, finish);
 }
 
 FakeResponse openai_ok(const std::string& a = "Hel", const std::string& b = "lo") {
@@ -778,5 +777,28 @@ TEST_CASE("compaction over HTTP: each path of runtime.md section 5, for both API
                                         "auto_compaction_start:threshold",
                                         "auto_compaction_end:aborted=false:willRetry=false"});
     }
+  }
+}
+
+TEST_CASE("each chunk reaches the client while the server pauses before the next one") {
+  // The answer's first chunks, then 3 s of silence before the rest. The client must see the
+  // first delta during the silence: it aborts then and gets an aborted message. (The HTTP
+  // reader once held every chunk back until the next one came, so the delta arrived only after
+  // the whole stream, and the run ended on its own before the abort.)
+  for (const auto& api : kApis) {
+    CAPTURE(api.provider);
+    FakeResponse paused = api.ok();
+    paused.chunks.resize(api.openai() ? 1 : 3);  // up to the first text delta
+    paused.stall_after_chunks_ms = 3000;
+    FakeLlmServer fake({paused});
+    auto r = server_for(api.provider, fake.base_url() + api.base_path, settings(0, 10));
+    r.send(prompt());
+    r.read_until([](const Json& j) {
+      return j["type"] == "message_update" && j["assistantMessageEvent"]["type"] == "text_delta";
+    });
+    r.send(Json{{"id", "a"}, {"type", "abort"}});
+    const auto events = r.read_until_type("agent_end");
+    const Json& last = events.back()["messages"].back();
+    CHECK(last["stopReason"] == "aborted");
   }
 }

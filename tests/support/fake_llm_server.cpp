@@ -201,7 +201,7 @@ void FakeLlmServer::serve(int fd) {
   if (r.close_without_response) return;
   nap(r.delay_before_headers_ms, stop_);
   if (stop_) return;
-  std::string head = "HTTP/1.1 " + std::to_string(r.status) + " Status\r\n";
+  std::string head = r.interim + "HTTP/1.1 " + std::to_string(r.status) + " Status\r\n";
   for (const auto& [k, v] : r.headers)
     head += k + ": " + v + "\r\n";
   if (r.status == 200) {

@@ -26,6 +26,7 @@ struct FakeResponse {
   std::int64_t stall_after_chunks_ms = 0;  // silence before the body ends (idle timeouts)
   bool drop_after_chunks = false;          // close the connection instead of ending the body
   bool close_without_response = false;
+  std::string interim;  // raw bytes before the status line (e.g. "HTTP/1.1 100 Continue\r\n\r\n")
 };
 
 struct ReceivedRequest {
@@ -58,6 +59,12 @@ class FakeLlmServer {
   static std::string sse(const std::string& data) { return "data: " + data + "\n\n"; }
   static std::string sse(const std::string& event, const std::string& data) {
     return "event: " + event + "\ndata: " + data + "\n\n";
+  }
+  /// One OpenAI Chat Completions chunk with `delta_json` and a finish reason (JSON text).
+  static std::string openai_chunk(const std::string& delta_json,
+                                  const std::string& finish = "null") {
+    return sse(R"({"choices":[{"index":0,"delta":)" + delta_json + R"(,"finish_reason":)" + finish +
+               "}]}");
   }
 
  private:
