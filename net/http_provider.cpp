@@ -1,6 +1,8 @@
 #include "net/http_provider.h"
 
+#include "session/credential_store.h"
 #include "session/llm/request_codec.h"
+#include "session/llm/secret_text.h"
 #include "session/llm/sse_parser.h"
 #include "session/llm/stream_decoder.h"
 
@@ -17,14 +19,6 @@ bool success_status(int status) {
 
 constexpr std::size_t kMaxErrorBody = 64 * 1024;
 
-std::string scrub(std::string text, const std::optional<std::string>& key) {
-  if (!key || key->empty()) return text;
-  for (auto at = text.find(*key); at != std::string::npos; at = text.find(*key, at)) {
-    text.replace(at, key->size(), "***");
-  }
-  return text;
-}
-
 // One request: owns the decoder state; the handle owns the HTTP call.
 struct Exchange {
   session::llm::StreamHandler handler;
@@ -40,7 +34,8 @@ struct Exchange {
   void emit(StreamEvent e) {
     if (ended) return;
     const bool terminal = e.kind == StreamEvent::Kind::done || e.kind == StreamEvent::Kind::error;
-    if (e.kind == StreamEvent::Kind::error) e.text = scrub(std::move(e.text), key);
+    if (e.kind == StreamEvent::Kind::error)
+      e.text = session::llm::scrub_secret(std::move(e.text), key);
     if (terminal) ended = true;
     handler(std::move(e));
   }
@@ -84,13 +79,16 @@ std::unique_ptr<session::llm::StreamHandle> HttpProvider::stream(
   const bool anthropic = config_.api == "anthropic-messages";
   auto x = std::make_shared<Exchange>();
   x->handler = std::move(handler);
-  x->key = config_.api_key ? config_.api_key(request.session_id) : std::nullopt;
+  const std::optional<ApiKey> key =
+      config_.api_key ? config_.api_key(request.session_id) : std::nullopt;
+  if (key) x->key = key->value;
   x->now = config_.now_epoch_ms;
   if (anthropic) {
     x->decoder = std::make_unique<session::llm::AnthropicStreamDecoder>(request.model);
   } else {
     x->decoder = std::make_unique<session::llm::OpenAiStreamDecoder>(request.model);
   }
+  x->decoder->set_secret(x->key);
 
   HttpRequest http;
   http.url = endpoint(config_.api,
@@ -126,13 +124,14 @@ std::unique_ptr<session::llm::StreamHandle> HttpProvider::stream(
     x->parser.feed(bytes, [&](session::llm::SseEvent e) {
       x->decoder->on_event(e, [&](StreamEvent ev) { x->emit(std::move(ev)); });
     });
+    if (!x->parser.error().empty()) x->error("connection error: " + x->parser.error());
   };
   cb.end = [weak] {
     auto x = weak.lock();
     if (!x || x->ended) return;
     if (!success_status(x->status)) {
       x->error(session::llm::http_error_message(x->status, x->error_body, x->headers,
-                                                x->now ? x->now() : 0));
+                                                x->now ? x->now() : 0, x->key));
       return;
     }
     auto emit = [&](StreamEvent ev) { x->emit(std::move(ev)); };
@@ -142,7 +141,14 @@ std::unique_ptr<session::llm::StreamHandle> HttpProvider::stream(
   cb.failure = [weak](std::string message) {
     if (auto x = weak.lock()) x->error(message);
   };
-  auto call = client_.post(std::move(http), std::move(cb));
+  std::unique_ptr<HttpCall> call;
+  if (key && session::has_control_characters(key->value)) {
+    // Sent as is, a CR or LF would end the header and start one of the key's choosing.
+    call = client_.fail_soon(std::move(cb), "Invalid API key from " + key->source +
+                                                ": it contains control characters (not sent)");
+  } else {
+    call = client_.post(std::move(http), std::move(cb));
+  }
   return std::make_unique<Handle>(std::move(x), std::move(call));
 }
 

@@ -2,7 +2,8 @@
 // The OpenAI Chat Completions and Anthropic Messages providers over HttpClient (runtime.md
 // section 2): builds the request body, sends it with the key, turns an error status into
 // "<status> <message>[ retry-after-ms=<n>]", and streams SSE through the API's decoder. Never
-// retries. The key is resolved per request and scrubbed from every error text. Event loop only.
+// retries. The key is resolved per request and scrubbed from every error text; a key with a
+// control character fails the request instead of being sent. Event loop only.
 
 #include <functional>
 #include <optional>
@@ -13,11 +14,18 @@
 
 namespace rebound::net {
 
+/// A key and where it came from ("auth.json", "--api-key", …), for errors that must name the
+/// key without showing it.
+struct ApiKey {
+  std::string value;
+  std::string source;
+};
+
 struct HttpProviderConfig {
   std::string api;       // "openai-completions" or "anthropic-messages"
   std::string base_url;  // e.g. https://api.openai.com/v1
   /// The key for a request of this session, or nullopt for none (local servers).
-  std::function<std::optional<std::string>(const std::string& session_id)> api_key;
+  std::function<std::optional<ApiKey>(const std::string& session_id)> api_key;
   HttpTimeouts timeouts;
   std::function<std::int64_t()> now_epoch_ms;
 };

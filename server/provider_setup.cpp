@@ -21,12 +21,13 @@ struct ProviderInfo {
 
 std::optional<std::vector<session::llm::ScriptStep>> load_script(const std::string& path,
                                                                  std::string& error) {
-  auto text = config::read_text_file(path);
-  if (!text) {
-    error = "cannot read the script file " + path;
+  const config::FileRead file = config::read_regular_file(path);
+  if (file.status != config::FileReadStatus::ok) {
+    error = "cannot read the script file " + path +
+            (file.status == config::FileReadStatus::missing ? ": not found" : ": " + file.error);
     return std::nullopt;
   }
-  auto parsed = protocol::parse_json_line(*text);
+  auto parsed = protocol::parse_json_line(file.text);
   if (!parsed.value) {
     error = "the script file " + path + " is not JSON: " + parsed.error;
     return std::nullopt;
@@ -99,15 +100,20 @@ ProviderSetup setup_providers(const CliOptions& o, const session::Settings& sett
   // Key resolution, first that exists: --api-key, stored credentials, environment, models.json.
   auto resolve = [&auth = env.auth, getenv = env.getenv, providers, selected, flag = o.api_key](
                      const std::string& provider,
-                     const std::string& session_id) -> std::optional<std::string> {
-    if (flag && provider == selected) return flag;
-    if (auto stored = auth.resolve_key(provider, session_id)) return stored;
+                     const std::string& session_id) -> std::optional<net::ApiKey> {
+    if (flag && provider == selected) return net::ApiKey{*flag, "--api-key"};
+    if (auto stored = auth.resolve_key(provider, session_id)) {
+      return net::ApiKey{*stored, "auth.json (provider '" + provider + "')"};
+    }
     const auto it = providers.find(provider);
     if (it == providers.end()) return std::nullopt;
     if (it->second.env_var) {
-      if (auto v = getenv(*it->second.env_var)) return v;
+      if (auto v = getenv(*it->second.env_var)) {
+        return net::ApiKey{*v, "the environment variable " + *it->second.env_var};
+      }
     }
-    return it->second.models_json_key;
+    if (!it->second.models_json_key) return std::nullopt;
+    return net::ApiKey{*it->second.models_json_key, "models.json (provider '" + provider + "')"};
   };
   out.has_key = [resolve, providers](const std::string& provider) {
     if (provider == "scripted") return true;

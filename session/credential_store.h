@@ -6,8 +6,19 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 
 namespace rebound::session {
+
+/// Whether an API key holds a control character: sent in a header, a CR or LF would start a
+/// header of the key's choosing, so such a key is never sent (net/http_provider.h).
+inline bool has_control_characters(std::string_view key) {
+  for (const char ch : key) {
+    const auto c = static_cast<unsigned char>(ch);
+    if (c < 0x20 || c == 0x7F) return true;
+  }
+  return false;
+}
 
 class CredentialStore {
  public:

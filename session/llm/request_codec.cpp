@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <optional>
 
+#include "protocol/json_line.h"
+#include "session/llm/secret_text.h"
 #include "session/retry_policy.h"
 
 namespace rebound::session::llm {
@@ -217,11 +219,12 @@ Json anthropic_request_body(const LlmRequest& r) {
 
 std::string http_error_message(int status, std::string_view body,
                                const std::map<std::string, std::string>& headers,
-                               std::int64_t now_epoch_ms) {
+                               std::int64_t now_epoch_ms,
+                               const std::optional<std::string>& secret) {
   std::string message;
-  const Json j = Json::parse(body.begin(), body.end(), nullptr, false);
-  if (!j.is_discarded() && j.is_object() && j.contains("error")) {
-    const Json& e = j["error"];
+  const auto parsed = protocol::parse_provider_json(body);
+  if (parsed.value && parsed.value->is_object() && parsed.value->contains("error")) {
+    const Json& e = (*parsed.value)["error"];
     if (e.is_object() && e.contains("message") && e["message"].is_string()) {
       message = e["message"].get<std::string>();
     } else if (e.is_string()) {
@@ -232,13 +235,7 @@ std::string http_error_message(int status, std::string_view body,
     if (body.empty()) {
       message = "status code (no body)";
     } else {
-      std::size_t cut = std::min(body.size(), kMaxErrorBody);
-      // Never cut inside a UTF-8 sequence.
-      while (cut < body.size() && cut > 0 &&
-             (static_cast<unsigned char>(body[cut]) & 0xC0) == 0x80) {
-        --cut;
-      }
-      message = std::string(body.substr(0, cut));
+      message = cut_without_secret(body, kMaxErrorBody, secret);
     }
   }
   std::string out = std::to_string(status) + " " + message;

@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -26,9 +27,11 @@ std::int64_t anthropic_thinking_budget(protocol::ThinkingLevel level);
 
 /// "<status> <provider's message>" from an error response, with " retry-after-ms=<n>" (the
 /// largest hint) when the headers carry retry-after, retry-after-ms, x-ratelimit-reset-ms or
-/// x-ratelimit-reset. `headers` keys are lower-case.
+/// x-ratelimit-reset. `headers` keys are lower-case. A body quoted as the message is cut to
+/// 2000 bytes after `secret` (the API key) was scrubbed from it.
 std::string http_error_message(int status, std::string_view body,
                                const std::map<std::string, std::string>& headers,
-                               std::int64_t now_epoch_ms);
+                               std::int64_t now_epoch_ms,
+                               const std::optional<std::string>& secret = std::nullopt);
 
 }  // namespace rebound::session::llm

@@ -3,6 +3,8 @@
 #include <algorithm>
 
 #include "protocol/json_access.h"
+#include "protocol/json_line.h"
+#include "session/llm/secret_text.h"
 #include "session/llm/usage_cost.h"
 
 namespace rebound::session::llm {
@@ -51,6 +53,7 @@ void StreamDecoder::on_end(const Emit& emit) {
 void StreamDecoder::open(Block kind, const Emit& emit, const std::string& id,
                          const std::string& name) {
   close(emit);
+  if (finished_) return;  // the closed block's arguments ended the answer
   block_ = kind;
   if (kind == Block::text) emit(event(Kind::text_start));
   if (kind == Block::thinking) emit(event(Kind::thinking_start));
@@ -74,9 +77,20 @@ void StreamDecoder::close(const Emit& emit) {
       emit(event(Kind::thinking_end));
       break;
     case Block::tool: {
+      // Arguments that are not a JSON object become {} (the tool reports what is missing);
+      // arguments nested too deep to handle end the answer like a malformed event.
+      auto parsed = protocol::parse_provider_json(tool_arguments_.empty() ? "{}" : tool_arguments_);
+      if (!parsed.value && parsed.what != "invalid JSON") {
+        block_ = Block::none;
+        fail("connection error: malformed tool call arguments in the stream: " + parsed.what, emit);
+        return;
+      }
       StreamEvent e = event(Kind::toolcall_end);
-      e.arguments = Json::parse(tool_arguments_.empty() ? "{}" : tool_arguments_, nullptr, false);
-      if (e.arguments.is_discarded() || !e.arguments.is_object()) e.arguments = Json::object();
+      if (parsed.value && parsed.value->is_object()) {
+        e.arguments = std::move(*parsed.value);
+      } else {
+        e.arguments = Json::object();
+      }
       emit(std::move(e));
       break;
     }
@@ -106,6 +120,7 @@ void StreamDecoder::usage_changed(const Emit& emit) {
 void StreamDecoder::complete(StopReason reason, const Emit& emit) {
   if (finished_) return;
   close(emit);
+  if (finished_) return;
   finished_ = true;
   StreamEvent e = event(Kind::done);
   e.stop_reason = reason;
@@ -121,12 +136,14 @@ void StreamDecoder::fail(const std::string& message, const Emit& emit) {
 }
 
 std::optional<Json> StreamDecoder::parse_data(const std::string& data, const Emit& emit) {
-  Json j = Json::parse(data, nullptr, false);
-  if (j.is_discarded() || !j.is_object()) {
-    fail("connection error: malformed event in the stream: " + data.substr(0, 200), emit);
+  auto parsed = protocol::parse_provider_json(data);
+  if (!parsed.value || !parsed.value->is_object()) {
+    fail("connection error: malformed event in the stream: " +
+             cut_without_secret(data, kMalformedEventExcerpt, secret_),
+         emit);
     return std::nullopt;
   }
-  return j;
+  return std::move(parsed.value);
 }
 
 void OpenAiStreamDecoder::on_event(const SseEvent& sse, const Emit& emit) {

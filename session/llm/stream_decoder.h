@@ -25,9 +25,13 @@ class StreamDecoder {
   /// The connection closed: complete when the provider said how it finished, else an error.
   void on_end(const Emit& emit);
   bool finished() const { return finished_; }
+  /// Text that no error may quote, not even in part (the API key): see secret_text.h.
+  void set_secret(std::optional<std::string> secret) { secret_ = std::move(secret); }
 
   static constexpr const char* kIncomplete =
       "connection error: stream ended before the response was complete";
+  /// How much of a malformed event its error quotes.
+  static constexpr std::size_t kMalformedEventExcerpt = 200;
 
  protected:
   enum class Block { none, text, thinking, tool };
@@ -51,6 +55,7 @@ class StreamDecoder {
   bool finished_ = false;
   Block block_ = Block::none;
   std::string tool_arguments_;
+  std::optional<std::string> secret_;
 };
 
 /// OpenAI Chat Completions chunks (`data: {...}` … `data: [DONE]`).

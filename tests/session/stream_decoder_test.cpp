@@ -246,3 +246,42 @@ TEST_CASE("fields of the wrong type never throw: they count as absent") {
       "data: {\"choices\":[{\"finish_reason\":\"stop\"}]}\n\n");
   CHECK(o.kinds.back() == "done:stop");
 }
+
+TEST_CASE("tool arguments nested past 512 levels end the answer as a malformed stream") {
+  const std::string open =
+      "data: {\"choices\":[{\"delta\":{\"tool_calls\":[{\"index\":0,\"id\":\"c\","
+      "\"function\":{\"name\":\"read\",\"arguments\":\"" +
+      std::string(600, '[') + "\"}}]}}]}\n\n";
+  const auto d = decode<OpenAiStreamDecoder>(
+      open + "data: {\"choices\":[{\"delta\":{},\"finish_reason\":\"tool_calls\"}]}\n\n");
+  REQUIRE(d.kinds.size() == 3);
+  CHECK(d.kinds[0] == "toolcall_start:c:read");
+  CHECK(d.kinds[2] ==
+        "error:connection error: malformed tool call arguments in the stream: nesting deeper "
+        "than 512 levels");
+  // Arguments that are merely not JSON stay an empty object, as before.
+  const auto plain = decode<OpenAiStreamDecoder>(
+      "data: {\"choices\":[{\"delta\":{\"tool_calls\":[{\"index\":0,\"id\":\"c\",\"function\":"
+      "{\"name\":\"read\",\"arguments\":\"{oops\"}}]}}]}\n\n"
+      "data: {\"choices\":[{\"delta\":{},\"finish_reason\":\"tool_calls\"}]}\n\n");
+  CHECK(plain.kinds.back() == "done:toolUse");
+  CHECK(plain.kinds[plain.kinds.size() - 2] == "toolcall_end:{}");
+}
+
+TEST_CASE("a malformed event quotes 200 bytes of it, never a beginning of the key") {
+  const std::string key = "sk-decoder-secret-123";
+  for (std::size_t pad = 170; pad < 200; ++pad) {
+    CAPTURE(pad);
+    OpenAiStreamDecoder decoder(priced_model());
+    decoder.set_secret(key);
+    std::vector<std::string> errors;
+    SseEvent e;
+    e.data = std::string(pad, 'z') + key + " not json";
+    decoder.on_event(e, [&](StreamEvent ev) {
+      if (ev.kind == StreamEvent::Kind::error) errors.push_back(ev.text);
+    });
+    REQUIRE(errors.size() == 1);
+    CHECK(errors[0].find("sk-d") == std::string::npos);
+    CHECK(errors[0].rfind("connection error: malformed event in the stream: zzz", 0) == 0);
+  }
+}
