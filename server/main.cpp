@@ -4,17 +4,21 @@
 #include <fcntl.h>
 #include <unistd.h>
 
-#include <spdlog/sinks/basic_file_sink.h>
+#include <spdlog/sinks/base_sink.h>
 #include <spdlog/sinks/stdout_sinks.h>
 #include <spdlog/spdlog.h>
+#include <cerrno>
 #include <csignal>
 #include <cstdio>
+#include <cstring>
 #include <exception>
+#include <mutex>
 #include <string>
 #include <vector>
 
 #include "server/cli_options.h"
 #include "server/server_app.h"
+#include "server/stop_signals.h"
 
 namespace {
 
@@ -31,11 +35,42 @@ void ensure_standard_descriptors() {
   }
 }
 
+// A log file opened close-on-exec (spdlog's file sink is not), so no bash command or tool
+// inherits it. Appends whole formatted lines.
+class LogFileSink : public spdlog::sinks::base_sink<std::mutex> {
+ public:
+  explicit LogFileSink(int fd) : fd_(fd) {}
+  ~LogFileSink() override { ::close(fd_); }
+
+ protected:
+  void sink_it_(const spdlog::details::log_msg& msg) override {
+    spdlog::memory_buf_t line;
+    formatter_->format(msg, line);
+    std::size_t done = 0;
+    while (done < line.size()) {
+      const ssize_t n = ::write(fd_, line.data() + done, line.size() - done);
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) return;  // nowhere left to report it
+      done += static_cast<std::size_t>(n);
+    }
+  }
+  void flush_() override {}
+
+ private:
+  int fd_;
+};
+
 bool setup_logging(const rebound::server::CliOptions& o) {
   std::shared_ptr<spdlog::logger> logger;
   try {
     if (o.log_file) {
-      logger = spdlog::basic_logger_mt("rebound", *o.log_file);
+      const int fd = ::open(o.log_file->c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
+      if (fd < 0) {
+        std::fprintf(stderr, "rebound: cannot open the log file %s: %s\n", o.log_file->c_str(),
+                     std::strerror(errno));
+        return false;
+      }
+      logger = std::make_shared<spdlog::logger>("rebound", std::make_shared<LogFileSink>(fd));
     } else {
       logger = spdlog::stderr_logger_mt("rebound");
     }
@@ -53,7 +88,11 @@ bool setup_logging(const rebound::server::CliOptions& o) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  // First: from here to exit no SIGTERM, SIGINT or SIGHUP ends the process by its default
+  // action (one that comes during start-up is handled once the event loop runs).
+  rebound::server::install_stop_signal_handlers();
   ensure_standard_descriptors();
+  rebound::server::open_stop_signal_pipe();
   std::signal(SIGPIPE, SIG_IGN);
   std::vector<std::string> args(argv + 1, argv + argc);
   const auto parsed = rebound::server::parse_command_line(args);

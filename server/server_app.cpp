@@ -6,12 +6,13 @@
 
 #include <spdlog/spdlog.h>
 #include <boost/asio/io_context.hpp>
-#include <boost/asio/signal_set.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <chrono>
+#include <csignal>
 #include <cstdlib>
 #include <filesystem>
 #include <nlohmann/json.hpp>
+#include <optional>
 
 #include "config/auth_store.h"
 #include "config/file_session_storage.h"
@@ -26,6 +27,7 @@
 #include "server/provider_setup.h"
 #include "server/rpc_dispatcher.h"
 #include "server/stdio_transport.h"
+#include "server/stop_signals.h"
 #include "session/event_sink.h"
 #include "session/session_host.h"
 #include "session/session_id.h"
@@ -169,11 +171,10 @@ int run_server(const CliOptions& options) {
   RpcDispatcher dispatcher(*host.find(rpc_slot), out);
   StdinReader reader(io.get_executor(), STDIN_FILENO);
   protocol::LineReader lines(options.max_line_bytes);
-  asio::signal_set signals(io, SIGTERM, SIGINT, SIGHUP);
   asio::steady_timer drain_deadline(io);
 
   bool shutting_down = false;
-  std::function<void()> watch_signals;
+  std::optional<StopSignalWatch> signals;
   std::function<void()> finish_when_quiet;
   asio::steady_timer quiet_check(io);
   auto shutdown = [&](const char* why) {
@@ -195,7 +196,7 @@ int run_server(const CliOptions& options) {
     finish_when_quiet();
   };
   // The loop ends once stdout has drained and no killed bash command still has to answer
-  // (its response is written first); then the deadline and the signal wait are cancelled.
+  // (its response is written first); then the deadline is cancelled.
   finish_when_quiet = [&] {
     writer.when_drained([&] {
       if (host.find(rpc_slot)->is_bash_running()) {
@@ -206,21 +207,7 @@ int run_server(const CliOptions& options) {
         return;
       }
       drain_deadline.cancel();
-      boost::system::error_code ignored;
-      signals.cancel(ignored);
-    });
-  };
-  // The handlers stay installed until exit: a second SIGTERM/SIGINT/SIGHUP exits at once.
-  watch_signals = [&] {
-    signals.async_wait([&](const boost::system::error_code& e, int signo) {
-      if (e) return;
-      if (shutting_down) {
-        spdlog::debug("second signal during shutdown: exiting now");
-        io.stop();
-        return;
-      }
-      watch_signals();  // first: shutdown cancels this wait once everything is quiet
-      shutdown(signo == SIGTERM ? "SIGTERM" : signo == SIGINT ? "SIGINT" : "SIGHUP");
+      signals.reset();  // the handlers stay (stop_signals.h); only the loop stops listening
     });
   };
 
@@ -238,7 +225,16 @@ int run_server(const CliOptions& options) {
                  lines.finish(on_item);
                  shutdown("end of input");
                });
-  watch_signals();
+  // A signal asks for the shutdown that end of input asks for; repeats change nothing (the
+  // shutdown is bounded anyway) and never end the process by the signal's default action.
+  signals.emplace(io.get_executor(), [&](int signo) {
+    const char* name = signo == SIGTERM ? "SIGTERM" : signo == SIGINT ? "SIGINT" : "SIGHUP";
+    if (shutting_down) {
+      spdlog::debug("{} during shutdown: ignored", name);
+      return;
+    }
+    shutdown(name);
+  });
 
   io.run();
   return 0;

@@ -67,6 +67,8 @@ Subprocess::Subprocess(std::vector<std::string> argv, SubprocessOptions options)
   posix_spawn_file_actions_adddup2(&actions, out[1], 1);
   posix_spawn_file_actions_adddup2(&actions, err_fd, 2);
   if (options.cwd) posix_spawn_file_actions_addchdir_np(&actions, options.cwd->c_str());
+  // Nothing of the test process (other children's pipes, log files) leaks into the child.
+  posix_spawn_file_actions_addclosefrom_np(&actions, 3);
 
   std::vector<char*> args;
   for (auto& a : argv)
@@ -78,7 +80,18 @@ Subprocess::Subprocess(std::vector<std::string> argv, SubprocessOptions options)
     env.push_back(e.data());
   env.push_back(nullptr);
 
-  const int rc = ::posix_spawn(&pid_, args[0], &actions, nullptr, args.data(), env.data());
+  // The child starts as a shell would start it: every signal at its default disposition (the
+  // test process ignores SIGPIPE, which exec would otherwise pass on), none blocked.
+  posix_spawnattr_t attr;
+  posix_spawnattr_init(&attr);
+  sigset_t all, none;
+  sigfillset(&all);
+  sigemptyset(&none);
+  posix_spawnattr_setsigdefault(&attr, &all);
+  posix_spawnattr_setsigmask(&attr, &none);
+  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK);
+  const int rc = ::posix_spawn(&pid_, args[0], &actions, &attr, args.data(), env.data());
+  posix_spawnattr_destroy(&attr);
   posix_spawn_file_actions_destroy(&actions);
   ::close(in[0]);
   ::close(out[1]);
