@@ -4,10 +4,12 @@
 # event stream on stdout.
 #   bash scripts/run.sh                      # examples/hello.jsonl, echo model
 #   bash scripts/run.sh flaky                # examples/flaky*.*: two failures, two retries
+# Only protocol lines reach stdout: apt and build output go to stderr. REBOUND_BUILD_DIR names
+# another build directory (the tests use it).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 bash "$root/scripts/deps.sh" >&2  # apt output is not protocol either
-build="$root/build"
+build="${REBOUND_BUILD_DIR:-$root/build}"
 cmake -S "$root" -B "$build" -G Ninja -DREBOUND_TESTS=OFF >/dev/null
 cmake --build "$build" --target rebound >&2  # build output is not protocol: stderr
 agent=$(mktemp -d)

@@ -416,35 +416,3 @@ TEST_CASE("end of input and SIGTERM stop the server with a background job left b
     CHECK(dies_within(job, 1000ms));  // its group was killed at shutdown
   }
 }
-
-TEST_CASE("a second SIGTERM during a shutdown that waits for a stalled reader exits at once") {
-  // About 8 MB of message_update lines, never read: the first SIGTERM's shutdown waits for
-  // stdout to drain (2 s at most), the second ends it at once.
-  const std::string script = R"([{"text":")" + std::string(20000, 'x') + R"(","chunks":200}])";
-  ReboundProcess r(scripted_args({"--no-session", "--log-level", "debug"}), {},
-                   script_files(script));
-  r.send(Json{{"id", 1}, {"type", "prompt"}, {"message", "a long answer"}});
-  // Waits (bounded) until `done`; the test's assertions say what happens if it never is.
-  auto wait_until = [](auto done) {
-    const auto until = std::chrono::steady_clock::now() + 5s;
-    while (!done() && std::chrono::steady_clock::now() < until)
-      std::this_thread::yield();
-  };
-  // The pipe to us is full: the server's shutdown will have to wait for the drain.
-  const int out = r.proc().stdout_fd();
-  const int capacity = ::fcntl(out, F_GETPIPE_SZ);
-  wait_until([&] {
-    int queued = 0;
-    return ::ioctl(out, FIONREAD, &queued) == 0 && queued >= capacity;
-  });
-  const auto t0 = std::chrono::steady_clock::now();
-  r.proc().send_signal(SIGTERM);
-  // The second signal once the first is handled (two pending SIGTERMs would be one).
-  wait_until(
-      [&] { return r.proc().stderr_text().find("shutting down: SIGTERM") != std::string::npos; });
-  r.proc().send_signal(SIGTERM);
-  const auto status = r.proc().wait(1500ms);
-  REQUIRE(status.has_value());
-  CHECK(*status == 0);
-  CHECK(std::chrono::steady_clock::now() - t0 < 1500ms);
-}
