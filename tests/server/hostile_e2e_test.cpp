@@ -88,6 +88,13 @@ std::string text_of(const std::vector<Json>& events) {
   return out;
 }
 
+// A prompt's run ends with `text` as the answer and no error.
+void expect_answer(ReboundProcess& r, const std::string& text) {
+  const auto events = run(r);
+  CHECK(error_of(events).empty());
+  CHECK(text_of(events) == text);
+}
+
 // The server still answers a command.
 bool still_answers(ReboundProcess& r) {
   r.send(Json{{"id", "alive"}, {"type", "get_state"}});
@@ -392,9 +399,7 @@ TEST_CASE("invalid UTF-8 and a lone surrogate in the provider's JSON become U+FF
                   FakeLlmServer::openai_chunk("{\"content\":\" \\ud800 ok\xE2\x82\"}"),
                   FakeLlmServer::openai_chunk("{}", R"("stop")"), FakeLlmServer::sse("[DONE]")})});
   ReboundProcess r = openai_server(fake);
-  const auto events = run(r);
-  CHECK(error_of(events).empty());
-  CHECK(text_of(events) == "caf\xEF\xBF\xBD( \xEF\xBF\xBD ok\xEF\xBF\xBD");
+  expect_answer(r, "caf\xEF\xBF\xBD( \xEF\xBF\xBD ok\xEF\xBF\xBD");
 }
 
 TEST_CASE("interim 1xx responses before the real status line are skipped") {
@@ -402,9 +407,7 @@ TEST_CASE("interim 1xx responses before the real status line are skipped") {
   r1.interim = "HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 103 Early Hints\r\nLink: </a>\r\n\r\n";
   FakeLlmServer fake({r1});
   ReboundProcess r = openai_server(fake);
-  const auto events = run(r);
-  CHECK(error_of(events).empty());
-  CHECK(text_of(events) == "Hello");
+  expect_answer(r, "Hello");
 }
 
 TEST_CASE("HTTP timeouts of 2^63-1 ms saturate instead of firing at once") {
@@ -416,9 +419,7 @@ TEST_CASE("HTTP timeouts of 2^63-1 ms saturate instead of firing at once") {
       fake, {{"agent/settings.json",
               R"({"retry":{"enabled":false},"http":{"connectTimeoutMs":9223372036854775807,
                   "responseTimeoutMs":9223372036854775807,"idleTimeoutMs":9223372036854775807}})"}});
-  const auto events = run(r);
-  CHECK(error_of(events).empty());
-  CHECK(text_of(events) == "Hello");
+  expect_answer(r, "Hello");
 }
 
 // --- 12. Descriptors -----------------------------------------------------------------------
