@@ -390,7 +390,12 @@ TEST_CASE("an SSE line or event that never ends fails at 16 MiB with bounded mem
   const long peak_kib = testing::proc_status_kib(r.proc().pid(), "VmHWM:");
   MESSAGE("peak RSS " << peak_kib / 1024 << " MiB after 80 MiB of unending SSE");
   CHECK(peak_kib > 0);
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+  // A sanitizer's allocator keeps freed memory (quarantine), so resident memory follows what was
+  // allocated in all: the bound is checked in the normal build.
+#else
   CHECK(peak_kib < 48 * 1024);  // a line or an event is never held past its 16 MiB bound
+#endif
 }
 
 TEST_CASE("invalid UTF-8 and a lone surrogate in the provider's JSON become U+FFFD") {
