@@ -118,7 +118,7 @@ std::variant<session::LoadedSession, std::string> FileSessionStorage::load(
   const FileRead file = read_regular_file(path, kMaxSessionFileBytes);
   if (file.status == FileReadStatus::missing) return "Session file not found: " + path;
   if (file.status == FileReadStatus::failed) {
-    if (file.error.rfind("is ", 0) == 0) return "Not a session file: " + path + " " + file.error;
+    if (file.refused) return "Not a session file: " + path + " " + file.error;
     return "Cannot read session file " + path + ": " + file.error;
   }
   auto parsed = session::parse_session_file(file.text);

@@ -4,7 +4,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <nlohmann/json.hpp>
@@ -14,12 +13,6 @@
 namespace rebound::config {
 
 namespace fs = std::filesystem;
-
-std::string size_text(std::size_t bytes) {
-  if (bytes >= (1u << 20) && bytes % (1u << 20) == 0) return std::to_string(bytes >> 20) + " MiB";
-  if (bytes >= 1024 && bytes % 1024 == 0) return std::to_string(bytes >> 10) + " KiB";
-  return std::to_string(bytes) + " bytes";
-}
 
 FileRead read_regular_file(const fs::path& path, std::size_t max_bytes) {
   FileRead r;
@@ -32,41 +25,40 @@ FileRead read_regular_file(const fs::path& path, std::size_t max_bytes) {
     return r;
   }
   r.status = FileReadStatus::failed;
+  auto refuse = [&r](std::string why) {
+    r.error = std::move(why);
+    r.refused = true;
+  };
+  const std::string too_large = "is larger than " + size_text(max_bytes);
   struct stat st {};
   if (::fstat(fd, &st) != 0) {
     r.error = std::strerror(errno);
   } else if (S_ISDIR(st.st_mode)) {
-    r.error = "is a directory";
+    refuse("is a directory");
   } else if (!S_ISREG(st.st_mode)) {
-    r.error = "is not a regular file";
+    refuse("is not a regular file");
   } else if (static_cast<std::uintmax_t>(st.st_size) > max_bytes) {
-    r.error = "is larger than " + size_text(max_bytes);
+    refuse(too_large);
   } else {
     // Read to the end, not to the size seen: the file may grow meanwhile, but never past the
     // limit.
-    std::string text(static_cast<std::size_t>(st.st_size), '\0');
-    std::size_t got = 0;
-    while (true) {
-      if (got == text.size()) {
-        if (text.size() > max_bytes) break;
-        text.resize(std::min(max_bytes + 1, std::max<std::size_t>(text.size() * 2, 4096)));
-      }
-      const ssize_t n = ::read(fd, text.data() + got, text.size() - got);
+    std::string text;
+    text.reserve(static_cast<std::size_t>(st.st_size));
+    char buf[65536];
+    while (r.error.empty()) {
+      const ssize_t n = ::read(fd, buf, sizeof buf);
       if (n < 0 && errno == EINTR) continue;
       if (n < 0) {
         r.error = std::strerror(errno);
-        break;
-      }
-      if (n == 0) {
-        text.resize(got);
+      } else if (n == 0) {
         r.status = FileReadStatus::ok;
         r.text = std::move(text);
         break;
+      } else if (text.size() + static_cast<std::size_t>(n) > max_bytes) {
+        refuse(too_large);
+      } else {
+        text.append(buf, static_cast<std::size_t>(n));
       }
-      got += static_cast<std::size_t>(n);
-    }
-    if (r.status != FileReadStatus::ok && r.error.empty()) {
-      r.error = "is larger than " + size_text(max_bytes);
     }
   }
   ::close(fd);
@@ -80,8 +72,7 @@ JsonFileRead read_json_file(const fs::path& path) {
   r.status = JsonFileStatus::malformed;
   if (file.status == FileReadStatus::failed) {
     // "cannot be read: it is not a regular file", "cannot be read: Permission denied".
-    const bool about_the_file = file.error.rfind("is ", 0) == 0;
-    r.error = std::string("cannot be read: ") + (about_the_file ? "it " : "") + file.error;
+    r.error = std::string("cannot be read: ") + (file.refused ? "it " : "") + file.error;
     return r;
   }
   // Only the kind of error and where: the parser's own message quotes the text near it.

@@ -8,6 +8,7 @@
 #include <string>
 
 #include "protocol/json.h"
+#include "session/size_text.h"
 
 namespace rebound::config {
 
@@ -27,9 +28,10 @@ enum class FileReadStatus { ok, missing, failed };
 
 struct FileRead {
   FileReadStatus status = FileReadStatus::missing;
-  std::string text;   // when ok
-  std::string error;  // when failed: "is a directory", "is not a regular file", "is larger
-                      // than 64 MiB" or the system's reason; never any of the content
+  std::string text;      // when ok
+  std::string error;     // when failed: "is a directory", "is not a regular file", "is larger
+                         // than 64 MiB" or the system's reason; never any of the content
+  bool refused = false;  // failed because of what the file is (the first three), not the system
 };
 
 /// The whole content of a regular file of at most `max_bytes`. Opened without blocking and
@@ -42,8 +44,7 @@ FileRead read_regular_file(const std::filesystem::path& path,
 /// column only (the file may hold API keys), e.g. "invalid JSON at line 3, column 7".
 JsonFileRead read_json_file(const std::filesystem::path& path);
 
-/// "64 MiB", "512 KiB", "100 bytes".
-std::string size_text(std::size_t bytes);
+using session::size_text;
 
 /// Writes `value` pretty-printed to a temporary file beside `path`, then renames it over
 /// `path`; creates missing parent directories. A symlinked `path` is written through: the

@@ -223,9 +223,10 @@ JsonLine parse_checked(std::string_view text) {
   try {
     return {Json::parse(text.begin(), text.end()), {}, {}, 0};
   } catch (const nlohmann::json::parse_error& e) {
-    return {std::nullopt, clean_reason(e.what()), "invalid JSON", e.byte > 0 ? e.byte - 1 : 0};
+    return {std::nullopt, clean_reason(e.what()), std::string(kInvalidJson),
+            e.byte > 0 ? e.byte - 1 : 0};
   } catch (const nlohmann::json::exception& e) {
-    return {std::nullopt, clean_reason(e.what()), "invalid JSON", 0};
+    return {std::nullopt, clean_reason(e.what()), std::string(kInvalidJson), 0};
   }
 }
 

@@ -28,6 +28,10 @@ inline constexpr std::size_t kMaxJsonDepth = 512;
 std::optional<std::size_t> find_excess_nesting(std::string_view text,
                                                std::size_t limit = kMaxJsonDepth);
 
+/// JsonLine::what for text that is not JSON at all (the other values: "invalid UTF-8", and
+/// "nesting deeper than 512 levels" for JSON nested past kMaxJsonDepth).
+inline constexpr std::string_view kInvalidJson = "invalid JSON";
+
 /// The result of reading one line: a JSON value, or why it is not one.
 struct JsonLine {
   std::optional<Json> value;

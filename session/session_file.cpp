@@ -153,9 +153,9 @@ std::variant<LoadedSession, std::string> parse_session_file(std::string_view tex
     }
     if (j.is_discarded()) {
       // Invalid UTF-8 or nesting past protocol::kMaxJsonDepth is named; neither is read.
-      const bool syntax = parsed.what == "invalid JSON" || parsed.what.empty();
-      out.warnings.push_back("line " + std::to_string(line_no) + ": " +
-                             (syntax ? std::string("not valid JSON") : parsed.what) + ", skipped");
+      const std::string why =
+          parsed.what == protocol::kInvalidJson ? "not valid JSON" : parsed.what;
+      out.warnings.push_back("line " + std::to_string(line_no) + ": " + why + ", skipped");
       continue;
     }
     if (auto problem = entry_problem(j)) {

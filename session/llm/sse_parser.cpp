@@ -1,17 +1,8 @@
 #include "session/llm/sse_parser.h"
 
+#include "session/size_text.h"
+
 namespace rebound::session::llm {
-
-namespace {
-
-// "16 MiB", "1 KiB", "100 bytes".
-std::string size_text(std::size_t n) {
-  if (n >= (1u << 20) && n % (1u << 20) == 0) return std::to_string(n >> 20) + " MiB";
-  if (n >= 1024 && n % 1024 == 0) return std::to_string(n >> 10) + " KiB";
-  return std::to_string(n) + " bytes";
-}
-
-}  // namespace
 
 void SseParser::fail(const char* what, std::size_t limit) {
   if (!error_.empty()) return;

@@ -80,7 +80,7 @@ void StreamDecoder::close(const Emit& emit) {
       // Arguments that are not a JSON object become {} (the tool reports what is missing);
       // arguments nested too deep to handle end the answer like a malformed event.
       auto parsed = protocol::parse_provider_json(tool_arguments_.empty() ? "{}" : tool_arguments_);
-      if (!parsed.value && parsed.what != "invalid JSON") {
+      if (!parsed.value && parsed.what != protocol::kInvalidJson) {
         block_ = Block::none;
         fail("connection error: malformed tool call arguments in the stream: " + parsed.what, emit);
         return;

@@ -15,7 +15,6 @@
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
-#include <sstream>
 #include <thread>
 
 #include "tests/support/fake_llm_server.h"
@@ -102,13 +101,6 @@ bool still_answers(ReboundProcess& r) {
   return lines.back()["success"] == true;
 }
 
-std::string slurp(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
 // Polls (bounded) until `done`; the assertions after it say what happens if it never is.
 template <typename F>
 bool wait_until(F done, std::chrono::milliseconds limit = 5000ms) {
@@ -120,19 +112,10 @@ bool wait_until(F done, std::chrono::milliseconds limit = 5000ms) {
   return true;
 }
 
-// A signal mask line of /proc/PID/status ("SigIgn:", "SigCgt:") as bits.
+// A signal mask of /proc/PID/status ("SigIgn:", "SigCgt:") as bits.
 unsigned long long signal_mask(pid_t pid, const std::string& key) {
-  std::ifstream in("/proc/" + std::to_string(pid) + "/status");
-  std::string word;
-  while (in >> word) {
-    if (word == key) {
-      std::string hex;
-      in >> hex;
-      return std::stoull(hex, nullptr, 16);
-    }
-    std::getline(in, word);
-  }
-  return 0;
+  const std::string hex = testing::proc_status_word(pid, key);
+  return hex.empty() ? 0 : std::stoull(hex, nullptr, 16);
 }
 
 }  // namespace
@@ -338,9 +321,10 @@ TEST_CASE("the key canary: malformed auth and models files, cut error texts, an 
 
   std::string sessions;
   for (const auto& f : fs::recursive_directory_iterator(r.dir().path() / "sessions")) {
-    if (f.is_regular_file()) sessions += slurp(f.path());
+    if (f.is_regular_file()) sessions += testing::read_file(f.path());
   }
-  const std::string log = slurp(r.dir().path() / "rebound.log") + r.proc().stderr_text();
+  const std::string log =
+      testing::read_file(r.dir().path() / "rebound.log") + r.proc().stderr_text();
   CHECK(log.find("auth file") != std::string::npos);  // the malformed files were reported…
   CHECK(log.find("line 1, column") != std::string::npos);
   CHECK(log.find("[debug]") != std::string::npos);  // the most verbose level was on
@@ -446,7 +430,7 @@ TEST_CASE("every descriptor of the server is close-on-exec, bash sees only 0, 1 
   for (const auto& f : fs::directory_iterator(fds)) {
     const int fd = std::stoi(f.path().filename().string());
     if (fd <= 2) continue;
-    const std::string info = slurp(f.path());
+    const std::string info = testing::read_file(f.path());
     const auto at = info.find("flags:");
     REQUIRE(at != std::string::npos);
     const unsigned long flags = std::stoul(info.substr(at + 6), nullptr, 8);
@@ -485,7 +469,7 @@ TEST_CASE("a settings write goes through a symlinked settings.json to its target
   r.send(Json{{"id", "s"}, {"type", "set_auto_retry"}, {"enabled", false}});
   CHECK(r.read_json()["success"] == true);
   CHECK(fs::is_symlink(link));
-  const Json real = Json::parse(slurp(r.dir().path() / "real" / "settings.json"));
+  const Json real = Json::parse(testing::read_file(r.dir().path() / "real" / "settings.json"));
   CHECK(real["theme"] == "dark");
   CHECK(real["retry"]["enabled"] == false);
   // No temporary file is left beside the link or the target.

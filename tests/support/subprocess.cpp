@@ -1,5 +1,7 @@
 #include "tests/support/subprocess.h"
 
+#include "tests/support/temp_dir.h"
+
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
@@ -11,7 +13,6 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
-#include <sstream>
 #include <stdexcept>
 #include <thread>
 #include <utility>
@@ -198,10 +199,7 @@ void Subprocess::send_signal(int signo) {
 }
 
 std::string Subprocess::stderr_text() const {
-  std::ifstream in(stderr_path_, std::ios::binary);
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
+  return read_file(stderr_path_);
 }
 
 void Subprocess::capture(const std::string& line) {

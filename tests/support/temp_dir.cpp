@@ -25,11 +25,15 @@ std::filesystem::path TempDir::write(const std::string& name, const std::string&
   return p;
 }
 
-std::string TempDir::read(const std::string& name) const {
-  std::ifstream in(path_ / name, std::ios::binary);
+std::string read_file(const std::filesystem::path& path) {
+  std::ifstream in(path, std::ios::binary);
   std::ostringstream s;
   s << in.rdbuf();
   return s.str();
+}
+
+std::string TempDir::read(const std::string& name) const {
+  return read_file(path_ / name);
 }
 
 }  // namespace rebound::testing

@@ -6,6 +6,9 @@
 
 namespace rebound::testing {
 
+/// The whole content of a file ("" when missing).
+std::string read_file(const std::filesystem::path& path);
+
 class TempDir {
  public:
   TempDir();
