@@ -4,7 +4,7 @@
 set -euo pipefail
 packages=(cmake ninja-build ccache g++ libboost1.81-dev nlohmann-json3-dev libspdlog-dev
   libfmt-dev doctest-dev libcli11-dev libssl-dev python3 python3-jsonschema clang
-  libclang-rt-14-dev openssl ca-certificates tmux)
+  libclang-rt-14-dev openssl ca-certificates tmux libpcre2-dev pkg-config)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

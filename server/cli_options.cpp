@@ -2,6 +2,8 @@
 
 #include <CLI/CLI.hpp>
 
+#include "tools/definitions.h"
+
 namespace rebound::server {
 
 CliParse parse_command_line(const std::vector<std::string>& args) {
@@ -30,6 +32,14 @@ CliParse parse_command_line(const std::vector<std::string>& args) {
                  "Longest accepted input line in bytes (default 67108864)")
       ->check(CLI::Range(std::size_t{1}, std::size_t{1} << 40));
 
+  std::optional<std::string> tool_list;
+  app.add_option("--tools", tool_list,
+                 "Comma-separated tools to offer the model (read, bash, edit, write, grep, find, "
+                 "ls; default read,bash,edit,write; \"\" for none)");
+  app.add_flag("--no-tools", o.no_tools, "Offer the model no tools");
+  app.add_flag("--no-context-files", o.no_context_files,
+               "Leave AGENTS.md/CLAUDE.md out of the system prompt");
+
   std::vector<std::string> reversed(args.rbegin(), args.rend());
   CliParse result;
   try {
@@ -44,6 +54,16 @@ CliParse parse_command_line(const std::vector<std::string>& args) {
     result.exit_code = 2;
     result.err = std::string("rebound: ") + e.what() + "\nRun 'rebound --help' for usage.\n";
     return result;
+  }
+  if (tool_list) {
+    o.tools = tools::split_tool_list(*tool_list);
+    for (const auto& name : *o.tools) {
+      if (!tools::is_known_tool(name)) {
+        result.exit_code = 2;
+        result.err = "Unknown tool: " + name + " (known: " + tools::known_tool_list() + ")\n";
+        return result;
+      }
+    }
   }
   result.options = std::move(o);
   return result;

@@ -25,6 +25,9 @@ struct CliOptions {
   std::string log_level = "info";
   std::optional<std::string> log_file;
   std::size_t max_line_bytes = 64u * 1024 * 1024;
+  std::optional<std::vector<std::string>> tools;  // --tools LIST, split and checked
+  bool no_tools = false;
+  bool no_context_files = false;
 };
 
 struct CliParse {

@@ -82,6 +82,14 @@ CommandTable rpc_command_table() {
     r.ok(text ? Json{{"text", *text}} : Json::object());
   });
   t.add("get_session_stats", [](C& c, Reply r) { r.ok(stats_json(c.session)); });
+  t.add("get_tools", [](C& c, Reply r) {
+    // Each tool exactly as sent to OpenAI's `function` object (tools.md section 9).
+    Json tools = Json::array();
+    for (const auto& d : c.session.tool_definitions())
+      tools.push_back(
+          Json{{"name", d.name}, {"description", d.description}, {"parameters", d.parameters}});
+    r.ok(Json{{"tools", std::move(tools)}});
+  });
 
   // Models and thinking.
   t.add("get_available_models", [](C& c, Reply r) {

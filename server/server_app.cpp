@@ -17,6 +17,7 @@
 #include "config/auth_store.h"
 #include "config/file_session_storage.h"
 #include "config/file_settings_store.h"
+#include "server/tool_setup.h"
 #include "net/http_client.h"
 #include "protocol/json_line.h"
 #include "protocol/line_reader.h"
@@ -115,8 +116,19 @@ int run_server(const CliOptions& options) {
   }
 
   std::vector<std::string> warnings;
-  const session::Settings startup_settings =
-      session::settings_from_json(settings_store.load(), warnings);
+  const protocol::Json settings_json = settings_store.load();
+  const session::Settings startup_settings = session::settings_from_json(settings_json, warnings);
+  std::vector<std::string> tool_warnings;
+  const std::vector<std::string> active_tools =
+      active_tool_names(options, settings_json, tool_warnings);
+  for (const auto& w : tool_warnings)
+    spdlog::warn("{}", w);
+  BashToolOptions bash_tool_options;
+  if (settings_json.contains("shellPath") && settings_json["shellPath"].is_string())
+    bash_tool_options.shell_path = settings_json["shellPath"].get<std::string>();
+  if (settings_json.contains("shellCommandPrefix") &&
+      settings_json["shellCommandPrefix"].is_string())
+    bash_tool_options.command_prefix = settings_json["shellCommandPrefix"].get<std::string>();
 
   std::optional<JsonlAppender> script_log;
   if (options.script_log) {
@@ -157,7 +169,11 @@ int run_server(const CliOptions& options) {
     return 1;
   }
   BashRunner bash(io.get_executor());
-  session::ToolRegistry tools;  // no built-in tools yet: every call is "Tool X not found"
+  BuiltinTools builtin_tools(io.get_executor(), scheduler, active_tools, bash_tool_options);
+  auto system_prompt = [&, session_cwd = fs::absolute(cwd, ec)](const std::string& base) {
+    return build_system_prompt(base, active_tools, !options.no_context_files, agent_dir,
+                               session_cwd);
+  };
   session::SessionHost host;
   const session::SessionSlot rpc_slot = host.add([&](session::SessionSlot slot) {
     return std::make_unique<session::AgentSession>(
@@ -166,7 +182,7 @@ int run_server(const CliOptions& options) {
                                 !options.model && !options.provider, slot},
         std::move(providers.models),
         session::SessionDeps{scheduler, events, *providers.router, credentials, settings_store,
-                             session_storage, bash, tools});
+                             session_storage, bash, builtin_tools.registry, system_prompt});
   });
   RpcDispatcher dispatcher(*host.find(rpc_slot), out);
   StdinReader reader(io.get_executor(), STDIN_FILENO);
@@ -184,6 +200,7 @@ int run_server(const CliOptions& options) {
     reader.stop();
     host.shutdown_all();     // aborts runs; a running bash command's group is killed
     bash.kill_background();  // and what earlier commands left running
+    builtin_tools.bash->kill_background();  // and what bash tool calls left running
     // The whole shutdown is bounded: whatever still keeps the loop busy after the limit (a
     // reader that stopped reading stdout, a child that does not die) is given up on.
     drain_deadline.expires_after(kShutdownDrainLimit);

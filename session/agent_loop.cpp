@@ -1,9 +1,12 @@
 // AgentSession: the agent loop of runtime.md section 1 (runs, turns, streaming) and the tool
 // batch of tools.md section 6 (calls started in order, run concurrently, results in order).
 
+#include <algorithm>
+
 #include <nlohmann/json.hpp>
 
 #include "session/agent_run.h"
+#include "session/tool_arguments.h"
 
 namespace rebound::session {
 
@@ -67,7 +70,7 @@ void AgentSession::request_assistant() {
 
   llm::LlmRequest request;
   request.model = model_;
-  request.system_prompt = settings_.system_prompt;
+  request.system_prompt = system_prompt_;
   request.thinking_level = thinking_level_;
   request.session_id = session_id_;
   request.tools = deps_.tools.definitions();
@@ -201,8 +204,15 @@ void AgentSession::start_tool_batch() {
   run.batch_open = run.batch.size();
   run.batch_starting = true;
   const std::uint64_t generation = run.generation;
-  const ToolContext context{deps_.storage.cwd()};
+  ToolContext context;
+  context.cwd = deps_.storage.cwd();
+  context.model_images =
+      std::find(model_.input.begin(), model_.input.end(), "image") != model_.input.end();
   std::weak_ptr<bool> alive = alive_;
+  context.skip_for_steering = [this, alive] {
+    return !alive.expired() && interrupt_mode_ == protocol::InterruptMode::immediate &&
+           !steering_.empty();
+  };
   for (std::size_t i = 0; i < run.batch.size(); ++i) {
     Run::Call& call = run.batch[i];
     emit(ev::ToolExecutionStart{call.block.id, call.block.name, call.block.arguments});
@@ -211,8 +221,15 @@ void AgentSession::start_tool_batch() {
       end_tool_call(generation, i, ToolResult::error("Tool " + call.block.name + " not found"));
       continue;
     }
+    protocol::Json args = call.block.arguments;
+    tool->prepare_arguments(args);
+    protocol::Json checked;
+    if (auto problem = check_tool_arguments(tool->definition(), args, checked, call.block.arguments)) {
+      end_tool_call(generation, i, ToolResult::error(std::move(*problem)));
+      continue;
+    }
     call.handle = tool->start(
-        call.block.arguments, context,
+        checked, context,
         [this, alive, generation, i](ToolResult partial) {
           if (alive.expired()) return;
           if (!call_open(generation, i)) return;

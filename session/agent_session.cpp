@@ -47,6 +47,12 @@ AgentSession::AgentSession(SessionOptions options, ModelRegistry models, Session
   } else {
     start_new_recorder(options.session_file, std::nullopt);
   }
+  refresh_system_prompt();
+}
+
+void AgentSession::refresh_system_prompt() {
+  system_prompt_ = deps_.build_system_prompt ? deps_.build_system_prompt(settings_.system_prompt)
+                                             : settings_.system_prompt;
 }
 
 AgentSession::~AgentSession() {

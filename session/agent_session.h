@@ -66,6 +66,9 @@ struct SessionDeps {
   SessionStorage& storage;
   ShellRunner& shell;
   ToolRegistry& tools;  // the tools offered to the model; may be empty
+  /// Builds the system prompt from the settings' `systemPrompt` (tools.md section 10) when a
+  /// session starts, at new_session and at switch_session; none: that setting as it is.
+  std::function<std::string(const std::string& settings_prompt)> build_system_prompt = {};
 };
 
 /// What `compact` answers with: the result, or the error.
@@ -188,6 +191,9 @@ class AgentSession {
   /// cycle_model: the next available model (wrapping); nullopt when only one is available.
   std::optional<ModelCycle> cycle_model();
 
+  /// The tools offered to the model, in order (get_tools, tools.md section 9).
+  std::vector<ToolDefinition> tool_definitions() const { return deps_.tools.definitions(); }
+
  private:
   struct Queued {
     UserInput input;
@@ -240,6 +246,7 @@ class AgentSession {
   void start_new_recorder(std::optional<std::string> file, std::optional<std::string> parent);
   void take_up(std::string path, LoadedSession loaded, bool restore_model);
   void cancel_everything();
+  void refresh_system_prompt();
   void append_model_state();
   void add_bash_result(protocol::AgentMessage message);
 
@@ -264,6 +271,7 @@ class AgentSession {
   protocol::QueueMode steering_mode_;
   protocol::QueueMode follow_up_mode_;
   protocol::InterruptMode interrupt_mode_;
+  std::string system_prompt_;  // as sent with every request of this session
 
   std::vector<protocol::AgentMessage> context_;
   std::vector<protocol::AgentMessage> history_;

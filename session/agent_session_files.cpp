@@ -68,6 +68,7 @@ void AgentSession::new_session(std::optional<std::string> parent_session) {
   context_.clear();
   history_.clear();
   start_new_recorder(std::nullopt, std::move(parent_session));
+  refresh_system_prompt();
 }
 
 Status AgentSession::switch_session(const std::string& path) {
@@ -78,6 +79,7 @@ Status AgentSession::switch_session(const std::string& path) {
     spdlog::warn("{}: {}", path, w);
   cancel_everything();
   take_up(path, std::move(session), true);
+  refresh_system_prompt();
   return ok();
 }
 

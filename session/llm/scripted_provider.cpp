@@ -110,6 +110,11 @@ std::unique_ptr<StreamHandle> ScriptedProvider::stream(const LlmRequest& request
     Json line = Json::object();
     line["t"] = scheduler_.now_epoch_ms();
     line["model"] = request.model.id;
+    line["systemPrompt"] = request.system_prompt;
+    Json tools = Json::array();
+    for (const auto& t : request.tools)
+      tools.push_back(t.name);
+    line["tools"] = std::move(tools);
     line["messages"] = protocol::to_json(request.messages);
     log_(line);
   }

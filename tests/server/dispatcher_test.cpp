@@ -176,7 +176,8 @@ TEST_CASE("the rpc command table holds exactly the commands of protocol.md secti
                                        "get_session_stats",
                                        "switch_session",
                                        "get_last_assistant_text",
-                                       "get_messages"};
+                                       "get_messages",
+                                       "get_tools"};
   CHECK(std::set<std::string>(names.begin(), names.end()) == expected);
   CHECK(names.size() == expected.size());
 }

@@ -437,11 +437,14 @@ TEST_CASE("streamed tool calls are assembled into toolCall blocks") {
           Json::parse(
               R"({"type":"toolCall","id":"call_x","name":"bash","arguments":{"command":"ls"}})"));
     CHECK(events.back()["messages"][1]["stopReason"] == "toolUse");
-    // The second request carries the call and its error result in the API's own shape.
+    // The second request carries the call and its result in the API's own shape (OpenAI's
+    // first message is the system prompt).
     const Json second = Json::parse(fake.requests().at(1).body);
     if (api.openai()) {
-      CHECK(second["messages"][1]["tool_calls"][0]["id"] == "call_x");
-      CHECK(second["messages"][2]["role"] == "tool");
+      CHECK(second["messages"][0]["role"] == "system");
+      CHECK(second["messages"][2]["tool_calls"][0]["id"] == "call_x");
+      CHECK(second["messages"][3]["role"] == "tool");
+      CHECK(second["messages"][3]["tool_call_id"] == "call_x");
     } else {
       CHECK(second["messages"][1]["content"][0]["type"] == "tool_use");
       CHECK(second["messages"][2]["content"][0]["type"] == "tool_result");

@@ -1,0 +1,414 @@
+#include "server/bash_tool.h"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <spdlog/spdlog.h>
+
+#include <boost/asio/post.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <chrono>
+#include <cstdlib>
+#include <random>
+#include <set>
+
+#include "protocol/json_line.h"
+#include "server/child_process.h"
+#include "tools/definitions.h"
+#include "tools/truncate.h"
+
+namespace rebound::server {
+
+namespace asio = boost::asio;
+using protocol::ContentBlock;
+using protocol::Json;
+using session::ToolResult;
+
+namespace {
+constexpr auto kAfterExitGrace = std::chrono::milliseconds(100);
+constexpr auto kUpdateInterval = std::chrono::milliseconds(100);
+// The raw output kept in memory: all of it up to kKeepAll, then a window of the last kWindow
+// bytes (enough for 2000 lines or 50KB of tail, whichever binds).
+constexpr std::size_t kKeepAll = 1024 * 1024;
+constexpr std::size_t kWindow = 512 * 1024;
+
+bool is_executable_file(const std::string& p) {
+  struct stat st{};
+  return ::stat(p.c_str(), &st) == 0 && S_ISREG(st.st_mode) && ::access(p.c_str(), X_OK) == 0;
+}
+
+std::optional<std::string> on_path(const std::string& name) {
+  const char* path = std::getenv("PATH");
+  if (!path) return std::nullopt;
+  std::string_view rest = path;
+  while (!rest.empty()) {
+    const std::size_t colon = rest.find(':');
+    const std::string dir(rest.substr(0, colon));
+    const std::string candidate = (dir.empty() ? "." : dir) + "/" + name;
+    if (is_executable_file(candidate)) return candidate;
+    if (colon == std::string_view::npos) break;
+    rest.remove_prefix(colon + 1);
+  }
+  return std::nullopt;
+}
+
+std::string random_hex16() {
+  std::random_device rd;
+  std::uniform_int_distribution<unsigned> d(0, 15);
+  std::string s;
+  for (int i = 0; i < 16; ++i)
+    s += "0123456789abcdef"[d(rd)];
+  return s;
+}
+
+}  // namespace
+
+struct BashCall;
+
+struct BashTool::Shared {
+  std::set<std::shared_ptr<BashCall>> lingering;
+};
+
+struct BashCall : std::enable_shared_from_this<BashCall> {
+  BashCall(asio::any_io_executor ex, std::unique_ptr<ChildProcess> c, Json timeout_value,
+           session::Tool::Progress p, session::Tool::Done d, std::weak_ptr<BashTool::Shared> s)
+      : executor(ex),
+        child(std::move(c)),
+        timeout_value(std::move(timeout_value)),
+        grace(ex),
+        throttle(ex),
+        deadline(ex),
+        progress(std::move(p)),
+        done(std::move(d)),
+        shared(std::move(s)) {}
+
+  void begin(double timeout_seconds) {
+    auto self = shared_from_this();
+    asio::post(executor, [self] {
+      if (!self->finished && self->progress) {
+        ToolResult empty;
+        self->progress(std::move(empty));
+      }
+    });
+    if (timeout_seconds > 0) {
+      deadline.expires_after(std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+          std::chrono::duration<double>(std::min(timeout_seconds, 3.0e9))));
+      deadline.async_wait([self](const boost::system::error_code& ec) {
+        if (ec || self->finished) return;
+        self->timed_out = true;
+        self->child->kill_group(SIGKILL);
+      });
+    }
+    child->read_stdout([self](std::string_view data) { self->take(data); },
+                       [self] {
+                         self->eof = true;
+                         self->maybe_finish();
+                         self->leave_lingering();
+                       });
+    child->wait_exit([self](int status) {
+      self->exited = true;
+      self->status = status;
+      if (!self->eof) {
+        self->grace.expires_after(kAfterExitGrace);
+        self->grace.async_wait([self](const boost::system::error_code& ec) {
+          if (ec) return;
+          self->grace_over = true;
+          self->maybe_finish();
+        });
+      }
+      self->maybe_finish();
+    });
+  }
+
+  void take(std::string_view data) {
+    if (finished) return;  // a background process's later output: read and discarded
+    total_bytes += data.size();
+    total_newlines += static_cast<std::size_t>(std::count(data.begin(), data.end(), '\n'));
+    buffer.append(data);
+    if (spill_fd >= 0) {
+      write_spill(data);
+    } else if (!spill_failed && (total_bytes > tools::kMaxBytes || total_newlines + 1 > tools::kMaxLines)) {
+      open_spill();
+    }
+    if (buffer.size() > kKeepAll) {
+      // Keep a window from a line start (never inside a UTF-8 sequence).
+      std::size_t cut = buffer.size() - kWindow;
+      const std::size_t nl = buffer.find('\n', cut);
+      if (nl != std::string::npos && nl + 1 < buffer.size()) cut = nl + 1;
+      dropped_newlines += static_cast<std::size_t>(
+          std::count(buffer.begin(), buffer.begin() + static_cast<std::ptrdiff_t>(cut), '\n'));
+      dropped_bytes += cut;
+      buffer.erase(0, cut);
+    }
+    output_since_update = true;
+    schedule_update();
+  }
+
+  void schedule_update() {
+    if (update_pending) return;
+    const auto now = std::chrono::steady_clock::now();
+    if (!sent_output_update || now - last_update >= kUpdateInterval) {
+      send_update();
+      return;
+    }
+    update_pending = true;
+    auto self = shared_from_this();
+    throttle.expires_at(last_update + kUpdateInterval);
+    throttle.async_wait([self](const boost::system::error_code& ec) {
+      self->update_pending = false;
+      if (ec || self->finished) return;
+      if (self->output_since_update) self->send_update();
+    });
+  }
+
+  // The tail of what arrived so far, by section 3.1.
+  tools::Truncation tail() const {
+    std::string text = protocol::replace_invalid_utf8(buffer);
+    tools::Truncation t = tools::truncate_tail(text);
+    if (dropped_bytes > 0) {
+      // The window is not the whole output: the totals are.
+      t.truncated = true;
+      if (t.by == tools::Truncation::By::none) t.by = tools::Truncation::By::bytes;
+      t.total_lines = total_newlines + 1;
+      t.total_bytes = text.size() + dropped_bytes;
+    }
+    return t;
+  }
+
+  void send_update() {
+    if (!progress) return;
+    sent_output_update = true;
+    output_since_update = false;
+    last_update = std::chrono::steady_clock::now();
+    const tools::Truncation t = tail();
+    ToolResult partial;
+    partial.content.push_back(ContentBlock::make_text(t.content));
+    partial.details = details(t, false);
+    progress(std::move(partial));
+  }
+
+  Json details(const tools::Truncation& t, bool omit_when_empty) const {
+    if (!t.truncated) return omit_when_empty ? Json() : Json::object();
+    return Json{{"truncation", t.to_json()}, {"fullOutputPath", spill_path}};
+  }
+
+  void open_spill() {
+    const char* tmp = std::getenv("TMPDIR");
+    std::string dir = tmp && *tmp ? tmp : "/tmp";
+    while (dir.size() > 1 && dir.back() == '/')
+      dir.pop_back();
+    for (int attempt = 0; attempt < 5 && spill_fd < 0; ++attempt) {
+      const std::string name = dir + "/rebound-bash-" + random_hex16() + ".log";
+      spill_fd = ::open(name.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+      if (spill_fd >= 0) spill_path = name;
+    }
+    if (spill_fd < 0) {
+      spill_failed = true;
+      spdlog::warn("bash tool: cannot create a file for the full output: {}", strerror(errno));
+      return;
+    }
+    write_spill(buffer);  // everything so far (nothing was dropped yet)
+  }
+
+  void write_spill(std::string_view data) {
+    while (!data.empty()) {
+      const ssize_t n = ::write(spill_fd, data.data(), data.size());
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) return;
+      data.remove_prefix(static_cast<std::size_t>(n));
+    }
+  }
+
+  void maybe_finish() {
+    if (finished || !exited || !(eof || grace_over)) return;
+    if (output_since_update && sent_output_update) send_update();
+    else if (output_since_update) send_update();
+    finished = true;
+    grace.cancel();
+    throttle.cancel();
+    deadline.cancel();
+    if (spill_fd >= 0) ::close(spill_fd);
+    spill_fd = -1;
+    if (auto f = std::move(done)) f(result());
+  }
+
+  ToolResult result() const {
+    const tools::Truncation t = tail();
+    std::string text = t.content;
+    if (t.truncated) {
+      const std::size_t n = t.total_lines;
+      if (t.last_line_partial) {
+        text += "\n\n[Showing last " + tools::format_size(t.output_bytes) + " of line " +
+                std::to_string(n) + " (line is " + tools::format_size(last_line_size()) +
+                "). Full output: " + spill_path + "]";
+      } else {
+        const std::size_t a = n - t.output_lines + 1;
+        text += "\n\n[Showing lines " + std::to_string(a) + "-" + std::to_string(n) + " of " +
+                std::to_string(n) +
+                (t.by == tools::Truncation::By::bytes
+                     ? " (" + tools::format_size(tools::kMaxBytes) + " limit)"
+                     : "") +
+                ". Full output: " + spill_path + "]";
+      }
+    }
+    std::string ending;
+    if (aborted) {
+      ending = "Command aborted";
+    } else if (timed_out) {
+      ending = "Command timed out after " + timeout_value.dump() + " seconds";
+    } else if (WIFEXITED(status) && WEXITSTATUS(status) != 0) {
+      ending = "Command exited with code " + std::to_string(WEXITSTATUS(status));
+    } else if (WIFSIGNALED(status)) {
+      const char* abbrev = sigabbrev_np(WTERMSIG(status));
+      ending = std::string("Command terminated by signal ") +
+               (abbrev ? std::string("SIG") + abbrev : std::to_string(WTERMSIG(status)));
+    }
+    if (ending.empty()) {
+      ToolResult r;
+      r.content.push_back(ContentBlock::make_text(text.empty() ? "(no output)" : text));
+      if (t.truncated) r.details = details(t, true);
+      return r;
+    }
+    return ToolResult::error(text.empty() ? ending : text + "\n\n" + ending);
+  }
+
+  std::size_t last_line_size() const {
+    const std::size_t nl = buffer.rfind('\n');
+    return nl == std::string::npos ? buffer.size() + dropped_bytes : buffer.size() - nl - 1;
+  }
+
+  void leave_lingering() {
+    if (!finished) return;
+    if (auto s = shared.lock()) s->lingering.erase(shared_from_this());
+  }
+
+  asio::any_io_executor executor;
+  std::unique_ptr<ChildProcess> child;
+  Json timeout_value;
+  asio::steady_timer grace, throttle, deadline;
+  session::Tool::Progress progress;
+  session::Tool::Done done;
+  std::weak_ptr<BashTool::Shared> shared;
+  std::string buffer;
+  std::size_t total_bytes = 0, total_newlines = 0, dropped_bytes = 0, dropped_newlines = 0;
+  int spill_fd = -1;
+  bool spill_failed = false;
+  std::string spill_path;
+  bool eof = false, exited = false, grace_over = false, finished = false;
+  bool aborted = false, timed_out = false;
+  int status = 0;
+  bool sent_output_update = false, output_since_update = false, update_pending = false;
+  std::chrono::steady_clock::time_point last_update{};
+};
+
+namespace {
+
+class BashCallHandle : public session::ToolCall {
+ public:
+  explicit BashCallHandle(std::shared_ptr<BashCall> call) : call_(std::move(call)) {}
+  ~BashCallHandle() override {
+    if (call_->finished) {
+      if (!call_->eof) {
+        if (auto s = call_->shared.lock()) s->lingering.insert(call_);
+      }
+      return;
+    }
+    call_->done = nullptr;
+    call_->progress = nullptr;
+    call_->finished = true;
+    call_->grace.cancel();
+    call_->throttle.cancel();
+    call_->deadline.cancel();
+    if (call_->spill_fd >= 0) ::close(call_->spill_fd);
+    call_->spill_fd = -1;
+    call_->child.reset();  // kills the group and reaps
+  }
+  void cancel() override {
+    if (!call_->finished) call_->aborted = true;
+    if (call_->child) call_->child->kill_group(SIGKILL);
+  }
+
+ private:
+  std::shared_ptr<BashCall> call_;
+};
+
+// A call that fails before a process exists: its result arrives later on the loop.
+class FailedCall : public session::ToolCall {
+ public:
+  void cancel() override {}
+};
+
+}  // namespace
+
+BashTool::BashTool(asio::any_io_executor executor, BashToolOptions options)
+    : executor_(std::move(executor)),
+      options_(std::move(options)),
+      shared_(std::make_shared<Shared>()) {}
+
+BashTool::~BashTool() { kill_background(); }
+
+const session::ToolDefinition& BashTool::definition() const {
+  return tools::builtin_definition("bash");
+}
+
+void BashTool::kill_background() {
+  auto calls = std::move(shared_->lingering);
+  shared_->lingering.clear();
+  for (const auto& call : calls) {
+    if (!call->child) continue;
+    call->child->kill_group(SIGKILL);
+    call->child->close_output();
+    call->child.reset();
+  }
+}
+
+std::unique_ptr<session::ToolCall> BashTool::start(const Json& args,
+                                                   const session::ToolContext& context,
+                                                   Progress progress, Done done) {
+  auto fail = [&](std::string text) -> std::unique_ptr<session::ToolCall> {
+    asio::post(executor_, [done = std::move(done), text = std::move(text)] {
+      done(ToolResult::error(text));
+    });
+    return std::make_unique<FailedCall>();
+  };
+  std::string shell;
+  if (options_.shell_path) {
+    if (!is_executable_file(*options_.shell_path) && ::access(options_.shell_path->c_str(), F_OK) != 0)
+      return fail("Custom shell path not found: " + *options_.shell_path);
+    shell = *options_.shell_path;
+  } else if (is_executable_file("/bin/bash")) {
+    shell = "/bin/bash";
+  } else if (auto bash = on_path("bash")) {
+    shell = *bash;
+  } else {
+    shell = "sh";
+  }
+  struct stat st{};
+  if (::stat(context.cwd.c_str(), &st) != 0 || !S_ISDIR(st.st_mode))
+    return fail("Working directory does not exist: " + context.cwd +
+                "\nCannot execute bash commands.");
+  std::string command = args.value("command", "");
+  if (options_.command_prefix) command = *options_.command_prefix + "\n" + command;
+  ChildSpec spec;
+  spec.argv = {shell, "-c", command};
+  spec.cwd = context.cwd;
+  std::string why;
+  auto child = ChildProcess::spawn(executor_, spec, why);
+  if (!child) return fail("Cannot run " + shell + ": " + why);
+  double timeout = 0;
+  Json timeout_value;
+  if (args.contains("timeout") && args["timeout"].is_number()) {
+    timeout = args["timeout"].get<double>();
+    timeout_value = args["timeout"];
+  }
+  auto call = std::make_shared<BashCall>(executor_, std::move(child), timeout_value,
+                                         std::move(progress), std::move(done), shared_);
+  call->begin(timeout);
+  return std::make_unique<BashCallHandle>(call);
+}
+
+}  // namespace rebound::server

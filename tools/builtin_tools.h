@@ -1,0 +1,67 @@
+#pragma once
+// The built-in file tools (tools.md section 4): read, write, edit, ls, grep and find. Each call
+// checks, resolves and then does its file work on a worker thread (Offload), so a long search
+// never holds up the event loop; the result comes back through the scheduler. write and edit
+// wait for earlier write calls on the same file (WriteQueue). The bash tool lives in the
+// server, which owns child processes.
+//
+// The run_* functions are the tools' work itself, callable from tests without a loop.
+
+#include <atomic>
+#include <functional>
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include "protocol/json.h"
+#include "session/scheduler.h"
+#include "session/tool.h"
+
+namespace rebound::tools {
+
+/// Runs work off the event loop (a thread pool in the server, inline in tests).
+class Offload {
+ public:
+  virtual ~Offload() = default;
+  virtual void run(std::function<void()> work) = 0;
+};
+
+/// Marks the moment a write call starts writing its file: from then on an abort waits for the
+/// write to finish (tools.md section 7).
+using WriteBegins = std::function<void()>;
+
+session::ToolResult run_read(const protocol::Json& args, const session::ToolContext& context,
+                             const std::atomic<bool>& cancelled);
+session::ToolResult run_write(const protocol::Json& args, const session::ToolContext& context,
+                              const std::atomic<bool>& cancelled, const WriteBegins& begins);
+session::ToolResult run_edit(const protocol::Json& args, const session::ToolContext& context,
+                             const std::atomic<bool>& cancelled, const WriteBegins& begins);
+session::ToolResult run_ls(const protocol::Json& args, const session::ToolContext& context,
+                           const std::atomic<bool>& cancelled);
+session::ToolResult run_grep(const protocol::Json& args, const session::ToolContext& context,
+                             const std::atomic<bool>& cancelled);
+session::ToolResult run_find(const protocol::Json& args, const session::ToolContext& context,
+                             const std::atomic<bool>& cancelled);
+
+/// Edit's argument preparation (section 4.3): `edits` given as JSON text is parsed, a legacy
+/// top-level oldText/newText pair becomes one more edit.
+void prepare_edit_arguments(protocol::Json& args);
+
+class WriteQueue;
+
+/// Makes the file tools; the write and edit tools of one factory share a per-file queue.
+/// `scheduler` and `offload` must outlive the tools and every call they start.
+class FileTools {
+ public:
+  FileTools(session::Scheduler& scheduler, Offload& offload);
+  ~FileTools();
+  /// The file tool `name` (read, write, edit, ls, grep, find); nullptr for any other name.
+  std::shared_ptr<session::Tool> make(std::string_view name);
+
+ private:
+  session::Scheduler& scheduler_;
+  Offload& offload_;
+  std::shared_ptr<WriteQueue> queue_;
+};
+
+}  // namespace rebound::tools

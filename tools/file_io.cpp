@@ -1,0 +1,113 @@
+#include "tools/file_io.h"
+
+#include <sys/stat.h>
+
+#include <cerrno>
+#include <cstring>
+
+namespace rebound::tools {
+
+bool read_all(int fd, std::string& out, std::size_t max) {
+  out.clear();
+  struct stat st{};
+  if (::fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && static_cast<std::size_t>(st.st_size) <= max)
+    out.reserve(static_cast<std::size_t>(st.st_size));
+  char buf[65536];
+  while (true) {
+    const ssize_t n = ::read(fd, buf, sizeof buf);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) return false;
+    if (n == 0) return true;
+    if (out.size() + static_cast<std::size_t>(n) > max) {
+      errno = EFBIG;
+      return false;
+    }
+    out.append(buf, static_cast<std::size_t>(n));
+  }
+}
+
+std::string read_head(int fd, std::size_t n) {
+  std::string out(n, '\0');
+  const ssize_t got = ::pread(fd, out.data(), n, 0);
+  out.resize(got > 0 ? static_cast<std::size_t>(got) : 0);
+  return out;
+}
+
+bool write_all(int fd, std::string_view data) {
+  while (!data.empty()) {
+    const ssize_t n = ::write(fd, data.data(), data.size());
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return false;
+    data.remove_prefix(static_cast<std::size_t>(n));
+  }
+  return true;
+}
+
+int make_parent_dirs(const std::string& path, std::string& failed_dir) {
+  const std::size_t slash = path.rfind('/');
+  if (slash == std::string::npos || slash == 0) return 0;
+  const std::string dir = path.substr(0, slash);
+  struct stat st{};
+  if (::stat(dir.c_str(), &st) == 0) {
+    if (S_ISDIR(st.st_mode)) return 0;
+    failed_dir = dir;
+    return EEXIST;
+  }
+  if (const int err = make_parent_dirs(dir, failed_dir)) return err;
+  if (::mkdir(dir.c_str(), 0777) != 0 && errno != EEXIST) {
+    failed_dir = dir;
+    return errno;
+  }
+  return 0;
+}
+
+bool LineScanner::each_line(const std::function<bool(std::string_view, std::size_t)>& line) {
+  std::string carry;        // the start of the current line
+  std::size_t carry_size = 0;  // its real size (more than carry.size() once oversized)
+  std::vector<char> buf(1 << 20);
+  while (true) {
+    const ssize_t n = ::read(fd_, buf.data(), buf.size());
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) return false;
+    if (n == 0) break;
+    std::string_view data(buf.data(), static_cast<std::size_t>(n));
+    while (!data.empty()) {
+      const void* nl = std::memchr(data.data(), '\n', data.size());
+      const std::size_t len =
+          nl ? static_cast<std::size_t>(static_cast<const char*>(nl) - data.data()) : data.size();
+      const std::string_view piece = data.substr(0, len);
+      if (nl && carry_size == 0) {
+        // The whole line is in the buffer: no copy.
+        if (len > kMaxLine) {
+          if (!line(piece.substr(0, kMaxLine), len)) return true;
+        } else if (!line(piece, len)) {
+          return true;
+        }
+      } else {
+        if (carry.size() < kMaxLine) carry.append(piece.substr(0, kMaxLine - carry.size()));
+        carry_size += len;
+        if (nl) {
+          if (!line(carry, carry_size)) return true;
+          carry.clear();
+          carry_size = 0;
+        }
+      }
+      if (!nl) break;
+      data.remove_prefix(len + 1);
+    }
+  }
+  line(carry, carry_size);
+  return true;
+}
+
+std::string notices_suffix(const std::vector<std::string>& notices) {
+  if (notices.empty()) return "";
+  std::string s = "\n\n[";
+  for (std::size_t i = 0; i < notices.size(); ++i) {
+    if (i > 0) s += ". ";
+    s += notices[i];
+  }
+  return s + "]";
+}
+
+}  // namespace rebound::tools

@@ -1,0 +1,378 @@
+// The work of read, write, edit and ls (tools.md sections 4.1–4.3 and 4.7).
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cmath>
+#include <cstring>
+#include <optional>
+#include <vector>
+
+#include "protocol/json_line.h"
+#include "tools/builtin_tools.h"
+#include "tools/edit_core.h"
+#include "tools/file_io.h"
+#include "tools/paths.h"
+#include "tools/truncate.h"
+
+namespace rebound::tools {
+
+using protocol::ContentBlock;
+using protocol::Json;
+using session::ToolResult;
+
+namespace {
+
+constexpr std::size_t kMaxImageBase64 = 4718592;  // 4.5 MiB
+
+ToolResult text_result(std::string text) {
+  ToolResult r;
+  r.content.push_back(ContentBlock::make_text(std::move(text)));
+  return r;
+}
+
+// A counting argument (offset, limit, context), cut toward zero; `fallback` when absent.
+std::int64_t count_arg(const Json& args, const char* key, std::int64_t fallback) {
+  if (!args.contains(key) || !args[key].is_number()) return fallback;
+  const double v = args[key].get<double>();
+  if (!std::isfinite(v)) return v > 0 ? INT64_MAX : INT64_MIN;
+  if (v >= 9.2e18) return INT64_MAX;
+  if (v <= -9.2e18) return INT64_MIN;
+  return static_cast<std::int64_t>(std::trunc(v));
+}
+
+std::string string_arg(const Json& args, const char* key, const char* fallback = "") {
+  if (args.contains(key) && args[key].is_string()) return args[key].get<std::string>();
+  return fallback;
+}
+
+bool path_exists(const std::string& p) {
+  struct stat st{};
+  return ::stat(p.c_str(), &st) == 0;
+}
+
+// replace(all) helper
+std::string replace_all(std::string s, std::string_view from, std::string_view to) {
+  for (std::size_t pos = s.find(from); pos != std::string::npos;
+       pos = s.find(from, pos + to.size()))
+    s.replace(pos, from.size(), to);
+  return s;
+}
+
+// read's fallbacks for macOS screenshot names (section 3).
+std::string existing_variant(const std::string& abs) {
+  if (path_exists(abs)) return abs;
+  const std::string nnbsp = "\xE2\x80\xAF";
+  const std::string am_pm = replace_all(replace_all(abs, " AM.", nnbsp + "AM."), " PM.", nnbsp + "PM.");
+  if (am_pm != abs && path_exists(am_pm)) return am_pm;
+  const std::string curly = replace_all(abs, "'", "\xE2\x80\x99");
+  if (curly != abs && path_exists(curly)) return curly;
+  return abs;
+}
+
+const char* image_type(std::string_view head) {
+  auto u = [&](std::size_t i) { return static_cast<unsigned char>(head[i]); };
+  if (head.size() >= 3 && u(0) == 0xFF && u(1) == 0xD8 && u(2) == 0xFF) return "image/jpeg";
+  if (head.size() >= 8 && head.substr(0, 8) == std::string_view("\x89PNG\r\n\x1A\n", 8))
+    return "image/png";
+  if (head.size() >= 6 && (head.substr(0, 6) == "GIF87a" || head.substr(0, 6) == "GIF89a"))
+    return "image/gif";
+  if (head.size() >= 12 && head.substr(0, 4) == "RIFF" && head.substr(8, 4) == "WEBP")
+    return "image/webp";
+  return nullptr;
+}
+
+std::string base64(std::string_view data) {
+  static const char* kAlphabet =
+      "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+  std::string out;
+  out.reserve((data.size() + 2) / 3 * 4);
+  std::size_t i = 0;
+  for (; i + 2 < data.size(); i += 3) {
+    const unsigned v = static_cast<unsigned char>(data[i]) << 16 |
+                       static_cast<unsigned char>(data[i + 1]) << 8 |
+                       static_cast<unsigned char>(data[i + 2]);
+    out += kAlphabet[v >> 18];
+    out += kAlphabet[(v >> 12) & 63];
+    out += kAlphabet[(v >> 6) & 63];
+    out += kAlphabet[v & 63];
+  }
+  if (i < data.size()) {
+    unsigned v = static_cast<unsigned char>(data[i]) << 16;
+    if (i + 1 < data.size()) v |= static_cast<unsigned char>(data[i + 1]) << 8;
+    out += kAlphabet[v >> 18];
+    out += kAlphabet[(v >> 12) & 63];
+    out += i + 1 < data.size() ? kAlphabet[(v >> 6) & 63] : '=';
+    out += '=';
+  }
+  return out;
+}
+
+ToolResult read_image(int fd, const struct stat& st, const char* mime, bool model_images) {
+  std::string text = std::string("Read image file [") + mime + "]";
+  const std::size_t encoded = (static_cast<std::size_t>(st.st_size) + 2) / 3 * 4;
+  std::optional<std::string> data;
+  if (encoded >= kMaxImageBase64) {
+    text += "\n[Image omitted: could not be resized below the inline image size limit.]";
+  } else {
+    std::string raw;
+    if (!read_all(fd, raw, kMaxImageBase64)) return ToolResult::error(fs_error(errno, "read", ""));
+    data = base64(raw);
+  }
+  if (!model_images && data)
+    text += "\n[Current model does not support images. The image will be omitted from this request.]";
+  ToolResult r = text_result(std::move(text));
+  if (data) r.content.push_back(ContentBlock::make_image(std::move(*data), mime));
+  return r;
+}
+
+// Head truncation of the selected lines as they stream past (section 3.1), keeping at most
+// what can be shown.
+struct HeadSelection {
+  std::string kept;
+  std::size_t kept_lines = 0, kept_bytes = 0;
+  std::size_t lines = 0, bytes = 0;  // of the whole selection
+  std::size_t first_line_bytes = 0;
+  bool stopped = false;
+  Truncation::By by = Truncation::By::none;
+
+  void add(std::string_view raw, std::size_t raw_size) {
+    const bool oversized = raw_size > raw.size();
+    std::string fixed;
+    std::string_view line = raw;
+    if (!oversized && std::any_of(raw.begin(), raw.end(),
+                                  [](char c) { return static_cast<unsigned char>(c) >= 0x80; })) {
+      fixed = protocol::replace_invalid_utf8(raw);
+      line = fixed;
+    }
+    const std::size_t size = oversized ? raw_size : line.size();
+    if (lines == 0) first_line_bytes = size;
+    const std::size_t add = size + (lines > 0 ? 1 : 0);
+    ++lines;
+    bytes += add;
+    if (stopped) return;
+    if (kept_lines >= kMaxLines) {
+      stopped = true;
+      by = Truncation::By::lines;
+      return;
+    }
+    if (oversized || kept_bytes + add > kMaxBytes) {
+      stopped = true;
+      by = Truncation::By::bytes;
+      return;
+    }
+    if (kept_lines > 0) kept += '\n';
+    kept.append(line);
+    kept_bytes += add;
+    ++kept_lines;
+  }
+};
+
+}  // namespace
+
+ToolResult run_read(const Json& args, const session::ToolContext& context,
+                    const std::atomic<bool>& cancelled) {
+  const std::string given = string_arg(args, "path");
+  const std::string abs = existing_variant(resolve_path(given, context.cwd));
+  if (::access(abs.c_str(), R_OK) != 0) return ToolResult::error(fs_error(errno, "access", abs));
+  UniqueFd fd(::open(abs.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK));
+  if (!fd) return ToolResult::error(fs_error(errno, "open", abs));
+  struct stat st{};
+  if (::fstat(fd.get(), &st) != 0) return ToolResult::error(fs_error(errno, "read", ""));
+  if (S_ISDIR(st.st_mode)) return ToolResult::error(fs_error(EISDIR, "read", ""));
+  ::fcntl(fd.get(), F_SETFL, 0);  // blocking reads from here (a FIFO was opened without waiting)
+
+  std::int64_t offset = count_arg(args, "offset", 1);
+  if (offset < 1) offset = 1;
+  std::int64_t limit = count_arg(args, "limit", 0);
+  const bool limited = limit > 0;
+
+  if (const char* mime = image_type(read_head(fd.get(), 12)))
+    return read_image(fd.get(), st, mime, context.model_images);
+
+  HeadSelection sel;
+  std::int64_t line_no = 0;
+  LineScanner scanner(fd.get());
+  const bool ok = scanner.each_line([&](std::string_view line, std::size_t size) {
+    ++line_no;
+    if (line_no >= offset && (!limited || line_no < offset + limit)) sel.add(line, size);
+    return !cancelled.load(std::memory_order_relaxed);
+  });
+  if (!ok) return ToolResult::error(fs_error(errno, "read", ""));
+  if (cancelled) return ToolResult::error("Operation aborted");
+  const std::int64_t total = line_no;
+  if (offset > total) {
+    return ToolResult::error("Offset " + std::to_string(offset) + " is beyond end of file (" +
+                             std::to_string(total) + " lines total)");
+  }
+  const bool truncated = sel.stopped;
+  std::string text;
+  if (!truncated) {
+    text = sel.kept;
+    const std::int64_t last = offset + static_cast<std::int64_t>(sel.lines) - 1;
+    if (limited && last < total) {
+      text += "\n\n[" + std::to_string(total - last) + " more lines in file. Use offset=" +
+              std::to_string(last + 1) + " to continue.]";
+    }
+    return text_result(std::move(text));
+  }
+  Truncation t;
+  t.truncated = true;
+  t.by = sel.by;
+  t.total_lines = sel.lines;
+  t.total_bytes = sel.bytes;
+  const std::int64_t a = offset;
+  const std::int64_t b = offset + static_cast<std::int64_t>(sel.kept_lines) - 1;
+  if (sel.kept_lines == 0 && sel.by == Truncation::By::bytes) {
+    t.first_line_exceeds_limit = true;
+    text = "[Line " + std::to_string(a) + " is " + format_size(sel.first_line_bytes) +
+           ", exceeds " + format_size(kMaxBytes) + " limit. Use bash: sed -n '" +
+           std::to_string(a) + "p' " + given + " | head -c " + std::to_string(kMaxBytes) + "]";
+  } else {
+    t.content = sel.kept;
+    t.output_lines = sel.kept_lines;
+    t.output_bytes = sel.kept_bytes;
+    text = sel.kept + "\n\n[Showing lines " + std::to_string(a) + "-" + std::to_string(b) +
+           " of " + std::to_string(total) +
+           (sel.by == Truncation::By::bytes ? " (" + format_size(kMaxBytes) + " limit)" : "") +
+           ". Use offset=" + std::to_string(b + 1) + " to continue.]";
+  }
+  ToolResult r = text_result(std::move(text));
+  r.details = Json{{"truncation", t.to_json()}};
+  return r;
+}
+
+ToolResult run_write(const Json& args, const session::ToolContext& context,
+                     const std::atomic<bool>& cancelled, const WriteBegins& begins) {
+  const std::string given = string_arg(args, "path");
+  const std::string content = string_arg(args, "content");
+  const std::string abs = resolve_path(given, context.cwd);
+  if (cancelled) return ToolResult::error("Operation aborted");
+  std::string failed_dir;
+  if (const int err = make_parent_dirs(abs, failed_dir))
+    return ToolResult::error(fs_error(err, "mkdir", failed_dir));
+  if (begins) begins();
+  UniqueFd fd(::open(abs.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666));
+  if (!fd) return ToolResult::error(fs_error(errno, "open", abs));
+  if (!write_all(fd.get(), content)) return ToolResult::error(fs_error(errno, "write", abs));
+  return text_result("Successfully wrote " + std::to_string(content.size()) + " bytes to " + given);
+}
+
+void prepare_edit_arguments(Json& args) {
+  if (!args.is_object()) return;
+  if (args.contains("edits") && args["edits"].is_string()) {
+    Json parsed = Json::parse(args["edits"].get<std::string>(), nullptr, false);
+    if (!parsed.is_discarded() && parsed.is_array()) args["edits"] = std::move(parsed);
+  }
+  if (args.contains("oldText") && args.contains("newText") && args["oldText"].is_string() &&
+      args["newText"].is_string()) {
+    if (!args.contains("edits") || args["edits"].is_null()) args["edits"] = Json::array();
+    if (args["edits"].is_array()) {
+      args["edits"].push_back(Json{{"oldText", args["oldText"]}, {"newText", args["newText"]}});
+      args.erase("oldText");
+      args.erase("newText");
+    }
+  }
+}
+
+ToolResult run_edit(const Json& args, const session::ToolContext& context,
+                    const std::atomic<bool>& cancelled, const WriteBegins& begins) {
+  const std::string given = string_arg(args, "path");
+  const std::string abs = resolve_path(given, context.cwd);
+  std::vector<TextEdit> edits;
+  for (const auto& e : args.value("edits", Json::array()))
+    edits.push_back({e.value("oldText", ""), e.value("newText", "")});
+  if (edits.empty())
+    return ToolResult::error("Edit tool input is invalid. edits must contain at least one replacement.");
+  auto could_not = [&](int err) {
+    return ToolResult::error("Could not edit file: " + given + ". Error code: " + errno_name(err) + ".");
+  };
+  if (::access(abs.c_str(), R_OK | W_OK) != 0) return could_not(errno);
+  std::string original;
+  {
+    UniqueFd fd(::open(abs.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK));
+    if (!fd) return could_not(errno);
+    struct stat st{};
+    if (::fstat(fd.get(), &st) != 0) return could_not(errno);
+    if (S_ISDIR(st.st_mode)) return could_not(EISDIR);
+    if (!S_ISREG(st.st_mode)) return could_not(EINVAL);
+    if (!read_all(fd.get(), original, kMaxEditBytes)) return could_not(errno ? errno : EFBIG);
+  }
+  EditOutcome outcome = apply_edits(original, edits, given);
+  if (outcome.error) return ToolResult::error(std::move(*outcome.error));
+  if (cancelled) return ToolResult::error("Operation aborted");
+  if (begins) begins();
+  UniqueFd fd(::open(abs.c_str(), O_WRONLY | O_TRUNC | O_CLOEXEC));
+  if (!fd) return could_not(errno);
+  if (!write_all(fd.get(), outcome.content)) return could_not(errno);
+  ToolResult r = text_result("Successfully replaced " + std::to_string(edits.size()) +
+                             " block(s) in " + given + ".");
+  r.details = Json{{"diff", outcome.diff}, {"firstChangedLine", outcome.first_changed_line}};
+  return r;
+}
+
+ToolResult run_ls(const Json& args, const session::ToolContext& context,
+                  const std::atomic<bool>& cancelled) {
+  const std::string abs = resolve_path(string_arg(args, "path", "."), context.cwd);
+  const std::int64_t limit = std::max<std::int64_t>(1, count_arg(args, "limit", 500));
+  struct stat st{};
+  if (::stat(abs.c_str(), &st) != 0) return ToolResult::error("Path not found: " + abs);
+  if (!S_ISDIR(st.st_mode)) return ToolResult::error("Not a directory: " + abs);
+  DIR* d = ::opendir(abs.c_str());
+  if (!d) return ToolResult::error("Cannot read directory: " + fs_error(errno, "scandir", abs));
+  std::vector<std::string> names;
+  while (dirent* e = ::readdir(d)) {
+    const std::string_view n = e->d_name;
+    if (n != "." && n != "..") names.emplace_back(n);
+  }
+  ::closedir(d);
+  auto lower = [](std::string s) {
+    for (auto& c : s)
+      if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
+    return s;
+  };
+  std::sort(names.begin(), names.end(), [&](const std::string& a, const std::string& b) {
+    const std::string la = lower(a), lb = lower(b);
+    return la != lb ? la < lb : a < b;
+  });
+  std::string out;
+  std::int64_t count = 0;
+  bool limit_reached = false;
+  for (const auto& name : names) {
+    if (cancelled) return ToolResult::error("Operation aborted");
+    if (count >= limit) {
+      limit_reached = true;
+      break;
+    }
+    struct stat es{};
+    const std::string full = abs + (abs == "/" ? "" : "/") + name;
+    if (::stat(full.c_str(), &es) != 0 && ::lstat(full.c_str(), &es) != 0) continue;
+    if (count > 0) out += '\n';
+    out += name;
+    if (S_ISDIR(es.st_mode)) out += '/';
+    ++count;
+  }
+  if (count == 0) return text_result("(empty directory)");
+  Truncation t = truncate_head(out, kNoLineLimit);
+  std::string text = t.content;
+  std::vector<std::string> notices;
+  Json details = Json::object();
+  if (limit_reached) {
+    notices.push_back(std::to_string(limit) + " entries limit reached. Use limit=" +
+                      std::to_string(limit * 2) + " for more");
+    details["entryLimitReached"] = limit;
+  }
+  if (t.truncated) {
+    notices.push_back(format_size(kMaxBytes) + " limit reached");
+    details["truncation"] = t.to_json();
+  }
+  ToolResult r = text_result(text + notices_suffix(notices));
+  if (!details.empty()) r.details = std::move(details);
+  return r;
+}
+
+}  // namespace rebound::tools

@@ -1,0 +1,229 @@
+// The file tools on the event loop: each call's work runs through Offload and its result comes
+// back through the scheduler; write and edit wait for the previous write call on their file.
+
+#include <limits.h>
+#include <stdlib.h>
+
+#include <deque>
+#include <map>
+#include <mutex>
+
+#include "tools/builtin_tools.h"
+#include "tools/definitions.h"
+#include "tools/paths.h"
+
+namespace rebound::tools {
+
+using protocol::Json;
+using session::ToolResult;
+
+/// Per-file order of write calls (tools.md section 6). Event loop only.
+class WriteQueue {
+ public:
+  using Begin = std::function<void(bool waited)>;
+  /// Runs `begin` now (posted) or when the calls before it on `key` are released.
+  std::uint64_t enqueue(const std::string& key, Begin begin) {
+    const std::uint64_t ticket = ++next_;
+    auto& q = files_[key];
+    q.push_back({ticket, std::move(begin)});
+    if (q.size() == 1) start_front(key, false);
+    return ticket;
+  }
+  /// The call `ticket` is over (finished, or abandoned while waiting).
+  void release(const std::string& key, std::uint64_t ticket) {
+    auto it = files_.find(key);
+    if (it == files_.end()) return;
+    auto& q = it->second;
+    const bool was_front = !q.empty() && q.front().ticket == ticket;
+    for (auto e = q.begin(); e != q.end(); ++e) {
+      if (e->ticket == ticket) {
+        q.erase(e);
+        break;
+      }
+    }
+    if (q.empty()) {
+      files_.erase(it);
+    } else if (was_front) {
+      start_front(key, true);
+    }
+  }
+
+ private:
+  struct Entry {
+    std::uint64_t ticket;
+    Begin begin;
+  };
+  void start_front(const std::string& key, bool waited) {
+    auto begin = std::move(files_[key].front().begin);
+    if (begin) begin(waited);
+  }
+  std::map<std::string, std::deque<Entry>> files_;
+  std::uint64_t next_ = 0;
+};
+
+namespace {
+
+enum class Kind { read, write, edit, ls, grep, find };
+
+// What a call shares between the loop and its worker.
+struct CallState {
+  std::mutex mutex;
+  std::atomic<bool> cancelled{false};
+  bool writing = false;   // the file write has begun (abort then waits for it)
+  bool finished = false;  // loop only: done was called or dropped
+  session::Tool::Done done;
+  std::string queue_key;
+  std::uint64_t ticket = 0;
+  std::weak_ptr<WriteQueue> queue;
+};
+
+void finish(const std::shared_ptr<CallState>& state, ToolResult result) {
+  if (state->finished) return;
+  state->finished = true;
+  if (auto q = state->queue.lock(); q && state->ticket) q->release(state->queue_key, state->ticket);
+  if (auto done = std::move(state->done)) done(std::move(result));
+}
+
+class CallHandle : public session::ToolCall {
+ public:
+  CallHandle(std::shared_ptr<CallState> state, session::Scheduler& scheduler)
+      : state_(std::move(state)), scheduler_(scheduler) {}
+  ~CallHandle() override {
+    state_->cancelled = true;
+    if (!state_->finished) {
+      state_->finished = true;
+      state_->done = nullptr;
+      if (auto q = state_->queue.lock(); q && state_->ticket)
+        q->release(state_->queue_key, state_->ticket);
+    }
+  }
+  void cancel() override {
+    if (state_->finished) return;
+    state_->cancelled = true;
+    bool writing;
+    {
+      std::lock_guard lock(state_->mutex);
+      writing = state_->writing;
+    }
+    if (writing) return;  // the worker finishes the write, then reports the abort
+    auto state = state_;
+    scheduler_.post([state] { finish(state, ToolResult::error("Operation aborted")); });
+  }
+
+ private:
+  std::shared_ptr<CallState> state_;
+  session::Scheduler& scheduler_;
+};
+
+class FileTool : public session::Tool {
+ public:
+  FileTool(Kind kind, std::string_view name, session::Scheduler& scheduler, Offload& offload,
+           std::shared_ptr<WriteQueue> queue)
+      : kind_(kind),
+        definition_(builtin_definition(name)),
+        scheduler_(scheduler),
+        offload_(offload),
+        queue_(std::move(queue)) {}
+
+  const session::ToolDefinition& definition() const override { return definition_; }
+
+  void prepare_arguments(Json& args) const override {
+    if (kind_ == Kind::edit) prepare_edit_arguments(args);
+  }
+
+  std::unique_ptr<session::ToolCall> start(const Json& args, const session::ToolContext& context,
+                                           Progress, Done done) override {
+    auto state = std::make_shared<CallState>();
+    state->done = std::move(done);
+    auto handle = std::make_unique<CallHandle>(state, scheduler_);
+    if (kind_ == Kind::write || kind_ == Kind::edit) {
+      // The file's identity is taken now, when the batch starts.
+      const std::string abs = resolve_path(args.value("path", ""), context.cwd);
+      char real[PATH_MAX];
+      state->queue_key = ::realpath(abs.c_str(), real) ? std::string(real) : abs;
+      state->queue = queue_;
+      auto weak = std::weak_ptr<CallState>(state);
+      state->ticket = queue_->enqueue(state->queue_key, [this, weak, args, context](bool waited) {
+        auto s = weak.lock();
+        if (!s || s->finished) return;
+        scheduler_.post([this, s, args, context, waited] {
+          if (s->finished) return;
+          if (waited && context.skip_for_steering && context.skip_for_steering()) {
+            finish(s, ToolResult::error("Skipped due to queued user message."));
+            return;
+          }
+          run(s, args, context);
+        });
+      });
+    } else {
+      scheduler_.post([this, state, args, context] {
+        if (!state->finished) run(state, args, context);
+      });
+    }
+    return handle;
+  }
+
+ private:
+  void run(const std::shared_ptr<CallState>& state, const Json& args,
+           const session::ToolContext& context) {
+    const Kind kind = kind_;
+    session::Scheduler& scheduler = scheduler_;
+    session::ToolContext ctx = context;
+    ctx.skip_for_steering = nullptr;  // the loop's; never touched off the loop
+    offload_.run([state, args, ctx, kind, &scheduler] {
+      WriteBegins begins = [&state] {
+        std::lock_guard lock(state->mutex);
+        state->writing = true;
+      };
+      ToolResult result;
+      switch (kind) {
+        case Kind::read:
+          result = run_read(args, ctx, state->cancelled);
+          break;
+        case Kind::write:
+          result = run_write(args, ctx, state->cancelled, begins);
+          break;
+        case Kind::edit:
+          result = run_edit(args, ctx, state->cancelled, begins);
+          break;
+        case Kind::ls:
+          result = run_ls(args, ctx, state->cancelled);
+          break;
+        case Kind::grep:
+          result = run_grep(args, ctx, state->cancelled);
+          break;
+        case Kind::find:
+          result = run_find(args, ctx, state->cancelled);
+          break;
+      }
+      if (state->cancelled) result = ToolResult::error("Operation aborted");
+      scheduler.post([state, result = std::move(result)]() mutable {
+        finish(state, std::move(result));
+      });
+    });
+  }
+
+  Kind kind_;
+  session::ToolDefinition definition_;
+  session::Scheduler& scheduler_;
+  Offload& offload_;
+  std::shared_ptr<WriteQueue> queue_;
+};
+
+}  // namespace
+
+FileTools::FileTools(session::Scheduler& scheduler, Offload& offload)
+    : scheduler_(scheduler), offload_(offload), queue_(std::make_shared<WriteQueue>()) {}
+
+FileTools::~FileTools() = default;
+
+std::shared_ptr<session::Tool> FileTools::make(std::string_view name) {
+  static const std::map<std::string_view, Kind> kinds{{"read", Kind::read}, {"write", Kind::write},
+                                                      {"edit", Kind::edit}, {"ls", Kind::ls},
+                                                      {"grep", Kind::grep}, {"find", Kind::find}};
+  const auto it = kinds.find(name);
+  if (it == kinds.end()) return nullptr;
+  return std::make_shared<FileTool>(it->second, name, scheduler_, offload_, queue_);
+}
+
+}  // namespace rebound::tools
