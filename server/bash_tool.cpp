@@ -37,7 +37,7 @@ constexpr std::size_t kKeepAll = 1024 * 1024;
 constexpr std::size_t kWindow = 512 * 1024;
 
 bool is_executable_file(const std::string& p) {
-  struct stat st{};
+  struct stat st {};
   return ::stat(p.c_str(), &st) == 0 && S_ISREG(st.st_mode) && ::access(p.c_str(), X_OK) == 0;
 }
 
@@ -131,7 +131,8 @@ struct BashCall : std::enable_shared_from_this<BashCall> {
     buffer.append(data);
     if (spill_fd >= 0) {
       write_spill(data);
-    } else if (!spill_failed && (total_bytes > tools::kMaxBytes || total_newlines + 1 > tools::kMaxLines)) {
+    } else if (!spill_failed &&
+               (total_bytes > tools::kMaxBytes || total_newlines + 1 > tools::kMaxLines)) {
       open_spill();
     }
     if (buffer.size() > kKeepAll) {
@@ -225,8 +226,10 @@ struct BashCall : std::enable_shared_from_this<BashCall> {
 
   void maybe_finish() {
     if (finished || !exited || !(eof || grace_over)) return;
-    if (output_since_update && sent_output_update) send_update();
-    else if (output_since_update) send_update();
+    if (output_since_update && sent_output_update)
+      send_update();
+    else if (output_since_update)
+      send_update();
     finished = true;
     grace.cancel();
     throttle.cancel();
@@ -349,7 +352,9 @@ BashTool::BashTool(asio::any_io_executor executor, BashToolOptions options)
       options_(std::move(options)),
       shared_(std::make_shared<Shared>()) {}
 
-BashTool::~BashTool() { kill_background(); }
+BashTool::~BashTool() {
+  kill_background();
+}
 
 const session::ToolDefinition& BashTool::definition() const {
   return tools::builtin_definition("bash");
@@ -370,14 +375,14 @@ std::unique_ptr<session::ToolCall> BashTool::start(const Json& args,
                                                    const session::ToolContext& context,
                                                    Progress progress, Done done) {
   auto fail = [&](std::string text) -> std::unique_ptr<session::ToolCall> {
-    asio::post(executor_, [done = std::move(done), text = std::move(text)] {
-      done(ToolResult::error(text));
-    });
+    asio::post(executor_,
+               [done = std::move(done), text = std::move(text)] { done(ToolResult::error(text)); });
     return std::make_unique<FailedCall>();
   };
   std::string shell;
   if (options_.shell_path) {
-    if (!is_executable_file(*options_.shell_path) && ::access(options_.shell_path->c_str(), F_OK) != 0)
+    if (!is_executable_file(*options_.shell_path) &&
+        ::access(options_.shell_path->c_str(), F_OK) != 0)
       return fail("Custom shell path not found: " + *options_.shell_path);
     shell = *options_.shell_path;
   } else if (is_executable_file("/bin/bash")) {
@@ -387,7 +392,7 @@ std::unique_ptr<session::ToolCall> BashTool::start(const Json& args,
   } else {
     shell = "sh";
   }
-  struct stat st{};
+  struct stat st {};
   if (::stat(context.cwd.c_str(), &st) != 0 || !S_ISDIR(st.st_mode))
     return fail("Working directory does not exist: " + context.cwd +
                 "\nCannot execute bash commands.");

@@ -32,8 +32,8 @@ std::vector<std::string> active_tool_names(const CliOptions& options, const Json
       for (const auto& v : active) {
         const std::string name = v.get<std::string>();
         if (!tools::is_known_tool(name)) {
-          warnings.push_back("settings: unknown tool in tools.active: " + name + " (known: " +
-                             tools::known_tool_list() + "); skipped");
+          warnings.push_back("settings: unknown tool in tools.active: " + name +
+                             " (known: " + tools::known_tool_list() + "); skipped");
         } else if (std::find(names.begin(), names.end(), name) == names.end()) {
           names.push_back(name);
         }
@@ -73,7 +73,7 @@ std::vector<tools::ContextFile> find_context_files(const fs::path& agent_dir, co
   };
   add(context_file_in(agent_dir));
   std::vector<fs::path> chain;
-  for (fs::path d = cwd; ; d = d.parent_path()) {
+  for (fs::path d = cwd;; d = d.parent_path()) {
     chain.push_back(d);
     if (d == d.parent_path()) break;
   }

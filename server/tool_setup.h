@@ -22,7 +22,8 @@
 namespace rebound::server {
 
 /// The active tool names; unknown or malformed settings entries are reported in `warnings`.
-std::vector<std::string> active_tool_names(const CliOptions& options, const protocol::Json& settings,
+std::vector<std::string> active_tool_names(const CliOptions& options,
+                                           const protocol::Json& settings,
                                            std::vector<std::string>& warnings);
 
 /// The context files of section 10: from the agent directory, then from the root down to `cwd`.
@@ -31,9 +32,9 @@ std::vector<tools::ContextFile> find_context_files(const std::filesystem::path& 
 
 /// The whole system prompt for a session starting now in `cwd`.
 std::string build_system_prompt(const std::string& settings_prompt,
-                                 const std::vector<std::string>& active, bool context_files,
-                                 const std::filesystem::path& agent_dir,
-                                 const std::filesystem::path& cwd);
+                                const std::vector<std::string>& active, bool context_files,
+                                const std::filesystem::path& agent_dir,
+                                const std::filesystem::path& cwd);
 
 /// Worker threads for the file tools.
 class PoolOffload : public tools::Offload {

@@ -89,7 +89,8 @@ const Builtin& builtin(std::string_view name) {
 }  // namespace
 
 const std::vector<std::string>& known_tool_names() {
-  static const std::vector<std::string> names{"read", "bash", "edit", "write", "grep", "find", "ls"};
+  static const std::vector<std::string> names{"read", "bash", "edit", "write",
+                                              "grep", "find", "ls"};
   return names;
 }
 

@@ -39,12 +39,18 @@ std::size_t fuzzy_char(std::string_view s, std::size_t i, char& replacement) {
   const auto a = static_cast<unsigned char>(s[i]), b = static_cast<unsigned char>(s[i + 1]),
              c = static_cast<unsigned char>(s[i + 2]);
   if (a == 0xE2 && b == 0x80) {
-    if (c >= 0x98 && c <= 0x9B) replacement = '\'';       // ‘ ’ ‚ ‛
-    else if (c >= 0x9C && c <= 0x9F) replacement = '"';   // “ ” „ ‟
-    else if (c >= 0x90 && c <= 0x95) replacement = '-';   // U+2010–U+2015
-    else if (c >= 0x82 && c <= 0x8A) replacement = ' ';   // U+2002–U+200A
-    else if (c == 0xAF) replacement = ' ';                // U+202F
-    else return 0;
+    if (c >= 0x98 && c <= 0x9B)
+      replacement = '\'';  // ‘ ’ ‚ ‛
+    else if (c >= 0x9C && c <= 0x9F)
+      replacement = '"';  // “ ” „ ‟
+    else if (c >= 0x90 && c <= 0x95)
+      replacement = '-';  // U+2010–U+2015
+    else if (c >= 0x82 && c <= 0x8A)
+      replacement = ' ';  // U+2002–U+200A
+    else if (c == 0xAF)
+      replacement = ' ';  // U+202F
+    else
+      return 0;
     return 3;
   }
   if (a == 0xE2 && b == 0x88 && c == 0x92) {  // U+2212
@@ -62,7 +68,9 @@ std::size_t fuzzy_char(std::string_view s, std::size_t i, char& replacement) {
   return 0;
 }
 
-bool is_blank(char c) { return c == ' ' || c == '\t' || c == '\v' || c == '\f'; }
+bool is_blank(char c) {
+  return c == ' ' || c == '\t' || c == '\v' || c == '\f';
+}
 
 Fuzzy fuzzy_form(std::string_view s) {
   Fuzzy f;
@@ -229,10 +237,9 @@ std::string line_diff(std::string_view old_text, std::string_view new_text,
   constexpr std::size_t kContext = 4;
   const auto a = diff_lines(old_text);
   const auto b = diff_lines(new_text);
-  const std::size_t count =
-      std::max(std::count(old_text.begin(), old_text.end(), '\n'),
-               std::count(new_text.begin(), new_text.end(), '\n')) +
-      1;
+  const std::size_t count = std::max(std::count(old_text.begin(), old_text.end(), '\n'),
+                                     std::count(new_text.begin(), new_text.end(), '\n')) +
+                            1;
   const std::size_t width = std::to_string(count).size();
   auto num = [&](std::size_t n) {
     std::string s = std::to_string(n);
@@ -305,13 +312,15 @@ EditOutcome apply_edits(std::string_view original, const std::vector<TextEdit>& 
   const bool bom = body.substr(0, 3) == "\xEF\xBB\xBF";
   if (bom) body.remove_prefix(3);
   const std::size_t first_nl = body.find('\n');
-  const bool crlf = first_nl != std::string_view::npos && first_nl > 0 && body[first_nl - 1] == '\r';
+  const bool crlf =
+      first_nl != std::string_view::npos && first_nl > 0 && body[first_nl - 1] == '\r';
   const std::string text = to_lf(body);
 
   for (std::size_t i = 0; i < edits.size(); ++i) {
     if (edits[i].old_text.empty()) {
-      return fail(several ? "edits[" + std::to_string(i) + "].oldText must not be empty in " + p + "."
-                          : "oldText must not be empty in " + p + ".");
+      return fail(several
+                      ? "edits[" + std::to_string(i) + "].oldText must not be empty in " + p + "."
+                      : "oldText must not be empty in " + p + ".");
     }
   }
   const Fuzzy fuzzy_text = fuzzy_form(text);
@@ -382,11 +391,12 @@ EditOutcome apply_edits(std::string_view original, const std::vector<TextEdit>& 
   }
   result.append(text, at, std::string::npos);
   if (result == text) {
-    return fail(several ? "No changes made to " + p + ". The replacements produced identical content."
-                        : "No changes made to " + p +
-                              ". The replacement produced identical content. This might indicate "
-                              "an issue with special characters or the text not existing as "
-                              "expected.");
+    return fail(several
+                    ? "No changes made to " + p + ". The replacements produced identical content."
+                    : "No changes made to " + p +
+                          ". The replacement produced identical content. This might indicate "
+                          "an issue with special characters or the text not existing as "
+                          "expected.");
   }
   r.diff = line_diff(text, result, r.first_changed_line);
   std::string restored;

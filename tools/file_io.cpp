@@ -9,7 +9,7 @@ namespace rebound::tools {
 
 bool read_all(int fd, std::string& out, std::size_t max) {
   out.clear();
-  struct stat st{};
+  struct stat st {};
   if (::fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && static_cast<std::size_t>(st.st_size) <= max)
     out.reserve(static_cast<std::size_t>(st.st_size));
   char buf[65536];
@@ -47,7 +47,7 @@ int make_parent_dirs(const std::string& path, std::string& failed_dir) {
   const std::size_t slash = path.rfind('/');
   if (slash == std::string::npos || slash == 0) return 0;
   const std::string dir = path.substr(0, slash);
-  struct stat st{};
+  struct stat st {};
   if (::stat(dir.c_str(), &st) == 0) {
     if (S_ISDIR(st.st_mode)) return 0;
     failed_dir = dir;
@@ -62,7 +62,7 @@ int make_parent_dirs(const std::string& path, std::string& failed_dir) {
 }
 
 bool LineScanner::each_line(const std::function<bool(std::string_view, std::size_t)>& line) {
-  std::string carry;        // the start of the current line
+  std::string carry;           // the start of the current line
   std::size_t carry_size = 0;  // its real size (more than carry.size() once oversized)
   std::vector<char> buf(1 << 20);
   while (true) {

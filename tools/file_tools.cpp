@@ -51,7 +51,7 @@ std::string string_arg(const Json& args, const char* key, const char* fallback =
 }
 
 bool path_exists(const std::string& p) {
-  struct stat st{};
+  struct stat st {};
   return ::stat(p.c_str(), &st) == 0;
 }
 
@@ -67,7 +67,8 @@ std::string replace_all(std::string s, std::string_view from, std::string_view t
 std::string existing_variant(const std::string& abs) {
   if (path_exists(abs)) return abs;
   const std::string nnbsp = "\xE2\x80\xAF";
-  const std::string am_pm = replace_all(replace_all(abs, " AM.", nnbsp + "AM."), " PM.", nnbsp + "PM.");
+  const std::string am_pm =
+      replace_all(replace_all(abs, " AM.", nnbsp + "AM."), " PM.", nnbsp + "PM.");
   if (am_pm != abs && path_exists(am_pm)) return am_pm;
   const std::string curly = replace_all(abs, "'", "\xE2\x80\x99");
   if (curly != abs && path_exists(curly)) return curly;
@@ -87,8 +88,7 @@ const char* image_type(std::string_view head) {
 }
 
 std::string base64(std::string_view data) {
-  static const char* kAlphabet =
-      "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+  static const char* kAlphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
   std::string out;
   out.reserve((data.size() + 2) / 3 * 4);
   std::size_t i = 0;
@@ -124,7 +124,8 @@ ToolResult read_image(int fd, const struct stat& st, const char* mime, bool mode
     data = base64(raw);
   }
   if (!model_images && data)
-    text += "\n[Current model does not support images. The image will be omitted from this request.]";
+    text +=
+        "\n[Current model does not support images. The image will be omitted from this request.]";
   ToolResult r = text_result(std::move(text));
   if (data) r.content.push_back(ContentBlock::make_image(std::move(*data), mime));
   return r;
@@ -181,7 +182,7 @@ ToolResult run_read(const Json& args, const session::ToolContext& context,
   if (::access(abs.c_str(), R_OK) != 0) return ToolResult::error(fs_error(errno, "access", abs));
   UniqueFd fd(::open(abs.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK));
   if (!fd) return ToolResult::error(fs_error(errno, "open", abs));
-  struct stat st{};
+  struct stat st {};
   if (::fstat(fd.get(), &st) != 0) return ToolResult::error(fs_error(errno, "read", ""));
   if (S_ISDIR(st.st_mode)) return ToolResult::error(fs_error(EISDIR, "read", ""));
   ::fcntl(fd.get(), F_SETFL, 0);  // blocking reads from here (a FIFO was opened without waiting)
@@ -215,8 +216,8 @@ ToolResult run_read(const Json& args, const session::ToolContext& context,
     text = sel.kept;
     const std::int64_t last = offset + static_cast<std::int64_t>(sel.lines) - 1;
     if (limited && last < total) {
-      text += "\n\n[" + std::to_string(total - last) + " more lines in file. Use offset=" +
-              std::to_string(last + 1) + " to continue.]";
+      text += "\n\n[" + std::to_string(total - last) +
+              " more lines in file. Use offset=" + std::to_string(last + 1) + " to continue.]";
     }
     return text_result(std::move(text));
   }
@@ -236,8 +237,8 @@ ToolResult run_read(const Json& args, const session::ToolContext& context,
     t.content = sel.kept;
     t.output_lines = sel.kept_lines;
     t.output_bytes = sel.kept_bytes;
-    text = sel.kept + "\n\n[Showing lines " + std::to_string(a) + "-" + std::to_string(b) +
-           " of " + std::to_string(total) +
+    text = sel.kept + "\n\n[Showing lines " + std::to_string(a) + "-" + std::to_string(b) + " of " +
+           std::to_string(total) +
            (sel.by == Truncation::By::bytes ? " (" + format_size(kMaxBytes) + " limit)" : "") +
            ". Use offset=" + std::to_string(b + 1) + " to continue.]";
   }
@@ -287,16 +288,18 @@ ToolResult run_edit(const Json& args, const session::ToolContext& context,
   for (const auto& e : args.value("edits", Json::array()))
     edits.push_back({e.value("oldText", ""), e.value("newText", "")});
   if (edits.empty())
-    return ToolResult::error("Edit tool input is invalid. edits must contain at least one replacement.");
+    return ToolResult::error(
+        "Edit tool input is invalid. edits must contain at least one replacement.");
   auto could_not = [&](int err) {
-    return ToolResult::error("Could not edit file: " + given + ". Error code: " + errno_name(err) + ".");
+    return ToolResult::error("Could not edit file: " + given + ". Error code: " + errno_name(err) +
+                             ".");
   };
   if (::access(abs.c_str(), R_OK | W_OK) != 0) return could_not(errno);
   std::string original;
   {
     UniqueFd fd(::open(abs.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK));
     if (!fd) return could_not(errno);
-    struct stat st{};
+    struct stat st {};
     if (::fstat(fd.get(), &st) != 0) return could_not(errno);
     if (S_ISDIR(st.st_mode)) return could_not(EISDIR);
     if (!S_ISREG(st.st_mode)) return could_not(EINVAL);
@@ -319,7 +322,7 @@ ToolResult run_ls(const Json& args, const session::ToolContext& context,
                   const std::atomic<bool>& cancelled) {
   const std::string abs = resolve_path(string_arg(args, "path", "."), context.cwd);
   const std::int64_t limit = std::max<std::int64_t>(1, count_arg(args, "limit", 500));
-  struct stat st{};
+  struct stat st {};
   if (::stat(abs.c_str(), &st) != 0) return ToolResult::error("Path not found: " + abs);
   if (!S_ISDIR(st.st_mode)) return ToolResult::error("Not a directory: " + abs);
   DIR* d = ::opendir(abs.c_str());
@@ -348,7 +351,7 @@ ToolResult run_ls(const Json& args, const session::ToolContext& context,
       limit_reached = true;
       break;
     }
-    struct stat es{};
+    struct stat es {};
     const std::string full = abs + (abs == "/" ? "" : "/") + name;
     if (::stat(full.c_str(), &es) != 0 && ::lstat(full.c_str(), &es) != 0) continue;
     if (count > 0) out += '\n';

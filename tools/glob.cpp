@@ -55,7 +55,7 @@ std::string glob_to_regex(std::string_view glob, bool braces) {
           ++j;
         if (at_start && j < glob.size() && glob[j] == '/') {
           out += "(?:.*/)?";  // `**/`: any directories, none included
-          i = j;            // the '/' is consumed
+          i = j;              // the '/' is consumed
         } else if (at_start && j == glob.size()) {
           out += ".*";
           i = j - 1;
@@ -76,8 +76,10 @@ std::string glob_to_regex(std::string_view glob, bool braces) {
         i = next - 1;
       }
     } else if (c == '\\') {
-      if (i + 1 < glob.size()) literal_char(out, glob[++i]);
-      else out += "\\\\";
+      if (i + 1 < glob.size())
+        literal_char(out, glob[++i]);
+      else
+        out += "\\\\";
     } else if (braces && c == '{') {
       out += "(?:";
       ++depth;
@@ -102,8 +104,10 @@ std::optional<PathGlob> PathGlob::compile(std::string_view glob, std::string& er
   if (pattern.find('/') == std::string::npos) {
     g.base_name_ = true;
   } else if (pattern.rfind("**/", 0) != 0) {
-    if (pattern.front() == '/') pattern.erase(0, 1);
-    else pattern = "**/" + pattern;
+    if (pattern.front() == '/')
+      pattern.erase(0, 1);
+    else
+      pattern = "**/" + pattern;
   }
   g.regex_ = Regex::compile(glob_to_regex(pattern, true), {false, false, false}, error);
   if (!g.regex_) return std::nullopt;

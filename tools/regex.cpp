@@ -43,8 +43,8 @@ std::shared_ptr<const Regex> Regex::compile(std::string_view pattern, Options op
   if (!re) {
     PCRE2_UCHAR buf[256];
     pcre2_get_error_message(code, buf, sizeof buf);
-    error = std::string(reinterpret_cast<const char*>(buf)) + " at offset " +
-            std::to_string(offset);
+    error =
+        std::string(reinterpret_cast<const char*>(buf)) + " at offset " + std::to_string(offset);
     return nullptr;
   }
   auto impl = std::make_unique<Impl>();
@@ -83,17 +83,16 @@ Matcher::~Matcher() = default;
 
 Matcher::Result Matcher::search(std::string_view subject, std::size_t start,
                                 std::size_t& match_start) {
-  const int rc = pcre2_match(state_->regex->impl().code,
-                             reinterpret_cast<PCRE2_SPTR>(subject.data()), subject.size(), start,
-                             0, state_->data, state_->context);
+  const int rc =
+      pcre2_match(state_->regex->impl().code, reinterpret_cast<PCRE2_SPTR>(subject.data()),
+                  subject.size(), start, 0, state_->data, state_->context);
   if (rc >= 0) {
     match_start = pcre2_get_ovector_pointer(state_->data)[0];
     return Result::match;
   }
   if (rc == PCRE2_ERROR_NOMATCH) return Result::no_match;
-  if (rc == PCRE2_ERROR_MATCHLIMIT || rc == PCRE2_ERROR_DEPTHLIMIT ||
-      rc == PCRE2_ERROR_HEAPLIMIT || rc == PCRE2_ERROR_JIT_STACKLIMIT ||
-      rc == PCRE2_ERROR_NOMEMORY)
+  if (rc == PCRE2_ERROR_MATCHLIMIT || rc == PCRE2_ERROR_DEPTHLIMIT || rc == PCRE2_ERROR_HEAPLIMIT ||
+      rc == PCRE2_ERROR_JIT_STACKLIMIT || rc == PCRE2_ERROR_NOMEMORY)
     return Result::too_complex;
   return Result::no_match;  // invalid UTF is matched around (PCRE2_MATCH_INVALID_UTF)
 }

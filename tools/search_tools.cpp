@@ -56,7 +56,7 @@ class FileBytes {
   bool open(const std::string& path, std::string& buffer) {
     UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK));
     if (!fd) return false;
-    struct stat st{};
+    struct stat st {};
     if (::fstat(fd.get(), &st) != 0 || !S_ISREG(st.st_mode)) return false;
     const auto size = static_cast<std::size_t>(st.st_size);
     if (size >= kMmapFrom) {
@@ -113,8 +113,8 @@ LineSpan line_around(std::string_view data, std::size_t pos) {
   while (start > 0 && data[start - 1] != '\n')
     --start;
   const void* nl = std::memchr(data.data() + pos, '\n', data.size() - pos);
-  const std::size_t end = nl ? static_cast<std::size_t>(static_cast<const char*>(nl) - data.data())
-                             : data.size();
+  const std::size_t end =
+      nl ? static_cast<std::size_t>(static_cast<const char*>(nl) - data.data()) : data.size();
   return {start, end};
 }
 
@@ -176,8 +176,10 @@ struct GrepRun {
       }
       if (alone == Matcher::Result::match) {
         ++matches;
-        if (context > 0) emit_with_context(rel, data, l, line_no);
-        else emit(rel, line_no, ':', text);
+        if (context > 0)
+          emit_with_context(rel, data, l, line_no);
+        else
+          emit(rel, line_no, ':', text);
       }
       if (l.end >= data.size()) return;
       pos = l.end + 1;
@@ -215,7 +217,7 @@ std::string base_name(const std::string& path) {
 ToolResult run_grep(const Json& args, const session::ToolContext& context,
                     const std::atomic<bool>& cancelled) {
   const std::string abs = resolve_path(string_arg(args, "path", "."), context.cwd);
-  struct stat st{};
+  struct stat st {};
   if (::stat(abs.c_str(), &st) != 0) return ToolResult::error("Path not found: " + abs);
   std::string error;
   Regex::Options options;
@@ -230,8 +232,13 @@ ToolResult run_grep(const Json& args, const session::ToolContext& context,
     if (!glob) return ToolResult::error("Invalid glob: " + error);
     glob_matcher.emplace(glob->regex());
   }
-  GrepRun run{Matcher(regex), std::max<std::int64_t>(1, count_arg(args, "limit", 100)),
-              std::max<std::int64_t>(0, count_arg(args, "context", 0)), 0, false, {}, {},
+  GrepRun run{Matcher(regex),
+              std::max<std::int64_t>(1, count_arg(args, "limit", 100)),
+              std::max<std::int64_t>(0, count_arg(args, "context", 0)),
+              0,
+              false,
+              {},
+              {},
               cancelled};
   std::string buffer;
   auto search_file = [&](const std::string& file, std::string_view rel) {
@@ -280,7 +287,7 @@ ToolResult run_grep(const Json& args, const session::ToolContext& context,
 ToolResult run_find(const Json& args, const session::ToolContext& context,
                     const std::atomic<bool>& cancelled) {
   const std::string abs = resolve_path(string_arg(args, "path", "."), context.cwd);
-  struct stat st{};
+  struct stat st {};
   if (::stat(abs.c_str(), &st) != 0 || !S_ISDIR(st.st_mode))
     return ToolResult::error("Path not found: " + abs);
   std::string error;

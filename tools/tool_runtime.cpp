@@ -197,9 +197,8 @@ class FileTool : public session::Tool {
           break;
       }
       if (state->cancelled) result = ToolResult::error("Operation aborted");
-      scheduler.post([state, result = std::move(result)]() mutable {
-        finish(state, std::move(result));
-      });
+      scheduler.post(
+          [state, result = std::move(result)]() mutable { finish(state, std::move(result)); });
     });
   }
 

@@ -17,7 +17,7 @@ constexpr std::size_t kMaxIgnoreFileBytes = 4 * 1024 * 1024;
 bool read_small_file(const std::string& path, std::string& out) {
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
   if (fd < 0) return false;
-  struct stat st{};
+  struct stat st {};
   if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
     ::close(fd);
     return false;
@@ -40,7 +40,7 @@ std::string parent_of(const std::string& dir) {
 }
 
 bool exists(const std::string& path) {
-  struct stat st{};
+  struct stat st {};
   return ::lstat(path.c_str(), &st) == 0;
 }
 
@@ -162,7 +162,7 @@ struct Walk {
       const std::string child_abs = join(abs, item.name);
       bool is_dir = item.type == DT_DIR;
       if (item.type == DT_UNKNOWN) {
-        struct stat st{};
+        struct stat st {};
         if (::lstat(child_abs.c_str(), &st) != 0) continue;
         is_dir = S_ISDIR(st.st_mode);
       }

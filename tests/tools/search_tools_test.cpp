@@ -1,0 +1,187 @@
+// Golden results of grep and find over fixture trees with nested .gitignore files and
+// negation (tools.md sections 4.5, 4.6, 4.8), and the regex engine's limits.
+
+#include <doctest/doctest.h>
+
+#include <atomic>
+#include <chrono>
+#include <string>
+
+#include "protocol/json.h"
+#include "tests/support/temp_dir.h"
+#include "tools/builtin_tools.h"
+#include "tools/glob.h"
+#include "tools/regex.h"
+#include "tools/walker.h"
+
+using rebound::protocol::Json;
+using rebound::session::ToolContext;
+using rebound::testing::TempDir;
+namespace tools = rebound::tools;
+
+namespace {
+
+const std::atomic<bool> kRunning{false};
+
+ToolContext context_in(const TempDir& dir) {
+  ToolContext c;
+  c.cwd = dir.path().string();
+  return c;
+}
+
+std::string text_of(const rebound::session::ToolResult& r) {
+  REQUIRE(!r.content.empty());
+  return r.content.front().text;
+}
+
+// A tree: a git root with ignore rules at two levels, a negation, hidden files, build output.
+void make_tree(const TempDir& dir) {
+  std::filesystem::create_directories(dir.path() / ".git");
+  dir.write(".git/config", "needle in git\n");
+  dir.write(".gitignore", "*.log\nbuild/\n!keep.log\n/top-only.txt\n");
+  dir.write("a.txt", "alpha needle\nbeta\n");
+  dir.write("keep.log", "needle kept\n");
+  dir.write("drop.log", "needle dropped\n");
+  dir.write("top-only.txt", "needle top\n");
+  dir.write("build/out.txt", "needle built\n");
+  dir.write(".hidden/h.txt", "needle hidden\n");
+  dir.write("src/.gitignore", "gen/\n*.tmp\n!important.tmp\n");
+  dir.write("src/main.cpp", "int main() { return needle; }\n");
+  dir.write("src/util.cpp", "// NEEDLE upper\nvoid f();\n");
+  dir.write("src/x.tmp", "needle tmp\n");
+  dir.write("src/important.tmp", "needle important\n");
+  dir.write("src/gen/g.cpp", "needle generated\n");
+  dir.write("src/top-only.txt", "needle nested top\n");
+  dir.write("bin.dat", std::string("needle\0binary", 13));
+}
+
+}  // namespace
+
+TEST_CASE("find: walk order, nested .gitignore with negation, directories marked") {
+  TempDir dir;
+  make_tree(dir);
+  const auto c = context_in(dir);
+  auto r = tools::run_find(Json{{"pattern", "*"}}, c, kRunning);
+  CHECK(text_of(r) ==
+        ".gitignore\n.hidden/\n.hidden/h.txt\na.txt\nbin.dat\nkeep.log\nsrc/\nsrc/.gitignore\n"
+        "src/important.tmp\nsrc/main.cpp\nsrc/top-only.txt\nsrc/util.cpp");
+  CHECK(text_of(tools::run_find(Json{{"pattern", "**/*.cpp"}}, c, kRunning)) ==
+        "src/main.cpp\nsrc/util.cpp");
+  CHECK(text_of(tools::run_find(Json{{"pattern", "src/*.{tmp,txt}"}}, c, kRunning)) ==
+        "src/important.tmp\nsrc/top-only.txt");
+  CHECK(text_of(tools::run_find(Json{{"pattern", "*.cpp"}, {"path", "src"}}, c, kRunning)) ==
+        "main.cpp\nutil.cpp");
+  r = tools::run_find(Json{{"pattern", "*"}, {"limit", 2}}, c, kRunning);
+  CHECK(text_of(r) ==
+        ".gitignore\n.hidden/\n\n[2 results limit reached. Use limit=4 for more, or refine "
+        "pattern]");
+  CHECK(r.details->dump() == R"({"resultLimitReached":2})");
+  CHECK(text_of(tools::run_find(Json{{"pattern", "*.none"}}, c, kRunning)) ==
+        "No files found matching pattern");
+  CHECK(text_of(tools::run_find(Json{{"pattern", "*"}, {"path", "a.txt"}}, c, kRunning)) ==
+        "Path not found: " + (dir.path() / "a.txt").string());
+}
+
+TEST_CASE("find: ignore files of ancestors up to the git root apply to a searched subdirectory") {
+  TempDir dir;
+  make_tree(dir);
+  CHECK(text_of(tools::run_find(Json{{"pattern", "*.log"}, {"path", "."}}, context_in(dir),
+                                kRunning)) == "keep.log");
+  auto c = context_in(dir);
+  c.cwd = (dir.path() / "src").string();
+  dir.write("src/more.log", "x\n");
+  dir.write("src/keep.log", "x\n");
+  CHECK(text_of(tools::run_find(Json{{"pattern", "*.log"}}, c, kRunning)) == "keep.log");
+}
+
+TEST_CASE("grep: matches in walk order, ignored and binary files skipped") {
+  TempDir dir;
+  make_tree(dir);
+  const auto c = context_in(dir);
+  auto r = tools::run_grep(Json{{"pattern", "needle"}}, c, kRunning);
+  CHECK(text_of(r) ==
+        ".hidden/h.txt:1: needle hidden\na.txt:1: alpha needle\nkeep.log:1: needle kept\n"
+        "src/important.tmp:1: needle important\nsrc/main.cpp:1: int main() { return needle; }\n"
+        "src/top-only.txt:1: needle nested top");
+  CHECK(!r.details);
+  CHECK(text_of(tools::run_grep(
+            Json{{"pattern", "needle"}, {"ignoreCase", true}, {"glob", "*.cpp"}}, c, kRunning)) ==
+        "src/main.cpp:1: int main() { return needle; }\nsrc/util.cpp:1: // NEEDLE upper");
+  CHECK(text_of(tools::run_grep(Json{{"pattern", "f("}, {"literal", true}}, c, kRunning)) ==
+        "src/util.cpp:2: void f();");
+  CHECK(text_of(tools::run_grep(Json{{"pattern", "beta"}, {"path", "a.txt"}}, c, kRunning)) ==
+        "a.txt:2: beta");
+  CHECK(text_of(tools::run_grep(Json{{"pattern", "zzz"}}, c, kRunning)) == "No matches found");
+  r = tools::run_grep(Json{{"pattern", "("}}, c, kRunning);
+  CHECK(r.is_error);
+  CHECK(text_of(r).rfind("Invalid regular expression: missing closing parenthesis", 0) == 0);
+  CHECK(text_of(tools::run_grep(Json{{"pattern", "x"}, {"path", "nope"}}, c, kRunning)) ==
+        "Path not found: " + (dir.path() / "nope").string());
+  // JavaScript escapes: \u0061 is "a".
+  CHECK(text_of(tools::run_grep(Json{{"pattern", "\\u0061lpha"}}, c, kRunning)) ==
+        "a.txt:1: alpha needle");
+}
+
+TEST_CASE("grep: context blocks, limit, long lines, CRLF") {
+  TempDir dir;
+  dir.write("f.txt", "one\r\ntwo\r\nthree\r\nfour\r\nfive\r\n");
+  dir.write("long.txt", std::string(600, 'q') + "\n");
+  const auto c = context_in(dir);
+  CHECK(text_of(tools::run_grep(Json{{"pattern", "t"}, {"path", "f.txt"}, {"context", 1}}, c,
+                                kRunning)) ==
+        "f.txt-1- one\nf.txt:2: two\nf.txt-3- three\nf.txt-2- two\nf.txt:3: three\nf.txt-4- four");
+  auto r = tools::run_grep(Json{{"pattern", "o"}, {"path", "f.txt"}, {"limit", 2}}, c, kRunning);
+  CHECK(text_of(r) ==
+        "f.txt:1: one\nf.txt:2: two\n\n[2 matches limit reached. Use limit=4 for more, or refine "
+        "pattern]");
+  CHECK(r.details->dump() == R"({"matchLimitReached":2})");
+  r = tools::run_grep(Json{{"pattern", "q"}, {"path", "long.txt"}}, c, kRunning);
+  CHECK(text_of(r) == "long.txt:1: " + std::string(500, 'q') +
+                          "... [truncated]\n\n[Some lines truncated to 500 chars. Use read tool to "
+                          "see full lines]");
+  CHECK(r.details->dump() == R"({"linesTruncated":true})");
+  CHECK(text_of(tools::run_grep(Json{{"pattern", "^five$"}, {"path", "f.txt"}}, c, kRunning)) ==
+        "f.txt:5: five");
+}
+
+TEST_CASE("grep: a catastrophically backtracking pattern fails fast with the file and line") {
+  TempDir dir;
+  dir.write("ok.txt", "fine\n");
+  dir.write("z.txt", "short\n" + std::string(40, 'a') + "!\n");
+  const auto start = std::chrono::steady_clock::now();
+  auto r = tools::run_grep(Json{{"pattern", "(a+)+$"}}, context_in(dir), kRunning);
+  const auto took = std::chrono::steady_clock::now() - start;
+  CHECK(r.is_error);
+  CHECK(text_of(r) == "Regular expression too complex (match limit exceeded in z.txt:2)");
+  // Not a timing assertion of performance: a hang would never get here.
+  MESSAGE("catastrophic pattern gave up after "
+          << std::chrono::duration_cast<std::chrono::milliseconds>(took).count() << " ms");
+}
+
+TEST_CASE("globs and ignore lines") {
+  std::string error;
+  auto g = tools::PathGlob::compile("src/**/*.test.ts", error);
+  REQUIRE(g);
+  tools::Matcher m(g->regex());
+  CHECK(g->matches("src/a.test.ts", m));
+  CHECK(g->matches("x/src/a/b/c.test.ts", m));
+  CHECK(!g->matches("src/a.ts", m));
+  auto b = tools::PathGlob::compile("[!a-c]?.{js,ts}", error);
+  REQUIRE(b);
+  tools::Matcher mb(b->regex());
+  CHECK(mb.matches("dx.ts"));
+  CHECK(!mb.matches("ax.ts"));
+  CHECK(!mb.matches("d/.ts"));
+  tools::IgnoreStack stack;
+  stack.add_text("/r", "# comment\n*.o\n!keep.o\nout/\n/rooted\ndocs/**/*.md\n\\#hash\n");
+  CHECK(stack.ignored("/r/x.o", false));
+  CHECK(stack.ignored("/r/deep/y.o", false));
+  CHECK(!stack.ignored("/r/keep.o", false));
+  CHECK(stack.ignored("/r/out", true));
+  CHECK(!stack.ignored("/r/out", false));
+  CHECK(stack.ignored("/r/rooted", false));
+  CHECK(!stack.ignored("/r/sub/rooted", false));
+  CHECK(stack.ignored("/r/docs/a/b/c.md", false));
+  CHECK(stack.ignored("/r/#hash", false));
+  CHECK(!stack.ignored("/other/x.o", false));
+}
