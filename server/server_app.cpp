@@ -17,7 +17,6 @@
 #include "config/auth_store.h"
 #include "config/file_session_storage.h"
 #include "config/file_settings_store.h"
-#include "server/tool_setup.h"
 #include "net/http_client.h"
 #include "protocol/json_line.h"
 #include "protocol/line_reader.h"
@@ -29,6 +28,7 @@
 #include "server/rpc_dispatcher.h"
 #include "server/stdio_transport.h"
 #include "server/stop_signals.h"
+#include "server/tool_setup.h"
 #include "session/event_sink.h"
 #include "session/session_host.h"
 #include "session/session_id.h"
@@ -198,8 +198,8 @@ int run_server(const CliOptions& options) {
     shutting_down = true;
     spdlog::debug("shutting down: {}", why);
     reader.stop();
-    host.shutdown_all();     // aborts runs; a running bash command's group is killed
-    bash.kill_background();  // and what earlier commands left running
+    host.shutdown_all();                    // aborts runs; a running bash command's group is killed
+    bash.kill_background();                 // and what earlier commands left running
     builtin_tools.bash->kill_background();  // and what bash tool calls left running
     // The whole shutdown is bounded: whatever still keeps the loop busy after the limit (a
     // reader that stopped reading stdout, a child that does not die) is given up on.

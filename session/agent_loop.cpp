@@ -224,7 +224,8 @@ void AgentSession::start_tool_batch() {
     protocol::Json args = call.block.arguments;
     tool->prepare_arguments(args);
     protocol::Json checked;
-    if (auto problem = check_tool_arguments(tool->definition(), args, checked, call.block.arguments)) {
+    if (auto problem =
+            check_tool_arguments(tool->definition(), args, checked, call.block.arguments)) {
       end_tool_call(generation, i, ToolResult::error(std::move(*problem)));
       continue;
     }

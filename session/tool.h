@@ -42,8 +42,8 @@ class ToolCall {
 };
 
 struct ToolContext {
-  std::string cwd;            // the session's working directory
-  bool model_images = true;   // whether the model's input includes "image"
+  std::string cwd;           // the session's working directory
+  bool model_images = true;  // whether the model's input includes "image"
   /// Whether a call that waited for its file must be skipped now (a steering message is
   /// queued and interruptMode is "immediate", tools.md section 7). Event loop only.
   std::function<bool()> skip_for_steering;
@@ -59,8 +59,9 @@ class Tool {
   /// Rewrites the received arguments before they are checked against the schema (edit's
   /// argument preparation, tools.md section 4.3). Most tools leave them alone.
   virtual void prepare_arguments(protocol::Json& args) const { (void)args; }
-  /// Starts a call with the arguments as checked and coerced (session/tool_arguments.h). `done` runs exactly once, on the event loop and
-  /// never from inside start(); `progress` any number of times before it.
+  /// Starts a call with the arguments as checked and coerced (session/tool_arguments.h). `done`
+  /// runs exactly once, on the event loop and never from inside start(); `progress` any number of
+  /// times before it.
   virtual std::unique_ptr<ToolCall> start(const protocol::Json& args, const ToolContext& context,
                                           Progress progress, Done done) = 0;
 };

@@ -76,12 +76,35 @@ Json anthropic_input_schema(const Json& parameters) {
 
 }  // namespace
 
+bool model_takes_images(const protocol::Model& model) {
+  return std::find(model.input.begin(), model.input.end(), "image") != model.input.end();
+}
+
+Json openai_image_part(const ContentBlock& b) {
+  return Json{{"type", "image_url"},
+              {"image_url", Json{{"url", "data:" + b.mime_type + ";base64," + b.text}}}};
+}
+
 Json openai_request_body(const LlmRequest& r) {
   Json messages = Json::array();
   if (!r.system_prompt.empty()) {
     messages.push_back(Json{{"role", "system"}, {"content", r.system_prompt}});
   }
+  const bool images = model_takes_images(r.model);
+  bool tool_history = false;
+  // Images of consecutive tool results follow those tool messages as one user message.
+  Json pending_images = Json::array();
+  auto flush_images = [&] {
+    if (pending_images.empty()) return;
+    Json parts =
+        Json::array({Json{{"type", "text"}, {"text", "Attached image(s) from tool result:"}}});
+    for (auto& p : pending_images)
+      parts.push_back(std::move(p));
+    pending_images = Json::array();
+    messages.push_back(Json{{"role", "user"}, {"content", std::move(parts)}});
+  };
   for (const auto& m : r.messages) {
+    if (m.role != Role::tool_result) flush_images();
     if (m.role == Role::user) {
       messages.push_back(Json{{"role", "user"}, {"content", openai_user_content(m)}});
     } else if (m.role == Role::assistant) {
@@ -97,17 +120,28 @@ Json openai_request_body(const LlmRequest& r) {
                  {"type", "function"},
                  {"function", Json{{"name", b.name}, {"arguments", b.arguments.dump()}}}});
       }
-      if (!calls.empty()) a["tool_calls"] = std::move(calls);
+      if (!calls.empty()) {
+        a["tool_calls"] = std::move(calls);
+        tool_history = true;
+      }
       if (text.empty() && !a.contains("tool_calls")) continue;  // thinking only: nothing to send
       messages.push_back(std::move(a));
     } else if (m.role == Role::tool_result) {
+      tool_history = true;
+      std::string text = joined_text(m);
+      if (text.empty() && has_images(m)) text = "(see attached image)";
       messages.push_back(
-          Json{{"role", "tool"}, {"tool_call_id", m.tool_call_id}, {"content", joined_text(m)}});
+          Json{{"role", "tool"}, {"content", std::move(text)}, {"tool_call_id", m.tool_call_id}});
+      if (images) {
+        for (const auto& b : m.content)
+          if (b.kind == ContentBlock::Kind::image) pending_images.push_back(openai_image_part(b));
+      }
     } else {
       // bashExecution and compactionSummary reach the model as user text.
       messages.push_back(Json{{"role", "user"}, {"content", protocol::llm_text(m)}});
     }
   }
+  flush_images();
   Json body{{"model", r.model.id}, {"messages", std::move(messages)}, {"stream", true}};
   body["stream_options"] = Json{{"include_usage", true}};
   if (!r.tools.empty()) {
@@ -119,6 +153,8 @@ Json openai_request_body(const LlmRequest& r) {
            Json{{"name", t.name}, {"description", t.description}, {"parameters", t.parameters}}}});
     }
     body["tools"] = std::move(tools);
+  } else if (tool_history) {
+    body["tools"] = Json::array();  // some OpenAI-compatible proxies want the key then
   }
   if (r.model.max_tokens > 0) {
     body[r.model.reasoning ? "max_completion_tokens" : "max_tokens"] = r.model.max_tokens;
@@ -186,9 +222,23 @@ Json anthropic_request_body(const LlmRequest& r) {
       }
       append("assistant", std::move(blocks));
     } else if (m.role == Role::tool_result) {
+      Json content = joined_text(m);
+      if (has_images(m) && model_takes_images(r.model)) {
+        content = Json::array();
+        for (const auto& b : m.content) {
+          if (b.kind == ContentBlock::Kind::text) {
+            content.push_back(Json{{"type", "text"}, {"text", b.text}});
+          } else if (b.kind == ContentBlock::Kind::image) {
+            content.push_back(
+                Json{{"type", "image"},
+                     {"source",
+                      Json{{"type", "base64"}, {"media_type", b.mime_type}, {"data", b.text}}}});
+          }
+        }
+      }
       blocks.push_back(Json{{"type", "tool_result"},
                             {"tool_use_id", m.tool_call_id},
-                            {"content", joined_text(m)},
+                            {"content", std::move(content)},
                             {"is_error", m.is_error}});
       append("user", std::move(blocks));
     } else {

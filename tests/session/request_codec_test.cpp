@@ -62,7 +62,7 @@ TEST_CASE("OpenAI request: roles, images as data URLs, tool calls, stream with u
   CHECK(m[2]["content"] == "looking");  // the thinking block is not sent back
   CHECK(m[2]["tool_calls"][0]["function"]["arguments"] == R"({"command":"ls"})");
   CHECK(m[3] ==
-        Json::parse(R"({"role":"tool","tool_call_id":"call_1","content":"Tool bash not found"})"));
+        Json::parse(R"({"role":"tool","content":"Tool bash not found","tool_call_id":"call_1"})"));
   CHECK(m[4] == Json::parse(R"({"role":"user","content":"and?"})"));
 }
 
@@ -146,4 +146,38 @@ TEST_CASE("tool definitions go to both APIs in their own form, none, no key") {
   CHECK(a[0] == Json::parse(R"({"name":"read","description":"Read a file","input_schema":
       {"type":"object","properties":{"path":{"type":"string"}},"required":["path"]}})"));
   CHECK(a[1]["input_schema"]["required"] == Json::array());
+}
+
+TEST_CASE("tool history without active tools, and images of tool results for both APIs") {
+  LlmRequest r;
+  r.model.id = "m";
+  r.model.input = {"text", "image"};
+  r.messages = {user("look"), assistant_with_call()};
+  AgentMessage image_only;
+  image_only.role = Role::tool_result;
+  image_only.tool_call_id = "call_1";
+  image_only.tool_name = "read";
+  image_only.content.push_back(ContentBlock::make_image("QUJD", "image/png"));
+  r.messages.push_back(image_only);
+  r.messages.push_back(user("next"));
+  const Json o = openai_request_body(r);
+  // Tool calls in the context and no active tools: an empty "tools" key (tools.md section 8).
+  CHECK(o["tools"] == Json::array());
+  const Json& m = o["messages"];
+  REQUIRE(m.size() == 5);
+  CHECK(m[2].dump() ==
+        R"j({"role":"tool","content":"(see attached image)","tool_call_id":"call_1"})j");
+  CHECK(
+      m[3].dump() ==
+      R"({"role":"user","content":[{"type":"text","text":"Attached image(s) from tool result:"},{"type":"image_url","image_url":{"url":"data:image/png;base64,QUJD"}}]})");
+  CHECK(m[4]["content"] == "next");
+  const Json a = anthropic_request_body(r);
+  CHECK_FALSE(a.contains("tools"));
+  CHECK(
+      a["messages"][2]["content"][0].dump() ==
+      R"({"type":"tool_result","tool_use_id":"call_1","content":[{"type":"image","source":{"type":"base64","media_type":"image/png","data":"QUJD"}}],"is_error":false})");
+  // A text-only model gets no image.
+  r.model.input = {"text"};
+  CHECK(openai_request_body(r)["messages"].size() == 4);
+  CHECK(anthropic_request_body(r)["messages"][2]["content"][0]["content"] == "");
 }
