@@ -6,7 +6,7 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 bash "$root/scripts/deps.sh"
 build="$root/build-bench"
 cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DREBOUND_BENCH=ON >/dev/null
-cmake --build "$build" --target bench_lifecycle bench_retry bench_stream
+cmake --build "$build" --target bench_lifecycle bench_retry bench_stream bench_tools
 # Five runs each; docs/benchmarks.md gives the median of the five run medians.
 for run in 1 2 3 4 5; do
   echo "--- run $run" >&2
@@ -14,3 +14,4 @@ for run in 1 2 3 4 5; do
   "$build/bench/bench_retry" 40 50
 done
 "$build/bench/bench_stream" 20000 5
+"$build/bench/bench_tools"
