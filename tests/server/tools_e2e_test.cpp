@@ -538,3 +538,156 @@ TEST_CASE("the system prompt: context files from the agent dir and the cwd, --no
     }
   }
 }
+
+TEST_CASE("every error text and notice of tools.md over the wire, in one batch") {
+  std::string big, wide;
+  for (int i = 1; i <= 5000; ++i)
+    big += "line " + std::to_string(i) + "\n";
+  for (int i = 1; i <= 100; ++i)
+    wide += std::string(1000, static_cast<char>('a' + i % 26)) + "\n";
+  ReboundProcess::Files files{{"small.txt", "alpha\nbeta\ngamma\n"},
+                              {"big.txt", big},
+                              {"wide.txt", wide},
+                              {"one.txt", std::string(60000, 'x') + "\nshort\n"},
+                              {"pic.png", std::string("\x89PNG\r\n\x1A\n", 8) + "rest"},
+                              {"dup.txt", "foo\nbar\nfoo\n"},
+                              {"afile", "x"},
+                              {"z.txt", std::string(40, 'a') + "!\n"}};
+  struct Expect {
+    Json call;
+    std::string text;      // the exact text, or
+    std::string contains;  // a part of it (texts with temporary file names)
+    bool error;
+  };
+  const std::string w = "work/";
+  const std::vector<Expect> cases{
+      {call("read", {{"path", w + "big.txt"}}), "",
+       "\n\n[Showing lines 1-2000 of 5001. Use offset=2001 to continue.]", false},
+      {call("read", {{"path", w + "wide.txt"}}), "",
+       "\n\n[Showing lines 1-51 of 101 (50.0KB limit). Use offset=52 to continue.]", false},
+      {call("read", {{"path", w + "one.txt"}}),
+       "[Line 1 is 58.6KB, exceeds 50.0KB limit. Use bash: sed -n '1p' work/one.txt | head -c "
+       "51200]",
+       "", false},
+      {call("read", {{"path", w + "small.txt"}, {"limit", 1}}),
+       "alpha\n\n[3 more lines in file. Use offset=2 to continue.]", "", false},
+      {call("read", {{"path", w + "small.txt"}, {"offset", 99}}),
+       "Offset 99 is beyond end of file (4 lines total)", "", true},
+      {call("read", {{"path", "work"}}), "EISDIR: illegal operation on a directory, read", "",
+       true},
+      {call("read", {{"path", w + "pic.png"}}),
+       "Read image file [image/png]\n[Current model does not support images. The image will be "
+       "omitted from this request.]",
+       "", false},
+      {call("write", {{"path", w + "afile/inner.txt"}, {"content", "x"}}), "",
+       "EEXIST: file already exists, mkdir '", true},
+      {call("edit", {{"path", w + "dup.txt"},
+                     {"edits", Json::array({{{"oldText", ""}, {"newText", "x"}}})}}),
+       "oldText must not be empty in work/dup.txt.", "", true},
+      {call("edit", {{"path", w + "dup.txt"},
+                     {"edits", Json::array({{{"oldText", "bar\nfoo"}, {"newText", "1"}},
+                                            {{"oldText", "foo\nbar"}, {"newText", "2"}}})}}),
+       "edits[1] and edits[0] overlap in work/dup.txt. Merge them into one edit or target disjoint "
+       "regions.",
+       "", true},
+      {call("edit", {{"path", w + "dup.txt"},
+                     {"edits", Json::array({{{"oldText", "bar"}, {"newText", "bar"}}})}}),
+       "No changes made to work/dup.txt. The replacement produced identical content. This might "
+       "indicate an issue with special characters or the text not existing as expected.",
+       "", true},
+      {call("edit", {{"path", w + "dup.txt"},
+                     {"edits", Json::array({{{"oldText", "bar"}, {"newText", "bar"}},
+                                            {{"oldText", "foo\nbar"}, {"newText", "foo\nbar"}}})}}),
+       "", "overlap in work/dup.txt", true},
+      {call("edit", {{"path", w + "dup.txt"}, {"edits", Json::array()}}),
+       "Edit tool input is invalid. edits must contain at least one replacement.", "", true},
+      {call("ls", {{"path", w + "nope"}}), "", "Path not found: ", true},
+      {call("ls", {{"path", w + "small.txt"}}), "", "Not a directory: ", true},
+      {call("ls", {{"path", "work"}, {"limit", 1}}),
+       ".keep\n\n[1 entries limit reached. Use limit=2 for more]", "", false},
+      {call("grep", {{"pattern", "line"}, {"path", w + "big.txt"}}), "",
+       "\n\n[100 matches limit reached. Use limit=200 for more, or refine pattern]", false},
+      {call("grep", {{"pattern", "."}, {"path", w + "wide.txt"}, {"limit", 1000}}), "",
+       "\n\n[50.0KB limit reached. Some lines truncated to 500 chars. Use read tool to see full "
+       "lines]",
+       false},
+      {call("grep", {{"pattern", "(a+)+$"}, {"path", w + "z.txt"}}),
+       "Regular expression too complex (match limit exceeded in z.txt:1)", "", true},
+      {call("grep", {{"pattern", "[z-a]"}}), "", "Invalid regular expression: ", true},
+      {call("grep", {{"pattern", "nothing-matches-this"}, {"path", w + "small.txt"}}),
+       "No matches found", "", false},
+      {call("grep", {{"pattern", "x"}, {"path", w + "nope"}}), "", "Path not found: ", true},
+      {call("find", {{"pattern", "*.txt"}, {"path", "work"}, {"limit", 1}}),
+       "big.txt\n\n[1 results limit reached. Use limit=2 for more, or refine pattern]", "", false},
+      {call("find", {{"pattern", "*.none"}, {"path", "work"}}), "No files found matching pattern",
+       "", false},
+      {call("find", {{"pattern", "*"}, {"path", w + "small.txt"}}), "", "Path not found: ", true},
+      {call("bash", {{"command", "for i in $(seq 1 1000); do printf '%099d\\n' $i; done"}}), "",
+       " (50.0KB limit). Full output: ", false},
+      {call("bash", {{"command", "printf 'caf\\303\\251 \\377\\n'"}}), "caf\xC3\xA9 \xEF\xBF\xBD\n",
+       "", false},
+      {call("bash", {{"command", "sleep 3"}, {"timeout", 0.5}}),
+       "Command timed out after 0.5 seconds", "", true},
+      {call("bash", {{"command", 42}}), "", "42: command not found", true},
+      {call("write", {{"path", w + "n.txt"}}),
+       "Validation failed for tool \"write\":\n  - content: must have required properties "
+       "content\n\nReceived arguments:\n{\n  \"path\": \"work/n.txt\"\n}",
+       "", true},
+  };
+  Json calls = Json::array();
+  for (const auto& c : cases)
+    calls.push_back(c.call);
+  ReboundProcess r =
+      tool_server(script_of(calls), files, {"--tools", "read,bash,edit,write,grep,find,ls"});
+  r.send(prompt());
+  const auto events = r.read_until_type("agent_end", 20000ms);
+  for (std::size_t i = 0; i < cases.size(); ++i) {
+    const Json end = end_of(events, "call_" + std::to_string(i + 1));
+    CAPTURE(cases[i].call.dump());
+    const std::string text = text_of(end["result"]);
+    if (!cases[i].text.empty()) CHECK(text == cases[i].text);
+    if (!cases[i].contains.empty()) CHECK(text.find(cases[i].contains) != std::string::npos);
+    CHECK(end["isError"] == cases[i].error);
+    if (cases[i].error) CHECK(end["result"]["details"] == Json::object());
+  }
+  // The image block is in the result.
+  CHECK(end_of(events, "call_7")["result"]["content"][1].dump() ==
+        R"j({"type":"image","data":"iVBORw0KGgpyZXN0","mimeType":"image/png"})j");
+  CHECK(r.dir().read("work/dup.txt") == "foo\nbar\nfoo\n");
+  for (const auto& e : of_type(events, "tool_execution_end")) {
+    const auto& d = e["result"].value("details", Json::object());
+    if (d.contains("fullOutputPath")) fs::remove(d["fullOutputPath"].get<std::string>());
+  }
+}
+
+TEST_CASE("bash: settings shellPath and shellCommandPrefix, a missing shell") {
+  {
+    ReboundProcess r =
+        tool_server(script_of(Json::array({call("bash", {{"command", "echo $X"}})})), {}, {},
+                    R"j({"shellPath":"/bin/sh","shellCommandPrefix":"X=prefixed"})j");
+    r.send(prompt());
+    const auto events = r.read_until_type("agent_end");
+    CHECK(text_of(end_of(events, "call_1")["result"]) == "prefixed\n");
+  }
+  {
+    ReboundProcess r = tool_server(script_of(Json::array({call("bash", {{"command", "true"}})})),
+                                   {}, {}, R"j({"shellPath":"/no/such/shell"})j");
+    r.send(prompt());
+    const auto events = r.read_until_type("agent_end");
+    CHECK(text_of(end_of(events, "call_1")["result"]) ==
+          "Custom shell path not found: /no/such/shell");
+  }
+}
+
+TEST_CASE("end of input during a long bash call kills its group before the server exits") {
+  ReboundProcess r = tool_server(script_of(Json::array(
+      {call("bash", {{"command", "echo $$ > pgid; echo started; sleep 30 & sleep 30"}})})));
+  r.send(prompt());
+  r.read_until([](const Json& j) {
+    return j["type"] == "tool_execution_update" && !j["partialResult"]["content"].empty();
+  });
+  const pid_t pgid = std::stoi(r.dir().read("pgid"));
+  r.proc().close_stdin();
+  CHECK(r.proc().wait(3000ms) == 0);
+  CHECK(live_group_members(pgid) == 0);
+}
