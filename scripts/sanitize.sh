@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
 # Sanitizer runs (ASan+UBSan make every report fatal; ThreadSanitizer for the client's threads).
-#   bash scripts/sanitize.sh fast   # -O0: protocol and session unit tests + the fuzz corpus
+#   bash scripts/sanitize.sh fast   # -O0: protocol, session and tools unit tests + the fuzz corpus
 #                                   # replays; part of scripts/test.sh (a few minutes)
 #   bash scripts/sanitize.sh full   # optimized: every test of the suite (the build alone takes
 #                                   # about 12 minutes on 2 cores)
-#   bash scripts/sanitize.sh tsan   # ThreadSanitizer: server_tests (the stdout writer thread, the
-#                                   # real binary built with TSan) and client_tests (RpcClient)
+#   bash scripts/sanitize.sh tsan   # ThreadSanitizer: server_tests (the stdout writer thread and
+#                                   # the file tools' worker threads, the real binary built with
+#                                   # TSan) and client_tests (RpcClient)
 # With CI=true warnings are errors, as in scripts/test.sh.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -23,9 +24,10 @@ case "$mode" in
     # -O0 compiles about 3.5 times faster than -O2 under ASan; line tables keep reports useful.
     cmake -S "$root" -B "$build" -G Ninja -DREBOUND_SANITIZE=ON -DREBOUND_TESTS=ON \
       -DREBOUND_WERROR=$werror -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_FLAGS_DEBUG="-O0 -g1" >/dev/null
-    cmake --build "$build" --target protocol_tests session_tests fuzz_replay_protocol \
-      fuzz_replay_sse fuzz_replay_retry_text fuzz_replay_script fuzz_replay_session_file
-    ctest --test-dir "$build" -R '^(protocol_tests|session_tests|fuzz_replay)\.' \
+    cmake --build "$build" --target protocol_tests session_tests tools_tests fuzz_replay_protocol \
+      fuzz_replay_sse fuzz_replay_retry_text fuzz_replay_script fuzz_replay_session_file \
+      fuzz_replay_walker fuzz_replay_regex fuzz_replay_edit
+    ctest --test-dir "$build" -R '^(protocol_tests|session_tests|tools_tests|fuzz_replay)\.' \
       --output-on-failure -j "$jobs"
     ;;
   full)
