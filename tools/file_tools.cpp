@@ -353,7 +353,7 @@ ToolResult run_ls(const Json& args, const session::ToolContext& context,
     }
     struct stat es {};
     const std::string full = abs + (abs == "/" ? "" : "/") + name;
-    if (::stat(full.c_str(), &es) != 0 && ::lstat(full.c_str(), &es) != 0) continue;
+    if (::stat(full.c_str(), &es) != 0) continue;  // cannot be examined (a dangling link)
     if (count > 0) out += '\n';
     out += name;
     if (S_ISDIR(es.st_mode)) out += '/';

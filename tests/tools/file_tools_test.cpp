@@ -303,6 +303,10 @@ TEST_CASE("ls: sorted case-insensitively, directories marked, limits") {
         "Path not found: " + (dir.path() / "nope").string());
   CHECK(text_of(tools::run_ls(Json{{"path", "b.txt"}}, c, kRunning)) ==
         "Not a directory: " + (dir.path() / "b.txt").string());
+  // A dangling symlink cannot be examined and is left out; a link to a directory is marked.
+  std::filesystem::create_symlink(dir.path() / "missing", dir.path() / "dangling");
+  std::filesystem::create_directory_symlink(dir.path() / "sub", dir.path() / "link");
+  CHECK(text_of(tools::run_ls(Json::object(), c, kRunning)) == ".hidden\nA.txt\nb.txt\nlink/\nsub/");
   std::filesystem::create_directory(dir.path() / "empty");
   CHECK(text_of(tools::run_ls(Json{{"path", "empty"}}, c, kRunning)) == "(empty directory)");
 }
