@@ -66,8 +66,10 @@ bool LineScanner::each_line(const std::function<bool(std::string_view, std::size
   std::size_t carry_size = 0;  // its real size (more than carry.size() once oversized)
   std::vector<char> buf(1 << 20);
   while (true) {
+    if (cancelled_ && cancelled_->load(std::memory_order_relaxed)) return true;
     const ssize_t n = ::read(fd_, buf.data(), buf.size());
     if (n < 0 && errno == EINTR) continue;
+    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) break;  // nothing more now
     if (n < 0) return false;
     if (n == 0) break;
     std::string_view data(buf.data(), static_cast<std::size_t>(n));

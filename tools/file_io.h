@@ -4,6 +4,7 @@
 
 #include <unistd.h>
 
+#include <atomic>
 #include <cstddef>
 #include <functional>
 #include <string>
@@ -44,12 +45,15 @@ int make_parent_dirs(const std::string& path, std::string& failed_dir);
 class LineScanner {
  public:
   static constexpr std::size_t kMaxLine = 1024 * 1024;
-  explicit LineScanner(int fd) : fd_(fd) {}
+  /// `cancelled` is checked per block, so even a file without line ends (/dev/zero) stops.
+  explicit LineScanner(int fd, const std::atomic<bool>* cancelled = nullptr)
+      : fd_(fd), cancelled_(cancelled) {}
   /// `line` returns false to stop. False with errno set on a read error.
   bool each_line(const std::function<bool(std::string_view line, std::size_t size)>& line);
 
  private:
   int fd_;
+  const std::atomic<bool>* cancelled_;
 };
 
 /// "" or "\n\n[notice. notice]".

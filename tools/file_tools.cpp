@@ -185,7 +185,8 @@ ToolResult run_read(const Json& args, const session::ToolContext& context,
   struct stat st {};
   if (::fstat(fd.get(), &st) != 0) return ToolResult::error(fs_error(errno, "read", ""));
   if (S_ISDIR(st.st_mode)) return ToolResult::error(fs_error(EISDIR, "read", ""));
-  ::fcntl(fd.get(), F_SETFL, 0);  // blocking reads from here (a FIFO was opened without waiting)
+  // The descriptor stays non-blocking: a FIFO or device with nothing to read ends the text
+  // there instead of holding a worker thread (and the shutdown that joins it) forever.
 
   std::int64_t offset = count_arg(args, "offset", 1);
   if (offset < 1) offset = 1;
@@ -197,7 +198,7 @@ ToolResult run_read(const Json& args, const session::ToolContext& context,
 
   HeadSelection sel;
   std::int64_t line_no = 0;
-  LineScanner scanner(fd.get());
+  LineScanner scanner(fd.get(), &cancelled);
   const bool ok = scanner.each_line([&](std::string_view line, std::size_t size) {
     ++line_no;
     if (line_no >= offset && (!limited || line_no < offset + limit)) sel.add(line, size);

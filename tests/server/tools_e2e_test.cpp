@@ -5,6 +5,7 @@
 // prompt with context files, and what the next request carries.
 
 #include <signal.h>
+#include <sys/stat.h>
 #include <sys/types.h>
 
 #include <doctest/doctest.h>
@@ -690,4 +691,28 @@ TEST_CASE("end of input during a long bash call kills its group before the serve
   r.proc().close_stdin();
   CHECK(r.proc().wait(3000ms) == 0);
   CHECK(live_group_members(pgid) == 0);
+}
+
+TEST_CASE("read of a FIFO held open by a silent writer answers at once, /dev/zero stops on abort") {
+  ReboundProcess r = tool_server(
+      Json::array({Json{{"toolCalls", Json::array({call("read", {{"path", "fifo"}})})}},
+                   Json{{"toolCalls", Json::array({call("read", {{"path", "/dev/zero"}})})}},
+                   Json{{"text", "done"}}})
+          .dump());
+  const fs::path fifo = r.dir().path() / "fifo";
+  REQUIRE(::mkfifo(fifo.c_str(), 0600) == 0);
+  // A writer that keeps the FIFO open and writes nothing.
+  testing::Subprocess writer({"/bin/sh", "-c", "exec 3>\"$0\"; sleep 30", fifo.string()});
+  r.send(prompt());
+  auto events = r.read_until_type("tool_execution_end");
+  CHECK(events.back()["result"].dump() == R"j({"content":[{"type":"text","text":""}]})j");
+  events = r.read_until_type("tool_execution_start");
+  CHECK(events.back()["args"]["path"] == "/dev/zero");
+  std::this_thread::sleep_for(200ms);  // the worker is reading zeros now
+  r.send(Json{{"id", "a1"}, {"type", "abort"}});
+  events = r.read_until_response("a1");
+  CHECK(end_of(events, "call_2")["result"]["content"][0]["text"] == "Operation aborted");
+  writer.send_signal(SIGKILL);
+  r.proc().close_stdin();
+  CHECK(r.proc().wait(3000ms) == 0);  // the worker thread stopped: the shutdown joins it
 }
