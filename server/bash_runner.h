@@ -2,7 +2,7 @@
 // Runs the `bash` command: `bash -c COMMAND` in the server's working directory as a
 // ChildProcess (a session and process group of its own, stdin from /dev/null, stdout and
 // stderr merged into one pipe). The output is cut to its tail (session::OutputTail's limits);
-// once over a limit the whole output also goes to $TMPDIR/rebound-bash-XXXXXX.log, named in the
+// once over a limit the whole output also goes to $TMPDIR/rebound-bash-<hex>.log, named in the
 // result. Completion (tools.md section 4.4): when the shell has exited, output is read until the
 // pipe closes or 100 ms have passed, whichever comes first; processes the command left in the
 // background keep running, what they write later is read and discarded, and their groups are

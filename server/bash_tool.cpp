@@ -13,11 +13,10 @@
 #include <boost/asio/steady_timer.hpp>
 #include <chrono>
 #include <cstdlib>
-#include <random>
-#include <set>
 
 #include "protocol/json_line.h"
 #include "server/child_process.h"
+#include "server/command_watch.h"
 #include "tools/definitions.h"
 #include "tools/truncate.h"
 
@@ -29,7 +28,6 @@ using protocol::Json;
 using session::ToolResult;
 
 namespace {
-constexpr auto kAfterExitGrace = std::chrono::milliseconds(100);
 constexpr auto kUpdateInterval = std::chrono::milliseconds(100);
 // The raw output kept in memory: all of it up to kKeepAll, then a window of the last kWindow
 // bytes (enough for 2000 lines or 50KB of tail, whichever binds).
@@ -56,43 +54,28 @@ std::optional<std::string> on_path(const std::string& name) {
   return std::nullopt;
 }
 
-std::string random_hex16() {
-  std::random_device rd;
-  std::uniform_int_distribution<unsigned> d(0, 15);
-  std::string s;
-  for (int i = 0; i < 16; ++i)
-    s += "0123456789abcdef"[d(rd)];
-  return s;
-}
-
 }  // namespace
 
-struct BashCall;
+struct BashTool::Shared : Lingering {};
 
-struct BashTool::Shared {
-  std::set<std::shared_ptr<BashCall>> lingering;
-};
+namespace {
 
+// One bash tool call: the output seen so far (bounded), throttled progress, the timeout, the
+// full-output file, and the result of section 4.4.
 struct BashCall : std::enable_shared_from_this<BashCall> {
-  BashCall(asio::any_io_executor ex, std::unique_ptr<ChildProcess> c, Json timeout_value,
-           session::Tool::Progress p, session::Tool::Done d, std::weak_ptr<BashTool::Shared> s)
+  BashCall(asio::any_io_executor ex, Json timeout_value, session::Tool::Progress p,
+           session::Tool::Done d)
       : executor(ex),
-        child(std::move(c)),
         timeout_value(std::move(timeout_value)),
-        grace(ex),
         throttle(ex),
         deadline(ex),
         progress(std::move(p)),
-        done(std::move(d)),
-        shared(std::move(s)) {}
+        done(std::move(d)) {}
 
   void begin(double timeout_seconds) {
     auto self = shared_from_this();
     asio::post(executor, [self] {
-      if (!self->finished && self->progress) {
-        ToolResult empty;
-        self->progress(std::move(empty));
-      }
+      if (!self->finished && self->progress) self->progress(ToolResult{});
     });
     if (timeout_seconds > 0) {
       deadline.expires_after(std::chrono::duration_cast<std::chrono::steady_clock::duration>(
@@ -100,48 +83,26 @@ struct BashCall : std::enable_shared_from_this<BashCall> {
       deadline.async_wait([self](const boost::system::error_code& ec) {
         if (ec || self->finished) return;
         self->timed_out = true;
-        self->child->kill_group(SIGKILL);
+        self->watch->kill();
       });
     }
-    child->read_stdout([self](std::string_view data) { self->take(data); },
-                       [self] {
-                         self->eof = true;
-                         self->maybe_finish();
-                         self->leave_lingering();
-                       });
-    child->wait_exit([self](int status) {
-      self->exited = true;
-      self->status = status;
-      if (!self->eof) {
-        self->grace.expires_after(kAfterExitGrace);
-        self->grace.async_wait([self](const boost::system::error_code& ec) {
-          if (ec) return;
-          self->grace_over = true;
-          self->maybe_finish();
-        });
-      }
-      self->maybe_finish();
-    });
   }
 
   void take(std::string_view data) {
-    if (finished) return;  // a background process's later output: read and discarded
     total_bytes += data.size();
     total_newlines += static_cast<std::size_t>(std::count(data.begin(), data.end(), '\n'));
     buffer.append(data);
-    if (spill_fd >= 0) {
-      write_spill(data);
-    } else if (!spill_failed &&
+    if (file.is_open()) {
+      file.write(data);
+    } else if (!file.failed() &&
                (total_bytes > tools::kMaxBytes || total_newlines + 1 > tools::kMaxLines)) {
-      open_spill();
+      file.open(buffer);  // everything so far (nothing was dropped yet)
     }
     if (buffer.size() > kKeepAll) {
       // Keep a window from a line start (never inside a UTF-8 sequence).
       std::size_t cut = buffer.size() - kWindow;
       const std::size_t nl = buffer.find('\n', cut);
       if (nl != std::string::npos && nl + 1 < buffer.size()) cut = nl + 1;
-      dropped_newlines += static_cast<std::size_t>(
-          std::count(buffer.begin(), buffer.begin() + static_cast<std::ptrdiff_t>(cut), '\n'));
       dropped_bytes += cut;
       buffer.erase(0, cut);
     }
@@ -180,6 +141,10 @@ struct BashCall : std::enable_shared_from_this<BashCall> {
     return t;
   }
 
+  Json details(const tools::Truncation& t) const {
+    return Json{{"truncation", t.to_json()}, {"fullOutputPath", file.path()}};
+  }
+
   void send_update() {
     if (!progress) return;
     sent_output_update = true;
@@ -188,58 +153,20 @@ struct BashCall : std::enable_shared_from_this<BashCall> {
     const tools::Truncation t = tail();
     ToolResult partial;
     partial.content.push_back(ContentBlock::make_text(t.content));
-    partial.details = details(t, false);
+    partial.details = t.truncated ? details(t) : Json::object();
     progress(std::move(partial));
   }
 
-  Json details(const tools::Truncation& t, bool omit_when_empty) const {
-    if (!t.truncated) return omit_when_empty ? Json() : Json::object();
-    return Json{{"truncation", t.to_json()}, {"fullOutputPath", spill_path}};
-  }
-
-  void open_spill() {
-    const char* tmp = std::getenv("TMPDIR");
-    std::string dir = tmp && *tmp ? tmp : "/tmp";
-    while (dir.size() > 1 && dir.back() == '/')
-      dir.pop_back();
-    for (int attempt = 0; attempt < 5 && spill_fd < 0; ++attempt) {
-      const std::string name = dir + "/rebound-bash-" + random_hex16() + ".log";
-      spill_fd = ::open(name.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
-      if (spill_fd >= 0) spill_path = name;
-    }
-    if (spill_fd < 0) {
-      spill_failed = true;
-      spdlog::warn("bash tool: cannot create a file for the full output: {}", strerror(errno));
-      return;
-    }
-    write_spill(buffer);  // everything so far (nothing was dropped yet)
-  }
-
-  void write_spill(std::string_view data) {
-    while (!data.empty()) {
-      const ssize_t n = ::write(spill_fd, data.data(), data.size());
-      if (n < 0 && errno == EINTR) continue;
-      if (n <= 0) return;
-      data.remove_prefix(static_cast<std::size_t>(n));
-    }
-  }
-
-  void maybe_finish() {
-    if (finished || !exited || !(eof || grace_over)) return;
-    if (output_since_update && sent_output_update)
-      send_update();
-    else if (output_since_update)
-      send_update();
+  void complete(int status) {
+    if (output_since_update) send_update();  // the last update: output since the previous one
     finished = true;
-    grace.cancel();
     throttle.cancel();
     deadline.cancel();
-    if (spill_fd >= 0) ::close(spill_fd);
-    spill_fd = -1;
-    if (auto f = std::move(done)) f(result());
+    file.close();
+    if (auto f = std::move(done)) f(result(status));
   }
 
-  ToolResult result() const {
+  ToolResult result(int status) const {
     const tools::Truncation t = tail();
     std::string text = t.content;
     if (t.truncated) {
@@ -247,15 +174,14 @@ struct BashCall : std::enable_shared_from_this<BashCall> {
       if (t.last_line_partial) {
         text += "\n\n[Showing last " + tools::format_size(t.output_bytes) + " of line " +
                 std::to_string(n) + " (line is " + tools::format_size(last_line_size()) +
-                "). Full output: " + spill_path + "]";
+                "). Full output: " + file.path() + "]";
       } else {
-        const std::size_t a = n - t.output_lines + 1;
-        text += "\n\n[Showing lines " + std::to_string(a) + "-" + std::to_string(n) + " of " +
-                std::to_string(n) +
+        text += "\n\n[Showing lines " + std::to_string(n - t.output_lines + 1) + "-" +
+                std::to_string(n) + " of " + std::to_string(n) +
                 (t.by == tools::Truncation::By::bytes
                      ? " (" + tools::format_size(tools::kMaxBytes) + " limit)"
                      : "") +
-                ". Full output: " + spill_path + "]";
+                ". Full output: " + file.path() + "]";
       }
     }
     std::string ending;
@@ -273,7 +199,7 @@ struct BashCall : std::enable_shared_from_this<BashCall> {
     if (ending.empty()) {
       ToolResult r;
       r.content.push_back(ContentBlock::make_text(text.empty() ? "(no output)" : text));
-      if (t.truncated) r.details = details(t, true);
+      if (t.truncated) r.details = details(t);
       return r;
     }
     return ToolResult::error(text.empty() ? ending : text + "\n\n" + ending);
@@ -284,55 +210,38 @@ struct BashCall : std::enable_shared_from_this<BashCall> {
     return nl == std::string::npos ? buffer.size() + dropped_bytes : buffer.size() - nl - 1;
   }
 
-  void leave_lingering() {
-    if (!finished) return;
-    if (auto s = shared.lock()) s->lingering.erase(shared_from_this());
-  }
-
   asio::any_io_executor executor;
-  std::unique_ptr<ChildProcess> child;
   Json timeout_value;
-  asio::steady_timer grace, throttle, deadline;
+  asio::steady_timer throttle, deadline;
   session::Tool::Progress progress;
   session::Tool::Done done;
-  std::weak_ptr<BashTool::Shared> shared;
+  std::shared_ptr<CommandWatch> watch;
+  OutputFile file;
   std::string buffer;
-  std::size_t total_bytes = 0, total_newlines = 0, dropped_bytes = 0, dropped_newlines = 0;
-  int spill_fd = -1;
-  bool spill_failed = false;
-  std::string spill_path;
-  bool eof = false, exited = false, grace_over = false, finished = false;
-  bool aborted = false, timed_out = false;
-  int status = 0;
+  std::size_t total_bytes = 0, total_newlines = 0, dropped_bytes = 0;
+  bool finished = false, aborted = false, timed_out = false;
   bool sent_output_update = false, output_since_update = false, update_pending = false;
   std::chrono::steady_clock::time_point last_update{};
 };
-
-namespace {
 
 class BashCallHandle : public session::ToolCall {
  public:
   explicit BashCallHandle(std::shared_ptr<BashCall> call) : call_(std::move(call)) {}
   ~BashCallHandle() override {
-    if (call_->finished) {
-      if (!call_->eof) {
-        if (auto s = call_->shared.lock()) s->lingering.insert(call_);
-      }
-      return;
+    if (!call_->finished) {
+      // Stopped without a completion; the watch kills the group and reaps the child.
+      call_->done = nullptr;
+      call_->progress = nullptr;
+      call_->finished = true;
+      call_->throttle.cancel();
+      call_->deadline.cancel();
+      call_->file.close();
     }
-    call_->done = nullptr;
-    call_->progress = nullptr;
-    call_->finished = true;
-    call_->grace.cancel();
-    call_->throttle.cancel();
-    call_->deadline.cancel();
-    if (call_->spill_fd >= 0) ::close(call_->spill_fd);
-    call_->spill_fd = -1;
-    call_->child.reset();  // kills the group and reaps
+    call_->watch->release();
   }
   void cancel() override {
     if (!call_->finished) call_->aborted = true;
-    if (call_->child) call_->child->kill_group(SIGKILL);
+    call_->watch->kill();
   }
 
  private:
@@ -361,14 +270,7 @@ const session::ToolDefinition& BashTool::definition() const {
 }
 
 void BashTool::kill_background() {
-  auto calls = std::move(shared_->lingering);
-  shared_->lingering.clear();
-  for (const auto& call : calls) {
-    if (!call->child) continue;
-    call->child->kill_group(SIGKILL);
-    call->child->close_output();
-    call->child.reset();
-  }
+  shared_->kill_all();
 }
 
 std::unique_ptr<session::ToolCall> BashTool::start(const Json& args,
@@ -410,9 +312,17 @@ std::unique_ptr<session::ToolCall> BashTool::start(const Json& args,
     timeout = args["timeout"].get<double>();
     timeout_value = args["timeout"];
   }
-  auto call = std::make_shared<BashCall>(executor_, std::move(child), timeout_value,
-                                         std::move(progress), std::move(done), shared_);
-  call->begin(timeout);
+  auto call =
+      std::make_shared<BashCall>(executor_, timeout_value, std::move(progress), std::move(done));
+  call->begin(timeout);  // first: its empty update is queued before any output
+  std::weak_ptr<BashCall> weak = call;
+  call->watch = CommandWatch::start(executor_, std::move(child), shared_,
+                                    {[weak](std::string_view data) {
+                                       if (auto c = weak.lock()) c->take(data);
+                                     },
+                                     [weak](int status) {
+                                       if (auto c = weak.lock()) c->complete(status);
+                                     }});
   return std::make_unique<BashCallHandle>(call);
 }
 

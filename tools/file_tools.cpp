@@ -17,6 +17,7 @@
 #include "tools/edit_core.h"
 #include "tools/file_io.h"
 #include "tools/paths.h"
+#include "tools/tool_args.h"
 #include "tools/truncate.h"
 
 namespace rebound::tools {
@@ -28,27 +29,6 @@ using session::ToolResult;
 namespace {
 
 constexpr std::size_t kMaxImageBase64 = 4718592;  // 4.5 MiB
-
-ToolResult text_result(std::string text) {
-  ToolResult r;
-  r.content.push_back(ContentBlock::make_text(std::move(text)));
-  return r;
-}
-
-// A counting argument (offset, limit, context), cut toward zero; `fallback` when absent.
-std::int64_t count_arg(const Json& args, const char* key, std::int64_t fallback) {
-  if (!args.contains(key) || !args[key].is_number()) return fallback;
-  const double v = args[key].get<double>();
-  if (!std::isfinite(v)) return v > 0 ? INT64_MAX : INT64_MIN;
-  if (v >= 9.2e18) return INT64_MAX;
-  if (v <= -9.2e18) return INT64_MIN;
-  return static_cast<std::int64_t>(std::trunc(v));
-}
-
-std::string string_arg(const Json& args, const char* key, const char* fallback = "") {
-  if (args.contains(key) && args[key].is_string()) return args[key].get<std::string>();
-  return fallback;
-}
 
 bool path_exists(const std::string& p) {
   struct stat st {};
@@ -374,9 +354,7 @@ ToolResult run_ls(const Json& args, const session::ToolContext& context,
     notices.push_back(format_size(kMaxBytes) + " limit reached");
     details["truncation"] = t.to_json();
   }
-  ToolResult r = text_result(text + notices_suffix(notices));
-  if (!details.empty()) r.details = std::move(details);
-  return r;
+  return listing_result(text, notices, std::move(details));
 }
 
 }  // namespace rebound::tools

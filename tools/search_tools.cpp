@@ -17,6 +17,7 @@
 #include "tools/glob.h"
 #include "tools/paths.h"
 #include "tools/regex.h"
+#include "tools/tool_args.h"
 #include "tools/truncate.h"
 #include "tools/walker.h"
 
@@ -30,25 +31,6 @@ namespace {
 
 constexpr std::size_t kMaxShownChars = 500;
 constexpr std::size_t kMmapFrom = 256 * 1024;
-
-ToolResult text_result(std::string text) {
-  ToolResult r;
-  r.content.push_back(ContentBlock::make_text(std::move(text)));
-  return r;
-}
-
-std::int64_t count_arg(const Json& args, const char* key, std::int64_t fallback) {
-  if (!args.contains(key) || !args[key].is_number()) return fallback;
-  const double v = args[key].get<double>();
-  if (!(v > -9.2e18)) return INT64_MIN;
-  if (!(v < 9.2e18)) return INT64_MAX;
-  return static_cast<std::int64_t>(std::trunc(v));
-}
-
-std::string string_arg(const Json& args, const char* key, const char* fallback) {
-  if (args.contains(key) && args[key].is_string()) return args[key].get<std::string>();
-  return fallback;
-}
 
 // A file's bytes: mapped when large, read into `buffer` otherwise.
 class FileBytes {
@@ -279,9 +261,7 @@ ToolResult run_grep(const Json& args, const session::ToolContext& context,
     notices.push_back("Some lines truncated to 500 chars. Use read tool to see full lines");
     details["linesTruncated"] = true;
   }
-  ToolResult r = text_result(t.content + notices_suffix(notices));
-  if (!details.empty()) r.details = std::move(details);
-  return r;
+  return listing_result(t.content, notices, std::move(details));
 }
 
 ToolResult run_find(const Json& args, const session::ToolContext& context,
@@ -322,9 +302,7 @@ ToolResult run_find(const Json& args, const session::ToolContext& context,
     notices.push_back(format_size(kMaxBytes) + " limit reached");
     details["truncation"] = t.to_json();
   }
-  ToolResult r = text_result(t.content + notices_suffix(notices));
-  if (!details.empty()) r.details = std::move(details);
-  return r;
+  return listing_result(t.content, notices, std::move(details));
 }
 
 }  // namespace rebound::tools

@@ -34,6 +34,18 @@ Truncation untouched(std::string_view text, std::size_t lines, std::int64_t max_
   return t;
 }
 
+// The totals and limits of a text that is over a limit; the kept part is filled in by the caller.
+Truncation cut(std::string_view text, std::size_t lines, std::int64_t max_lines,
+               std::size_t max_bytes) {
+  Truncation t;
+  t.truncated = true;
+  t.total_lines = lines;
+  t.total_bytes = text.size();
+  t.max_lines = max_lines;
+  t.max_bytes = max_bytes;
+  return t;
+}
+
 }  // namespace
 
 std::size_t count_lines(std::string_view text) {
@@ -63,12 +75,7 @@ Truncation truncate_head(std::string_view text, std::int64_t max_lines, std::siz
   const auto limit = static_cast<std::size_t>(max_lines);
   if (lines.size() <= limit && text.size() <= max_bytes)
     return untouched(text, lines.size(), max_lines, max_bytes);
-  Truncation t;
-  t.truncated = true;
-  t.total_lines = lines.size();
-  t.total_bytes = text.size();
-  t.max_lines = max_lines;
-  t.max_bytes = max_bytes;
+  Truncation t = cut(text, lines.size(), max_lines, max_bytes);
   if (lines.front().size() > max_bytes) {
     t.by = Truncation::By::bytes;
     t.first_line_exceeds_limit = true;
@@ -96,12 +103,7 @@ Truncation truncate_tail(std::string_view text, std::int64_t max_lines, std::siz
   const auto limit = static_cast<std::size_t>(max_lines);
   if (lines.size() <= limit && text.size() <= max_bytes)
     return untouched(text, lines.size(), max_lines, max_bytes);
-  Truncation t;
-  t.truncated = true;
-  t.total_lines = lines.size();
-  t.total_bytes = text.size();
-  t.max_lines = max_lines;
-  t.max_bytes = max_bytes;
+  Truncation t = cut(text, lines.size(), max_lines, max_bytes);
   t.by = Truncation::By::lines;
   std::size_t bytes = 0, kept = 0;
   for (std::size_t i = lines.size(); i > 0 && kept < limit; --i) {

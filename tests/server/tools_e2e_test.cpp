@@ -92,6 +92,19 @@ std::vector<std::string> sequence(const std::vector<Json>& events) {
   return out;
 }
 
+// Where `item` stands in a sequence (its size when absent).
+std::ptrdiff_t position(const std::vector<std::string>& seq, const std::string& item) {
+  return std::find(seq.begin(), seq.end(), item) - seq.begin();
+}
+
+// The tool call ids of the toolResult messages, in the order they were written.
+std::vector<std::string> result_order(const std::vector<Json>& events) {
+  std::vector<std::string> order;
+  for (const auto& m : of_type(events, "message_end"))
+    if (m["message"]["role"] == "toolResult") order.push_back(m["message"]["toolCallId"]);
+  return order;
+}
+
 // Live processes of process group `pgid` (zombies waiting for init to reap them do not count).
 int live_group_members(pid_t pgid) {
   int n = 0;
@@ -109,6 +122,16 @@ int live_group_members(pid_t pgid) {
     if (state != "Z" && pgrp == std::to_string(pgid)) ++n;
   }
   return n;
+}
+
+// Prompts, waits until the bash call (which writes its pid to `pgid`, then "started") has
+// output, and returns its process group.
+pid_t start_bash_writing_pgid(ReboundProcess& r) {
+  r.send(prompt());
+  r.read_until([](const Json& j) {
+    return j["type"] == "tool_execution_update" && !j["partialResult"]["content"].empty();
+  });
+  return std::stoi(r.dir().read("pgid"));
 }
 
 }  // namespace
@@ -157,9 +180,7 @@ TEST_CASE("read errors, validation and unknown tools end at once, in call order"
   const auto events = r.read_until_type("agent_end");
   const auto seq = sequence(events);
   // Calls that fail before running end before the next call starts.
-  auto pos = [&](const std::string& s) {
-    return std::find(seq.begin(), seq.end(), s) - seq.begin();
-  };
+  auto pos = [&](const std::string& s) { return position(seq, s); };
   CHECK(pos("tool_execution_end call_2") < pos("tool_execution_start call_3"));
   CHECK(pos("tool_execution_end call_4") < pos("tool_execution_start call_5"));
   CHECK(text_of(end_of(events, "call_1")["result"]) ==
@@ -178,9 +199,7 @@ TEST_CASE("read errors, validation and unknown tools end at once, in call order"
     CHECK(end_of(events, id)["result"]["details"] == Json::object());
   }
   // The toolResult messages come in call order.
-  std::vector<std::string> order;
-  for (const auto& m : of_type(events, "message_end"))
-    if (m["message"]["role"] == "toolResult") order.push_back(m["message"]["toolCallId"]);
+  const auto order = result_order(events);
   CHECK(order == std::vector<std::string>{"call_1", "call_2", "call_3", "call_4", "call_5"});
 }
 
@@ -271,11 +290,7 @@ TEST_CASE("bash: a 60 KB single line, seq with exit 3, a timeout on sleep 5") {
 TEST_CASE("abort during a long bash: Command aborted within 1 s, no process of its group left") {
   ReboundProcess r = tool_server(script_of(Json::array({call(
       "bash", {{"command", "echo $$ > pgid; echo started; (sleep 30; echo late) & sleep 30"}})})));
-  r.send(prompt());
-  r.read_until([](const Json& j) {
-    return j["type"] == "tool_execution_update" && !j["partialResult"]["content"].empty();
-  });
-  const pid_t pgid = std::stoi(r.dir().read("pgid"));
+  const pid_t pgid = start_bash_writing_pgid(r);
   // The shell, the subshell and two sleeps (the shell may still be forking them).
   for (int i = 0; i < 200 && live_group_members(pgid) < 4; ++i)
     std::this_thread::sleep_for(10ms);
@@ -313,14 +328,10 @@ TEST_CASE("parallel calls: a fast read ends before a slow bash, results in call 
   r.send(prompt());
   const auto events = r.read_until_type("agent_end");
   const auto seq = sequence(events);
-  auto pos = [&](const std::string& s) {
-    return std::find(seq.begin(), seq.end(), s) - seq.begin();
-  };
+  auto pos = [&](const std::string& s) { return position(seq, s); };
   CHECK(pos("tool_execution_start call_2") < pos("tool_execution_end call_2"));
   CHECK(pos("tool_execution_end call_2") < pos("tool_execution_end call_1"));
-  std::vector<std::string> order;
-  for (const auto& m : of_type(events, "message_end"))
-    if (m["message"]["role"] == "toolResult") order.push_back(m["message"]["toolCallId"]);
+  const auto order = result_order(events);
   CHECK(order == std::vector<std::string>{"call_1", "call_2"});
   CHECK(of_type(events, "turn_end")[0]["toolResults"][0]["toolCallId"] == "call_1");
 }
@@ -390,9 +401,7 @@ TEST_CASE(
   const auto events = r.read_until_type("agent_end");
   CHECK(text_of(end_of(events, "call_1")["result"]) == "slow\n");
   const auto seq = sequence(events);
-  auto pos = [&](const std::string& s) {
-    return std::find(seq.begin(), seq.end(), s) - seq.begin();
-  };
+  auto pos = [&](const std::string& s) { return position(seq, s); };
   CHECK(pos("tool_execution_end call_1") < pos("turn_end"));
   CHECK(pos("turn_start") < pos("message_start user"));
   const auto log = r.jsonl("script-log.jsonl");
@@ -683,11 +692,7 @@ TEST_CASE("bash: settings shellPath and shellCommandPrefix, a missing shell") {
 TEST_CASE("end of input during a long bash call kills its group before the server exits") {
   ReboundProcess r = tool_server(script_of(Json::array(
       {call("bash", {{"command", "echo $$ > pgid; echo started; sleep 30 & sleep 30"}})})));
-  r.send(prompt());
-  r.read_until([](const Json& j) {
-    return j["type"] == "tool_execution_update" && !j["partialResult"]["content"].empty();
-  });
-  const pid_t pgid = std::stoi(r.dir().read("pgid"));
+  const pid_t pgid = start_bash_writing_pgid(r);
   r.proc().close_stdin();
   CHECK(r.proc().wait(3000ms) == 0);
   CHECK(live_group_members(pgid) == 0);

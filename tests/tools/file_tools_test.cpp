@@ -10,6 +10,7 @@
 #include "protocol/json.h"
 #include "session/tool_arguments.h"
 #include "tests/support/temp_dir.h"
+#include "tests/tools/tool_test_support.h"
 #include "tools/builtin_tools.h"
 #include "tools/definitions.h"
 #include "tools/truncate.h"
@@ -17,23 +18,13 @@
 using rebound::protocol::Json;
 using rebound::session::ToolContext;
 using rebound::session::ToolResult;
+using rebound::testing::context_in;
+using rebound::testing::kNotCancelled;
 using rebound::testing::TempDir;
+using rebound::testing::text_of;
 namespace tools = rebound::tools;
 
 namespace {
-
-const std::atomic<bool> kRunning{false};
-
-ToolContext context_in(const TempDir& dir) {
-  ToolContext c;
-  c.cwd = dir.path().string();
-  return c;
-}
-
-std::string text_of(const ToolResult& r) {
-  REQUIRE(!r.content.empty());
-  return r.content.front().text;
-}
 
 std::string numbered(int from, int to, const std::string& prefix = "line ") {
   std::string s;
@@ -81,27 +72,27 @@ TEST_CASE("read: a small file, offset and limit, beyond the end, missing, direct
     rows += "row " + std::to_string(i) + "\n";
   dir.write("rows.txt", rows);
   const auto c = context_in(dir);
-  auto r = tools::run_read(Json{{"path", "small.txt"}}, c, kRunning);
+  auto r = tools::run_read(Json{{"path", "small.txt"}}, c, kNotCancelled);
   CHECK(text_of(r) == "alpha\nbeta\ngamma\n");
   CHECK(!r.details);
   CHECK(!r.is_error);
-  r = tools::run_read(Json{{"path", "rows.txt"}, {"offset", 5}, {"limit", 3}}, c, kRunning);
+  r = tools::run_read(Json{{"path", "rows.txt"}, {"offset", 5}, {"limit", 3}}, c, kNotCancelled);
   CHECK(text_of(r) == "row 5\nrow 6\nrow 7\n\n[14 more lines in file. Use offset=8 to continue.]");
-  r = tools::run_read(Json{{"path", "small.txt"}, {"offset", 4}}, c, kRunning);
+  r = tools::run_read(Json{{"path", "small.txt"}, {"offset", 4}}, c, kNotCancelled);
   CHECK(text_of(r) == "");
-  r = tools::run_read(Json{{"path", "small.txt"}, {"offset", 5}}, c, kRunning);
+  r = tools::run_read(Json{{"path", "small.txt"}, {"offset", 5}}, c, kNotCancelled);
   CHECK(r.is_error);
   CHECK(text_of(r) == "Offset 5 is beyond end of file (4 lines total)");
   CHECK(*r.details == Json::object());
-  r = tools::run_read(Json{{"path", "small.txt"}, {"offset", 99.7}}, c, kRunning);
+  r = tools::run_read(Json{{"path", "small.txt"}, {"offset", 99.7}}, c, kNotCancelled);
   CHECK(text_of(r) == "Offset 99 is beyond end of file (4 lines total)");
-  r = tools::run_read(Json{{"path", "missing.txt"}}, c, kRunning);
+  r = tools::run_read(Json{{"path", "missing.txt"}}, c, kNotCancelled);
   CHECK(text_of(r) == "ENOENT: no such file or directory, access '" +
                           (dir.path() / "missing.txt").string() + "'");
   std::filesystem::create_directory(dir.path() / "sub");
-  r = tools::run_read(Json{{"path", "sub"}}, c, kRunning);
+  r = tools::run_read(Json{{"path", "sub"}}, c, kNotCancelled);
   CHECK(text_of(r) == "EISDIR: illegal operation on a directory, read");
-  r = tools::run_read(Json{{"path", "@small.txt"}, {"offset", -3}, {"limit", 0}}, c, kRunning);
+  r = tools::run_read(Json{{"path", "@small.txt"}, {"offset", -3}, {"limit", 0}}, c, kNotCancelled);
   CHECK(text_of(r) == "alpha\nbeta\ngamma\n");
 }
 
@@ -109,7 +100,7 @@ TEST_CASE("read: a 5000-line file stops at 2000 lines, then pages on") {
   TempDir dir;
   dir.write("big.txt", numbered(1, 5000) + "\n");
   const auto c = context_in(dir);
-  auto r = tools::run_read(Json{{"path", "big.txt"}}, c, kRunning);
+  auto r = tools::run_read(Json{{"path", "big.txt"}}, c, kNotCancelled);
   CHECK(text_of(r) ==
         numbered(1, 2000) + "\n\n[Showing lines 1-2000 of 5001. Use offset=2001 to continue.]");
   const Json& t = (*r.details)["truncation"];
@@ -125,9 +116,9 @@ TEST_CASE("read: a 5000-line file stops at 2000 lines, then pages on") {
                          {"maxLines", 2000},
                          {"maxBytes", 51200}}
                         .dump());
-  r = tools::run_read(Json{{"path", "big.txt"}, {"offset", 4990}}, c, kRunning);
+  r = tools::run_read(Json{{"path", "big.txt"}, {"offset", 4990}}, c, kNotCancelled);
   CHECK(text_of(r) == numbered(4990, 5000) + "\n");
-  r = tools::run_read(Json{{"path", "big.txt"}, {"offset", 2001}, {"limit", 10}}, c, kRunning);
+  r = tools::run_read(Json{{"path", "big.txt"}, {"offset", 2001}, {"limit", 10}}, c, kNotCancelled);
   CHECK(text_of(r) ==
         numbered(2001, 2010) + "\n\n[2991 more lines in file. Use offset=2011 to continue.]");
 }
@@ -140,18 +131,18 @@ TEST_CASE("read: the byte limit, and a first line over 50KB") {
   dir.write("wide.txt", wide);
   dir.write("one.txt", std::string(60000, 'x') + "\nshort\n");
   const auto c = context_in(dir);
-  auto r = tools::run_read(Json{{"path", "wide.txt"}}, c, kRunning);
+  auto r = tools::run_read(Json{{"path", "wide.txt"}}, c, kNotCancelled);
   const std::string text = text_of(r);
   CHECK(text.find("\n\n[Showing lines 1-51 of 101 (50.0KB limit). Use offset=52 to continue.]") !=
         std::string::npos);
   CHECK((*r.details)["truncation"]["truncatedBy"] == "bytes");
   CHECK((*r.details)["truncation"]["outputBytes"] == 51 * 1001 - 1);
-  r = tools::run_read(Json{{"path", "one.txt"}}, c, kRunning);
+  r = tools::run_read(Json{{"path", "one.txt"}}, c, kNotCancelled);
   CHECK(text_of(r) ==
         "[Line 1 is 58.6KB, exceeds 50.0KB limit. Use bash: sed -n '1p' one.txt | head -c 51200]");
   CHECK((*r.details)["truncation"]["firstLineExceedsLimit"] == true);
   CHECK((*r.details)["truncation"]["content"] == "");
-  r = tools::run_read(Json{{"path", "one.txt"}, {"offset", 2}}, c, kRunning);
+  r = tools::run_read(Json{{"path", "one.txt"}, {"offset", 2}}, c, kNotCancelled);
   CHECK(text_of(r) == "short\n");
 }
 
@@ -160,15 +151,16 @@ TEST_CASE("read: invalid UTF-8 becomes U+FFFD, images by signature") {
   dir.write("bad.txt", "caf\xC3(\n");
   dir.write("pic.dat", std::string("\x89PNG\r\n\x1A\n", 8) + "rest");
   const auto c = context_in(dir);
-  CHECK(text_of(tools::run_read(Json{{"path", "bad.txt"}}, c, kRunning)) == "caf\xEF\xBF\xBD(\n");
-  auto r = tools::run_read(Json{{"path", "pic.dat"}}, c, kRunning);
+  CHECK(text_of(tools::run_read(Json{{"path", "bad.txt"}}, c, kNotCancelled)) ==
+        "caf\xEF\xBF\xBD(\n");
+  auto r = tools::run_read(Json{{"path", "pic.dat"}}, c, kNotCancelled);
   REQUIRE(r.content.size() == 2);
   CHECK(r.content[0].text == "Read image file [image/png]");
   CHECK(r.content[1].mime_type == "image/png");
   CHECK(r.content[1].text == "iVBORw0KGgpyZXN0");
   auto no_images = c;
   no_images.model_images = false;
-  r = tools::run_read(Json{{"path", "pic.dat"}}, no_images, kRunning);
+  r = tools::run_read(Json{{"path", "pic.dat"}}, no_images, kNotCancelled);
   CHECK(r.content[0].text ==
         "Read image file [image/png]\n[Current model does not support images. The image will be "
         "omitted from this request.]");
@@ -178,19 +170,21 @@ TEST_CASE("write: parents created, bytes counted in UTF-8, errors in Node's styl
   TempDir dir;
   const auto c = context_in(dir);
   auto r = tools::run_write(Json{{"path", "sub/dir/new.txt"}, {"content", "hello\nworld\n"}}, c,
-                            kRunning, nullptr);
+                            kNotCancelled, nullptr);
   CHECK(text_of(r) == "Successfully wrote 12 bytes to sub/dir/new.txt");
   CHECK(dir.read("sub/dir/new.txt") == "hello\nworld\n");
-  r = tools::run_write(Json{{"path", "h.txt"}, {"content", "h\xC3\xA9llo"}}, c, kRunning, nullptr);
+  r = tools::run_write(Json{{"path", "h.txt"}, {"content", "h\xC3\xA9llo"}}, c, kNotCancelled,
+                       nullptr);
   CHECK(text_of(r) == "Successfully wrote 6 bytes to h.txt");
   dir.write("file", "x");
-  r = tools::run_write(Json{{"path", "file/inner.txt"}, {"content", ""}}, c, kRunning, nullptr);
+  r = tools::run_write(Json{{"path", "file/inner.txt"}, {"content", ""}}, c, kNotCancelled,
+                       nullptr);
   CHECK(r.is_error);
   CHECK(text_of(r) ==
         "EEXIST: file already exists, mkdir '" + (dir.path() / "file").string() + "'");
   if (::geteuid() != 0) {
     ::chmod(dir.path().c_str(), 0500);
-    r = tools::run_write(Json{{"path", "no.txt"}, {"content", ""}}, c, kRunning, nullptr);
+    r = tools::run_write(Json{{"path", "no.txt"}, {"content", ""}}, c, kNotCancelled, nullptr);
     CHECK(text_of(r) ==
           "EACCES: permission denied, open '" + (dir.path() / "no.txt").string() + "'");
     ::chmod(dir.path().c_str(), 0700);
@@ -203,7 +197,7 @@ TEST_CASE("edit: one replacement and its diff") {
   auto r =
       tools::run_edit(Json{{"path", "e.txt"},
                            {"edits", Json::array({{{"oldText", "y = 2"}, {"newText", "y = 20"}}})}},
-                      context_in(dir), kRunning, nullptr);
+                      context_in(dir), kNotCancelled, nullptr);
   CHECK(text_of(r) == "Successfully replaced 1 block(s) in e.txt.");
   CHECK(r.details->dump() ==
         R"({"diff":" 1 x = 1\n-2 y = 2\n+2 y = 20\n 3 z = 3","firstChangedLine":2})");
@@ -216,7 +210,7 @@ TEST_CASE("edit: CRLF and BOM are kept") {
   auto r = tools::run_edit(
       Json{{"path", "w.txt"},
            {"edits", Json::array({{{"oldText", "two\nthree"}, {"newText", "2\n3"}}})}},
-      context_in(dir), kRunning, nullptr);
+      context_in(dir), kNotCancelled, nullptr);
   CHECK(!r.is_error);
   CHECK(dir.read("w.txt") == "\xEF\xBB\xBFone\r\n2\r\n3\r\n");
   CHECK((*r.details)["diff"] == " 1 one\n-2 two\n-3 three\n+2 2\n+3 3");
@@ -228,7 +222,7 @@ TEST_CASE("edit: the errors in their order, the file untouched") {
   const auto c = context_in(dir);
   auto edit = [&](Json edits) {
     return text_of(
-        tools::run_edit(Json{{"path", "dup.txt"}, {"edits", edits}}, c, kRunning, nullptr));
+        tools::run_edit(Json{{"path", "dup.txt"}, {"edits", edits}}, c, kNotCancelled, nullptr));
   };
   CHECK(edit(Json::array({{{"oldText", "foo"}, {"newText", "baz"}}})) ==
         "Found 2 occurrences of the text in dup.txt. The text must be unique. Please provide more "
@@ -262,7 +256,7 @@ TEST_CASE("edit: the errors in their order, the file untouched") {
   CHECK(text_of(tools::run_edit(
             Json{{"path", "none.txt"},
                  {"edits", Json::array({{{"oldText", "a"}, {"newText", "b"}}})}},
-            c, kRunning, nullptr)) == "Could not edit file: none.txt. Error code: ENOENT.");
+            c, kNotCancelled, nullptr)) == "Could not edit file: none.txt. Error code: ENOENT.");
 }
 
 TEST_CASE("edit: a fuzzy match changes only the matched region") {
@@ -271,7 +265,7 @@ TEST_CASE("edit: a fuzzy match changes only the matched region") {
   auto r = tools::run_edit(
       Json{{"path", "q.txt"},
            {"edits", Json::array({{{"oldText", "say \"hi\""}, {"newText", "say \"yo\""}}})}},
-      context_in(dir), kRunning, nullptr);
+      context_in(dir), kNotCancelled, nullptr);
   CHECK(!r.is_error);
   CHECK(dir.read("q.txt") == "say \"yo\"\nkeep \xE2\x80\x98this\xE2\x80\x99\n");
 }
@@ -293,22 +287,23 @@ TEST_CASE("ls: sorted case-insensitively, directories marked, limits") {
   dir.write(".hidden", "");
   dir.write("sub/x", "");
   const auto c = context_in(dir);
-  auto r = rebound::tools::run_ls(Json::object(), c, kRunning);
+  auto r = rebound::tools::run_ls(Json::object(), c, kNotCancelled);
   CHECK(text_of(r) == ".hidden\nA.txt\nb.txt\nsub/");
   CHECK(!r.details);
-  r = tools::run_ls(Json{{"limit", 2}}, c, kRunning);
+  r = tools::run_ls(Json{{"limit", 2}}, c, kNotCancelled);
   CHECK(text_of(r) == ".hidden\nA.txt\n\n[2 entries limit reached. Use limit=4 for more]");
   CHECK(r.details->dump() == R"({"entryLimitReached":2})");
-  CHECK(text_of(tools::run_ls(Json{{"path", "nope"}}, c, kRunning)) ==
+  CHECK(text_of(tools::run_ls(Json{{"path", "nope"}}, c, kNotCancelled)) ==
         "Path not found: " + (dir.path() / "nope").string());
-  CHECK(text_of(tools::run_ls(Json{{"path", "b.txt"}}, c, kRunning)) ==
+  CHECK(text_of(tools::run_ls(Json{{"path", "b.txt"}}, c, kNotCancelled)) ==
         "Not a directory: " + (dir.path() / "b.txt").string());
   // A dangling symlink cannot be examined and is left out; a link to a directory is marked.
   std::filesystem::create_symlink(dir.path() / "missing", dir.path() / "dangling");
   std::filesystem::create_directory_symlink(dir.path() / "sub", dir.path() / "link");
-  CHECK(text_of(tools::run_ls(Json::object(), c, kRunning)) == ".hidden\nA.txt\nb.txt\nlink/\nsub/");
+  CHECK(text_of(tools::run_ls(Json::object(), c, kNotCancelled)) ==
+        ".hidden\nA.txt\nb.txt\nlink/\nsub/");
   std::filesystem::create_directory(dir.path() / "empty");
-  CHECK(text_of(tools::run_ls(Json{{"path", "empty"}}, c, kRunning)) == "(empty directory)");
+  CHECK(text_of(tools::run_ls(Json{{"path", "empty"}}, c, kNotCancelled)) == "(empty directory)");
 }
 
 TEST_CASE("arguments: coercions, the failure text, null as absent") {

@@ -9,6 +9,7 @@
 
 #include "protocol/json.h"
 #include "tests/support/temp_dir.h"
+#include "tests/tools/tool_test_support.h"
 #include "tools/builtin_tools.h"
 #include "tools/glob.h"
 #include "tools/regex.h"
@@ -16,23 +17,13 @@
 
 using rebound::protocol::Json;
 using rebound::session::ToolContext;
+using rebound::testing::context_in;
+using rebound::testing::kNotCancelled;
 using rebound::testing::TempDir;
+using rebound::testing::text_of;
 namespace tools = rebound::tools;
 
 namespace {
-
-const std::atomic<bool> kRunning{false};
-
-ToolContext context_in(const TempDir& dir) {
-  ToolContext c;
-  c.cwd = dir.path().string();
-  return c;
-}
-
-std::string text_of(const rebound::session::ToolResult& r) {
-  REQUIRE(!r.content.empty());
-  return r.content.front().text;
-}
 
 // A tree: a git root with ignore rules at two levels, a negation, hidden files, build output.
 void make_tree(const TempDir& dir) {
@@ -61,24 +52,24 @@ TEST_CASE("find: walk order, nested .gitignore with negation, directories marked
   TempDir dir;
   make_tree(dir);
   const auto c = context_in(dir);
-  auto r = tools::run_find(Json{{"pattern", "*"}}, c, kRunning);
+  auto r = tools::run_find(Json{{"pattern", "*"}}, c, kNotCancelled);
   CHECK(text_of(r) ==
         ".gitignore\n.hidden/\n.hidden/h.txt\na.txt\nbin.dat\nkeep.log\nsrc/\nsrc/.gitignore\n"
         "src/important.tmp\nsrc/main.cpp\nsrc/top-only.txt\nsrc/util.cpp");
-  CHECK(text_of(tools::run_find(Json{{"pattern", "**/*.cpp"}}, c, kRunning)) ==
+  CHECK(text_of(tools::run_find(Json{{"pattern", "**/*.cpp"}}, c, kNotCancelled)) ==
         "src/main.cpp\nsrc/util.cpp");
-  CHECK(text_of(tools::run_find(Json{{"pattern", "src/*.{tmp,txt}"}}, c, kRunning)) ==
+  CHECK(text_of(tools::run_find(Json{{"pattern", "src/*.{tmp,txt}"}}, c, kNotCancelled)) ==
         "src/important.tmp\nsrc/top-only.txt");
-  CHECK(text_of(tools::run_find(Json{{"pattern", "*.cpp"}, {"path", "src"}}, c, kRunning)) ==
+  CHECK(text_of(tools::run_find(Json{{"pattern", "*.cpp"}, {"path", "src"}}, c, kNotCancelled)) ==
         "main.cpp\nutil.cpp");
-  r = tools::run_find(Json{{"pattern", "*"}, {"limit", 2}}, c, kRunning);
+  r = tools::run_find(Json{{"pattern", "*"}, {"limit", 2}}, c, kNotCancelled);
   CHECK(text_of(r) ==
         ".gitignore\n.hidden/\n\n[2 results limit reached. Use limit=4 for more, or refine "
         "pattern]");
   CHECK(r.details->dump() == R"({"resultLimitReached":2})");
-  CHECK(text_of(tools::run_find(Json{{"pattern", "*.none"}}, c, kRunning)) ==
+  CHECK(text_of(tools::run_find(Json{{"pattern", "*.none"}}, c, kNotCancelled)) ==
         "No files found matching pattern");
-  CHECK(text_of(tools::run_find(Json{{"pattern", "*"}, {"path", "a.txt"}}, c, kRunning)) ==
+  CHECK(text_of(tools::run_find(Json{{"pattern", "*"}, {"path", "a.txt"}}, c, kNotCancelled)) ==
         "Path not found: " + (dir.path() / "a.txt").string());
 }
 
@@ -86,39 +77,40 @@ TEST_CASE("find: ignore files of ancestors up to the git root apply to a searche
   TempDir dir;
   make_tree(dir);
   CHECK(text_of(tools::run_find(Json{{"pattern", "*.log"}, {"path", "."}}, context_in(dir),
-                                kRunning)) == "keep.log");
+                                kNotCancelled)) == "keep.log");
   auto c = context_in(dir);
   c.cwd = (dir.path() / "src").string();
   dir.write("src/more.log", "x\n");
   dir.write("src/keep.log", "x\n");
-  CHECK(text_of(tools::run_find(Json{{"pattern", "*.log"}}, c, kRunning)) == "keep.log");
+  CHECK(text_of(tools::run_find(Json{{"pattern", "*.log"}}, c, kNotCancelled)) == "keep.log");
 }
 
 TEST_CASE("grep: matches in walk order, ignored and binary files skipped") {
   TempDir dir;
   make_tree(dir);
   const auto c = context_in(dir);
-  auto r = tools::run_grep(Json{{"pattern", "needle"}}, c, kRunning);
+  auto r = tools::run_grep(Json{{"pattern", "needle"}}, c, kNotCancelled);
   CHECK(text_of(r) ==
         ".hidden/h.txt:1: needle hidden\na.txt:1: alpha needle\nkeep.log:1: needle kept\n"
         "src/important.tmp:1: needle important\nsrc/main.cpp:1: int main() { return needle; }\n"
         "src/top-only.txt:1: needle nested top");
   CHECK(!r.details);
-  CHECK(text_of(tools::run_grep(
-            Json{{"pattern", "needle"}, {"ignoreCase", true}, {"glob", "*.cpp"}}, c, kRunning)) ==
-        "src/main.cpp:1: int main() { return needle; }\nsrc/util.cpp:1: // NEEDLE upper");
-  CHECK(text_of(tools::run_grep(Json{{"pattern", "f("}, {"literal", true}}, c, kRunning)) ==
+  CHECK(
+      text_of(tools::run_grep(Json{{"pattern", "needle"}, {"ignoreCase", true}, {"glob", "*.cpp"}},
+                              c, kNotCancelled)) ==
+      "src/main.cpp:1: int main() { return needle; }\nsrc/util.cpp:1: // NEEDLE upper");
+  CHECK(text_of(tools::run_grep(Json{{"pattern", "f("}, {"literal", true}}, c, kNotCancelled)) ==
         "src/util.cpp:2: void f();");
-  CHECK(text_of(tools::run_grep(Json{{"pattern", "beta"}, {"path", "a.txt"}}, c, kRunning)) ==
+  CHECK(text_of(tools::run_grep(Json{{"pattern", "beta"}, {"path", "a.txt"}}, c, kNotCancelled)) ==
         "a.txt:2: beta");
-  CHECK(text_of(tools::run_grep(Json{{"pattern", "zzz"}}, c, kRunning)) == "No matches found");
-  r = tools::run_grep(Json{{"pattern", "("}}, c, kRunning);
+  CHECK(text_of(tools::run_grep(Json{{"pattern", "zzz"}}, c, kNotCancelled)) == "No matches found");
+  r = tools::run_grep(Json{{"pattern", "("}}, c, kNotCancelled);
   CHECK(r.is_error);
   CHECK(text_of(r).rfind("Invalid regular expression: missing closing parenthesis", 0) == 0);
-  CHECK(text_of(tools::run_grep(Json{{"pattern", "x"}, {"path", "nope"}}, c, kRunning)) ==
+  CHECK(text_of(tools::run_grep(Json{{"pattern", "x"}, {"path", "nope"}}, c, kNotCancelled)) ==
         "Path not found: " + (dir.path() / "nope").string());
   // JavaScript escapes: \u0061 is "a".
-  CHECK(text_of(tools::run_grep(Json{{"pattern", "\\u0061lpha"}}, c, kRunning)) ==
+  CHECK(text_of(tools::run_grep(Json{{"pattern", "\\u0061lpha"}}, c, kNotCancelled)) ==
         "a.txt:1: alpha needle");
 }
 
@@ -128,20 +120,21 @@ TEST_CASE("grep: context blocks, limit, long lines, CRLF") {
   dir.write("long.txt", std::string(600, 'q') + "\n");
   const auto c = context_in(dir);
   CHECK(text_of(tools::run_grep(Json{{"pattern", "t"}, {"path", "f.txt"}, {"context", 1}}, c,
-                                kRunning)) ==
+                                kNotCancelled)) ==
         "f.txt-1- one\nf.txt:2: two\nf.txt-3- three\nf.txt-2- two\nf.txt:3: three\nf.txt-4- four");
-  auto r = tools::run_grep(Json{{"pattern", "o"}, {"path", "f.txt"}, {"limit", 2}}, c, kRunning);
+  auto r =
+      tools::run_grep(Json{{"pattern", "o"}, {"path", "f.txt"}, {"limit", 2}}, c, kNotCancelled);
   CHECK(text_of(r) ==
         "f.txt:1: one\nf.txt:2: two\n\n[2 matches limit reached. Use limit=4 for more, or refine "
         "pattern]");
   CHECK(r.details->dump() == R"({"matchLimitReached":2})");
-  r = tools::run_grep(Json{{"pattern", "q"}, {"path", "long.txt"}}, c, kRunning);
+  r = tools::run_grep(Json{{"pattern", "q"}, {"path", "long.txt"}}, c, kNotCancelled);
   CHECK(text_of(r) == "long.txt:1: " + std::string(500, 'q') +
                           "... [truncated]\n\n[Some lines truncated to 500 chars. Use read tool to "
                           "see full lines]");
   CHECK(r.details->dump() == R"({"linesTruncated":true})");
-  CHECK(text_of(tools::run_grep(Json{{"pattern", "^five$"}, {"path", "f.txt"}}, c, kRunning)) ==
-        "f.txt:5: five");
+  CHECK(text_of(tools::run_grep(Json{{"pattern", "^five$"}, {"path", "f.txt"}}, c,
+                                kNotCancelled)) == "f.txt:5: five");
 }
 
 TEST_CASE("grep: a catastrophically backtracking pattern fails fast with the file and line") {
@@ -149,7 +142,7 @@ TEST_CASE("grep: a catastrophically backtracking pattern fails fast with the fil
   dir.write("ok.txt", "fine\n");
   dir.write("z.txt", "short\n" + std::string(40, 'a') + "!\n");
   const auto start = std::chrono::steady_clock::now();
-  auto r = tools::run_grep(Json{{"pattern", "(a+)+$"}}, context_in(dir), kRunning);
+  auto r = tools::run_grep(Json{{"pattern", "(a+)+$"}}, context_in(dir), kNotCancelled);
   const auto took = std::chrono::steady_clock::now() - start;
   CHECK(r.is_error);
   CHECK(text_of(r) == "Regular expression too complex (match limit exceeded in z.txt:2)");
