@@ -336,7 +336,7 @@ TEST_CASE("parallel calls: a fast read ends before a slow bash, results in call 
   CHECK(of_type(events, "turn_end")[0]["toolResults"][0]["toolCallId"] == "call_1");
 }
 
-TEST_CASE("write calls on one file run in call order, reads run alongside") {
+TEST_CASE("write calls on one file run in call order, through a path spelled differently too") {
   ReboundProcess r = tool_server(script_of(
       Json::array({call("write", {{"path", "work/f.txt"}, {"content", "one\ntwo\n"}}),
                    call("edit", {{"path", "work/f.txt"},
