@@ -172,19 +172,24 @@ CommandTable rpc_command_table() {
   });
 
   // Sessions.
+  // Both abort a running tool batch first and answer after its agent_end (tools.md section 7).
   t.add<NewSessionArgs>("new_session", read_new_session_args, [](C& c, NewSessionArgs a, Reply r) {
-    c.session.new_session(a.parent_session);
-    r.ok(Json{{"cancelled", false}});  // no hook can veto it here (docs/decisions.md)
+    auto pending = std::make_shared<Reply>(std::move(r));
+    c.session.new_session(a.parent_session, [pending] {
+      pending->ok(Json{{"cancelled", false}});  // no hook can veto it here (docs/decisions.md)
+    });
   });
-  t.add<SwitchSessionArgs>("switch_session", read_switch_session_args,
-                           [](C& c, SwitchSessionArgs a, Reply r) {
-                             auto status = c.session.switch_session(a.session_path);
-                             if (!status) {
-                               r.fail(status.error());
-                             } else {
-                               r.ok(Json{{"cancelled", false}});
-                             }
-                           });
+  t.add<SwitchSessionArgs>(
+      "switch_session", read_switch_session_args, [](C& c, SwitchSessionArgs a, Reply r) {
+        auto pending = std::make_shared<Reply>(std::move(r));
+        c.session.switch_session(a.session_path, [pending](session::Status status) {
+          if (!status) {
+            pending->fail(status.error());
+          } else {
+            pending->ok(Json{{"cancelled", false}});
+          }
+        });
+      });
 
   // bash: answered when the command ends; other commands go on meanwhile.
   t.add<BashArgs>("bash", read_bash_args, [](C& c, BashArgs a, Reply r) {

@@ -147,6 +147,11 @@ class AgentSession {
   /// switch_session: loads `path` first (its error, and nothing changes, when it cannot be
   /// used), then cancels like new_session and takes up the loaded session.
   Status switch_session(const std::string& path);
+  /// The same for the wire (tools.md section 7): a running tool batch is first aborted exactly
+  /// as `abort` does (the calls' own abort results, the aborted turn, agent_end), then the
+  /// session changes and `done` runs. Without a batch both finish before returning.
+  void new_session(std::optional<std::string> parent_session, Completion done);
+  void switch_session(const std::string& path, std::function<void(Status)> done);
 
   /// bash: runs the command; `done` gets the bashExecution message once it ends. The message
   /// joins the context and the file at once when idle, else when the session is next idle.
@@ -247,6 +252,9 @@ class AgentSession {
   void take_up(std::string path, LoadedSession loaded, bool restore_model);
   void cancel_everything();
   void refresh_system_prompt();
+  /// Runs `next` once no tool batch runs: at once, or after aborting the batch.
+  void after_batch_aborted(Completion next);
+  void take_up_switched(const std::string& path, LoadedSession session);
   void append_model_state();
   void add_bash_result(protocol::AgentMessage message);
 

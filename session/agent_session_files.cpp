@@ -74,13 +74,48 @@ void AgentSession::new_session(std::optional<std::string> parent_session) {
 Status AgentSession::switch_session(const std::string& path) {
   auto loaded = deps_.storage.load(path);
   if (auto* error = std::get_if<std::string>(&loaded)) return Error{ErrorKind::failed, *error};
-  auto& session = std::get<LoadedSession>(loaded);
+  take_up_switched(path, std::move(std::get<LoadedSession>(loaded)));
+  return ok();
+}
+
+void AgentSession::take_up_switched(const std::string& path, LoadedSession session) {
   for (const auto& w : session.warnings)
     spdlog::warn("{}: {}", path, w);
   cancel_everything();
   take_up(path, std::move(session), true);
   refresh_system_prompt();
-  return ok();
+}
+
+void AgentSession::after_batch_aborted(Completion next) {
+  if (run_ && run_->batch_open > 0) {
+    abort(std::move(next));  // `next` runs after the aborted run's agent_end
+    return;
+  }
+  next();
+}
+
+void AgentSession::new_session(std::optional<std::string> parent_session, Completion done) {
+  std::weak_ptr<bool> alive = alive_;
+  after_batch_aborted([this, alive, parent = std::move(parent_session), done = std::move(done)] {
+    if (alive.expired()) return;
+    new_session(parent);
+    if (done) done();
+  });
+}
+
+void AgentSession::switch_session(const std::string& path, std::function<void(Status)> done) {
+  auto loaded = deps_.storage.load(path);
+  if (auto* error = std::get_if<std::string>(&loaded)) {
+    done(Error{ErrorKind::failed, *error});  // nothing changes, a running batch goes on
+    return;
+  }
+  auto session = std::make_shared<LoadedSession>(std::move(std::get<LoadedSession>(loaded)));
+  std::weak_ptr<bool> alive = alive_;
+  after_batch_aborted([this, alive, path, session, done = std::move(done)] {
+    if (alive.expired()) return;
+    take_up_switched(path, std::move(*session));
+    done(ok());
+  });
 }
 
 Status AgentSession::bash(const std::string& command, BashDone done) {

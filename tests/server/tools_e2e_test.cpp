@@ -721,3 +721,35 @@ TEST_CASE("read of a FIFO held open by a silent writer answers at once, /dev/zer
   r.proc().close_stdin();
   CHECK(r.proc().wait(3000ms) == 0);  // the worker thread stopped: the shutdown joins it
 }
+
+TEST_CASE("new_session during a batch aborts it exactly as abort does, then answers") {
+  ReboundProcess r = tool_server(
+      script_of(Json::array({call("bash", {{"command", "echo $$ > pgid; echo started; sleep 30"}}),
+                             call("write", {{"path", "work/w.txt"}, {"content", "x"}})})));
+  const pid_t pgid = start_bash_writing_pgid(r);
+  // A switch to a file that cannot be used changes nothing: the batch goes on.
+  r.send(Json{{"id", "sw"}, {"type", "switch_session"}, {"sessionPath", "/no/such/file.jsonl"}});
+  const auto refused = r.read_until_response("sw");
+  CHECK(refused.back()["success"] == false);
+  CHECK(of_type(refused, "tool_execution_end").size() <= 1);  // the write may have ended
+  r.send(Json{{"id", "n1"}, {"type", "new_session"}});
+  const auto events = r.read_until_response("n1");
+  CHECK(text_of(end_of(events, "call_1")["result"]) == "started\n\n\nCommand aborted");
+  auto seq = sequence(events);
+  seq.erase(std::remove(seq.begin(), seq.end(), "tool_execution_end call_2"), seq.end());
+  REQUIRE(seq.size() >= 12);
+  CHECK(std::vector<std::string>(seq.end() - 12, seq.end()) ==
+        std::vector<std::string>{"tool_execution_end call_1", "message_start toolResult",
+                                 "message_end toolResult", "message_start toolResult",
+                                 "message_end toolResult", "turn_end", "turn_start",
+                                 "message_start assistant", "message_end assistant", "turn_end",
+                                 "agent_end", "response"});
+  const auto ends = of_type(events, "message_end");
+  const Json aborted = ends.back()["message"];
+  CHECK(aborted["stopReason"] == "aborted");
+  CHECK(aborted["errorMessage"] == "Request was aborted");
+  CHECK(events.back()["data"]["cancelled"] == false);
+  CHECK(live_group_members(pgid) == 0);
+  r.send(Json{{"id", "m"}, {"type", "get_messages"}});
+  CHECK(r.read_until_response("m").back()["data"]["messages"] == Json::array());
+}
