@@ -1,6 +1,8 @@
 #include "server/cli_options.h"
 
 #include <CLI/CLI.hpp>
+#include <cerrno>
+#include <cstdlib>
 
 #include "tools/definitions.h"
 
@@ -40,6 +42,10 @@ CliParse parse_command_line(const std::vector<std::string>& args) {
   app.add_flag("--no-context-files", o.no_context_files,
                "Leave AGENTS.md/CLAUDE.md out of the system prompt");
 
+  std::optional<std::string> retry_seed;
+  app.add_option("--retry-seed", retry_seed,
+                 "Seed of the retry jitter generator, 0..18446744073709551615 (for tests)");
+
   std::vector<std::string> reversed(args.rbegin(), args.rend());
   CliParse result;
   try {
@@ -54,6 +60,25 @@ CliParse parse_command_line(const std::vector<std::string>& args) {
     result.exit_code = 2;
     result.err = std::string("rebound: ") + e.what() + "\nRun 'rebound --help' for usage.\n";
     return result;
+  }
+  if (retry_seed) {
+    // Decimal digits only, within 64 bits.
+    const std::string& s = *retry_seed;
+    bool valid =
+        !s.empty() && s.size() <= 20 && s.find_first_not_of("0123456789") == std::string::npos;
+    unsigned long long value = 0;
+    if (valid) {
+      errno = 0;
+      value = std::strtoull(s.c_str(), nullptr, 10);
+      valid = errno == 0;
+    }
+    if (!valid) {
+      result.exit_code = 2;
+      result.err = "rebound: --retry-seed: expected an integer 0..18446744073709551615, got '" + s +
+                   "'\nRun 'rebound --help' for usage.\n";
+      return result;
+    }
+    o.retry_seed = value;
   }
   if (tool_list) {
     o.tools = tools::split_tool_list(*tool_list);

@@ -4,6 +4,7 @@
 // line). Called once by main().
 
 #include <cstddef>
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
@@ -28,6 +29,7 @@ struct CliOptions {
   std::optional<std::vector<std::string>> tools;  // --tools LIST, split and checked
   bool no_tools = false;
   bool no_context_files = false;
+  std::optional<std::uint64_t> retry_seed;  // --retry-seed N (retry.md section 15)
 };
 
 struct CliParse {

@@ -53,6 +53,17 @@ class CommandTable {
                                     Reply reply) { handle(context, std::move(reply)); };
   }
 
+  /// A command whose handler reads the whole object itself (set_retry_policy: its fields take
+  /// `null` and are validated all or nothing).
+  void add_object(std::string name,
+                  std::function<void(CommandContext&, const protocol::Json&, Reply)> handle) {
+    entries_[std::move(name)] = [handle = std::move(handle)](
+                                    CommandContext& context,
+                                    const protocol::CommandEnvelope& command, Reply reply) {
+      handle(context, command.object, std::move(reply));
+    };
+  }
+
   const Run* find(std::string_view name) const {
     const auto it = entries_.find(name);
     return it == entries_.end() ? nullptr : &it->second;

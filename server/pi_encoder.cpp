@@ -112,11 +112,21 @@ Json pi_event_json(const session::Event& event) {
           return pi::tool_execution_end(e.tool_call_id, e.tool_name, pi_tool_result_json(e.result),
                                         e.result.is_error);
         } else if constexpr (std::is_same_v<T, ev::AutoRetryStart>) {
-          return pi::auto_retry_start(e.attempt, e.max_attempts, e.delay_ms, e.error_message);
+          Json j = pi::auto_retry_start(e.attempt, e.max_attempts, e.delay_ms, e.error_message);
+          if (e.details) {
+            // retry.md section 12: after the existing keys, in this order.
+            j["errorClass"] = e.details->error_class;
+            if (e.details->http_status) j["httpStatus"] = *e.details->http_status;
+            j["delaySource"] = e.details->delay_source;
+            j["nextAttemptAt"] = e.details->next_attempt_at;
+          }
+          return j;
         } else if constexpr (std::is_same_v<T, ev::AutoRetryEnd>) {
-          return e.success ? pi::auto_retry_end_success(e.attempt)
-                           : pi::auto_retry_end_failure(e.attempt,
-                                                        std::string(e.final_error.value_or("")));
+          Json j = e.success ? pi::auto_retry_end_success(e.attempt)
+                             : pi::auto_retry_end_failure(e.attempt,
+                                                          std::string(e.final_error.value_or("")));
+          if (e.reason) j["reason"] = *e.reason;
+          return j;
         } else if constexpr (std::is_same_v<T, ev::AutoCompactionStart>) {
           return pi::auto_compaction_start(session::compaction_reason_name(e.reason));
         } else {

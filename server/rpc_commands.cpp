@@ -154,6 +154,20 @@ CommandTable rpc_command_table() {
     c.session.abort_retry();
     r.ok();
   });
+  // Retry control (retry.md sections 11 to 17).
+  t.add("get_retry_state", [](C& c, Reply r) { r.ok(c.session.retry_state_json()); });
+  t.add_object("set_retry_policy", [](C& c, const Json& command, Reply r) {
+    auto policy = c.session.set_retry_policy(command);
+    if (!policy) {
+      r.fail(policy.error());
+    } else {
+      r.ok(std::move(*policy));
+    }
+  });
+  t.add("retry_now", [](C& c, Reply r) {
+    // The answer is written before the continued run's agent_start.
+    c.session.retry_now([&r](const Json& data) { r.ok(data); });
+  });
   t.add<EnabledArgs>("set_auto_compaction", read_enabled_args, [](C& c, EnabledArgs a, Reply r) {
     c.session.set_auto_compaction(a.enabled);
     r.ok();

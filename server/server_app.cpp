@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <spdlog/spdlog.h>
+
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <chrono>
@@ -13,6 +14,7 @@
 #include <filesystem>
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <random>
 
 #include "config/auth_store.h"
 #include "config/file_session_storage.h"
@@ -168,6 +170,10 @@ int run_server(const CliOptions& options) {
     spdlog::error("{}", providers.error);
     return 1;
   }
+  // The jitter generator of retry.md section 15, one per process.
+  session::SplitMix64 jitter(options.retry_seed ? *options.retry_seed
+                                                : (std::uint64_t{std::random_device{}()} << 32) ^
+                                                      std::random_device{}());
   BashRunner bash(io.get_executor());
   BuiltinTools builtin_tools(io.get_executor(), scheduler, active_tools, bash_tool_options);
   auto system_prompt = [&, session_cwd = fs::absolute(cwd, ec)](const std::string& base) {
@@ -182,7 +188,8 @@ int run_server(const CliOptions& options) {
                                 !options.model && !options.provider, slot},
         std::move(providers.models),
         session::SessionDeps{scheduler, events, *providers.router, credentials, settings_store,
-                             session_storage, bash, builtin_tools.registry, system_prompt});
+                             session_storage, bash, builtin_tools.registry, system_prompt,
+                             &jitter});
   });
   RpcDispatcher dispatcher(*host.find(rpc_slot), out);
   StdinReader reader(io.get_executor(), STDIN_FILENO);

@@ -28,7 +28,8 @@ void AgentSession::start_run(std::vector<Queued> inputs) {
 void AgentSession::continue_run() {
   // `continue` needs a context whose last message is not an assistant message.
   if (context_.empty() || context_.back().is_assistant()) {
-    end_chain(false, "Cannot continue: the context does not end with a user message");
+    end_chain(false, "Cannot continue: the context does not end with a user message",
+              "non_retryable");
     settle();
     return;
   }

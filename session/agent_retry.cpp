@@ -15,8 +15,41 @@ namespace {
 constexpr const char* kRetryCancelled = "Retry cancelled";
 }
 
-RetryDecision AgentSession::retry_decision(const AgentMessage& last) const {
-  return retry_.decide(is_retryable(last, model_.context_window), settings_.retry);
+RetryDecision AgentSession::retry_decision(const AgentMessage& last) {
+  planned_.reset();
+  const EffectivePolicy policy = effective_policy(settings_.retry, retry_values_);
+  RetrySettings limits = settings_.retry;
+  limits.max_retries = policy.max_retries;
+  const RetryDecision decision = retry_.decide(is_retryable(last, model_.context_window), limits);
+  if (decision != RetryDecision::retry) return decision;
+  // Section 14, with one `now` and at most one jitter draw, before agent_end is written.
+  const std::string error = last.error_message.value_or("");
+  const std::int64_t now = deps_.scheduler.now_epoch_ms();
+  const std::optional<std::int64_t> hint = parse_retry_hint_ms(error, now);
+  bool credential_switch = false;
+  if (is_usage_limit(error)) {
+    credential_switch =
+        deps_.credentials.mark_usage_limit_reached(model_.provider, session_id_, hint);
+  }
+  planned_started_at_ = retry_.active() ? chain_.started_at : now;
+  SplitMix64& rng = deps_.jitter ? *deps_.jitter : own_jitter_;
+  planned_ = decide_delay(policy, retry_.attempt() + 1, now, planned_started_at_, credential_switch,
+                          hint, rng);
+  chain_.max_attempts = policy.max_retries;
+  switch (planned_->end) {
+    case DelayDecision::End::deadline:
+      return RetryDecision::deadline;
+    case DelayDecision::End::server_delay_too_long:
+      return RetryDecision::server_delay_too_long;
+    case DelayDecision::End::none:
+      break;
+  }
+  return RetryDecision::retry;
+}
+
+std::optional<std::string_view> AgentSession::end_reason(std::string_view reason) const {
+  if (!retry_control_) return std::nullopt;
+  return reason;
 }
 
 void AgentSession::after_run(const AgentMessage& last, RetryDecision decision) {
@@ -27,11 +60,19 @@ void AgentSession::after_run(const AgentMessage& last, RetryDecision decision) {
       return;
     case RetryDecision::disabled:
       // Step 2: disabled; a chain that was active ends now (Differs: it never hangs).
-      if (retry_.active()) end_chain(false, error);
+      if (retry_.active()) end_chain(false, error, "disabled");
       return;
     case RetryDecision::exhausted:
       // Step 4: attempts exhausted (with maxRetries 0: attempt 0 and no start event).
-      emit(ev::AutoRetryEnd{false, retry_.attempt(), error});
+      emit(ev::AutoRetryEnd{false, retry_.attempt(), error, end_reason("exhausted")});
+      retry_.reset();
+      return;
+    case RetryDecision::deadline:
+    case RetryDecision::server_delay_too_long:
+      // Section 14 steps 5 and 6: written like the exhausted row (attempt 0 without a chain).
+      emit(ev::AutoRetryEnd{
+          false, retry_.attempt(), error,
+          end_reason(decision == RetryDecision::deadline ? "deadline" : "server_delay_too_long")});
       retry_.reset();
       return;
     case RetryDecision::cancelled:
@@ -40,11 +81,11 @@ void AgentSession::after_run(const AgentMessage& last, RetryDecision decision) {
   }
   if (retry_.active()) {
     if (!last.failed()) {
-      end_chain(true, {});
+      end_chain(true, {}, "success");
     } else if (retry_.cancelled() || last.stop_reason == protocol::StopReason::aborted) {
-      end_chain(false, kRetryCancelled);
+      end_chain(false, kRetryCancelled, "cancelled");
     } else {
-      end_chain(false, error);
+      end_chain(false, error, "non_retryable");
     }
   }
   compact_after_run(last);
@@ -52,13 +93,20 @@ void AgentSession::after_run(const AgentMessage& last, RetryDecision decision) {
 
 void AgentSession::schedule_retry(const AgentMessage& failed) {
   const std::int64_t attempt = retry_.advance();
-  std::int64_t delay = backoff_delay_ms(settings_.retry.base_delay_ms, attempt);
+  const DelayDecision plan = *planned_;  // retry_decision() took it before agent_end
+  const std::int64_t delay = plan.delay_ms;
   const std::string error = failed.error_message.value_or("");
-  if (is_usage_limit(error)) {
-    const auto hint = parse_retry_hint_ms(error, deps_.scheduler.now_epoch_ms());
-    if (deps_.credentials.mark_usage_limit_reached(model_.provider, session_id_, hint)) delay = 0;
+  if (attempt == 1) chain_.started_at = planned_started_at_;
+  chain_.delay_ms = delay;
+  chain_.next_attempt_at = plan.next_attempt_at;
+  chain_.last_error = error;
+  chain_.error = classify_retryable_error(error);
+  std::optional<ev::RetryStartDetails> details;
+  if (retry_control_) {
+    details = ev::RetryStartDetails{to_string(chain_.error.error_class), chain_.error.http_status,
+                                    to_string(plan.source), plan.next_attempt_at};
   }
-  emit(ev::AutoRetryStart{attempt, settings_.retry.max_retries, delay, error});
+  emit(ev::AutoRetryStart{attempt, chain_.max_attempts, delay, error, details});
   // Step 8: the model does not see the failed attempt again (the history keeps it).
   if (!context_.empty() && context_.back().failed()) context_.pop_back();
   std::weak_ptr<bool> alive = alive_;
@@ -67,16 +115,57 @@ void AgentSession::schedule_retry(const AgentMessage& failed) {
   });
 }
 
-void AgentSession::end_chain(bool success, const std::string& final_error) {
+void AgentSession::end_chain(bool success, const std::string& final_error,
+                             std::string_view reason) {
   if (!retry_.active()) return;
   emit(ev::AutoRetryEnd{success, retry_.attempt(),
-                        success ? std::nullopt : std::optional<std::string_view>(final_error)});
+                        success ? std::nullopt : std::optional<std::string_view>(final_error),
+                        end_reason(reason)});
   retry_.reset();
+}
+
+protocol::Json AgentSession::retry_state_json() {
+  retry_control_ = true;
+  const EffectivePolicy policy = effective_policy(settings_.retry, retry_values_);
+  protocol::Json j{{"enabled", settings_.retry.enabled}};
+  const bool active = retry_.active();
+  j["phase"] = !active ? "idle" : retry_.in_backoff() ? "backoff" : "request";
+  j["attempt"] = retry_.attempt();
+  if (active) {
+    j["maxAttempts"] = chain_.max_attempts;
+    if (retry_.in_backoff()) j["delayMs"] = chain_.delay_ms;
+    j["chainStartedAt"] = chain_.started_at;
+    if (retry_.in_backoff()) j["nextAttemptAt"] = chain_.next_attempt_at;
+    j["lastError"] = chain_.error.to_json(chain_.last_error);
+  }
+  j["policy"] = policy.to_json();
+  return j;
+}
+
+Result<protocol::Json> AgentSession::set_retry_policy(const protocol::Json& command) {
+  if (auto error = apply_retry_policy_command(command, retry_values_)) {
+    return Error{ErrorKind::invalid_argument, *error};
+  }
+  retry_control_ = true;
+  return effective_policy(settings_.retry, retry_values_).to_json();
+}
+
+void AgentSession::retry_now(const std::function<void(const protocol::Json&)>& answer) {
+  retry_control_ = true;
+  if (!retry_.in_backoff()) {
+    answer(protocol::Json{{"skipped", false}, {"phase", retry_.active() ? "request" : "idle"}});
+    return;
+  }
+  // The backoff ends exactly once: the timer is disarmed here, on the loop, before anything
+  // else can run; then the answer, then the continued run (its agent_start after the answer).
+  retry_.cancel_backoff();
+  answer(protocol::Json{{"skipped", true}, {"attempt", retry_.attempt()}});
+  continue_run();
 }
 
 void AgentSession::abort_retry() {
   if (retry_.in_backoff()) {
-    end_chain(false, kRetryCancelled);
+    end_chain(false, kRetryCancelled, "cancelled");
     settle();
   } else if (retry_.active()) {
     // The retried request goes on; its end closes the chain, and no new retry starts.

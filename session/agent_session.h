@@ -23,6 +23,7 @@
 #include "session/event_sink.h"
 #include "session/llm/provider.h"
 #include "session/model_registry.h"
+#include "session/retry_control.h"
 #include "session/retry_state.h"
 #include "session/scheduler.h"
 #include "session/session_file.h"
@@ -69,6 +70,9 @@ struct SessionDeps {
   /// Builds the system prompt from the settings' `systemPrompt` (tools.md section 10) when a
   /// session starts, at new_session and at switch_session; none: that setting as it is.
   std::function<std::string(const std::string& settings_prompt)> build_system_prompt = {};
+  /// The process's jitter generator (retry.md section 15, shared by its sessions); none: the
+  /// session's own, seeded 0.
+  SplitMix64* jitter = nullptr;
 };
 
 /// What `compact` answers with: the result, or the error.
@@ -110,6 +114,14 @@ class AgentSession {
   /// retry.md section 6: cancels a backoff (emitting auto_retry_end), or stops further retries
   /// of the retried request that runs now.
   void abort_retry();
+  /// get_retry_state (retry.md section 16): the chain as it stands. Turns retry-control mode on.
+  protocol::Json retry_state_json();
+  /// set_retry_policy (section 13): the effective policy, or the first bad field's error and
+  /// nothing changed. Success turns retry-control mode on.
+  Result<protocol::Json> set_retry_policy(const protocol::Json& command);
+  /// retry_now (section 17): `answer` gets the response data; in a backoff it is called first
+  /// and the continued run starts after it. Turns retry-control mode on.
+  void retry_now(const std::function<void(const protocol::Json&)>& answer);
   /// End of input or a signal: like abort, and a running bash is killed.
   void shutdown() {
     force_end_tool_batch();
@@ -259,10 +271,12 @@ class AgentSession {
   void add_bash_result(protocol::AgentMessage message);
 
   // retry (agent_retry.cpp)
-  RetryDecision retry_decision(const protocol::AgentMessage& last) const;
+  RetryDecision retry_decision(const protocol::AgentMessage& last);
   void after_run(const protocol::AgentMessage& last, RetryDecision decision);
   void schedule_retry(const protocol::AgentMessage& failed);
-  void end_chain(bool success, const std::string& final_error);
+  void end_chain(bool success, const std::string& final_error, std::string_view reason);
+  /// `reason` of auto_retry_end (retry.md section 12), written in retry-control mode only.
+  std::optional<std::string_view> end_reason(std::string_view reason) const;
   void settle();
   void schedule_drain();
   std::vector<Queued> take(std::deque<Queued>& queue, protocol::QueueMode mode);
@@ -288,6 +302,20 @@ class AgentSession {
   std::uint64_t partial_version_ = 0;  // see ev::MessageUpdate
   SessionSlot slot_ = 0;
   RetryState retry_;
+  // Retry control (retry.md sections 11 to 17).
+  RetryPolicyValues retry_values_;  // the session policy: kept across sessions, never saved
+  bool retry_control_ = false;      // typed retry fields, from the first retry-control command
+  SplitMix64 own_jitter_{0};
+  struct Chain {
+    std::int64_t started_at = 0;
+    std::int64_t max_attempts = 0;
+    std::int64_t delay_ms = 0;
+    std::int64_t next_attempt_at = 0;
+    std::string last_error;
+    ErrorInfo error;
+  } chain_;
+  std::optional<DelayDecision> planned_;  // decided before agent_end, used by schedule_retry
+  std::int64_t planned_started_at_ = 0;
   std::deque<Queued> steering_;
   std::deque<Queued> follow_up_;
   std::unique_ptr<SessionRecorder> recorder_;

@@ -99,16 +99,25 @@ struct ToolExecutionEnd {
   const std::string& tool_name;
   const ToolResult& result;  // isError is result.is_error
 };
+/// The typed fields of retry-control mode (retry.md section 12).
+struct RetryStartDetails {
+  std::string_view error_class;
+  std::optional<int> http_status;
+  std::string_view delay_source;
+  std::int64_t next_attempt_at;
+};
 struct AutoRetryStart {
   std::int64_t attempt;
   std::int64_t max_attempts;
   std::int64_t delay_ms;
   const std::string& error_message;
+  std::optional<RetryStartDetails> details = std::nullopt;  // retry-control mode only
 };
 struct AutoRetryEnd {
   bool success;
   std::int64_t attempt;
-  std::optional<std::string_view> final_error;  // when !success
+  std::optional<std::string_view> final_error;            // when !success
+  std::optional<std::string_view> reason = std::nullopt;  // retry-control mode only
 };
 struct AutoCompactionStart {
   CompactionReason reason;  // overflow or threshold

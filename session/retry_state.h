@@ -22,6 +22,8 @@ enum class RetryDecision {
   cancelled,      // abort_retry arrived during the retried request: the chain ends, no retry
   disabled,       // retryable, but auto-retry is off: an active chain ends with the error
   exhausted,      // retryable, but no attempt is left: auto_retry_end with the error
+  deadline,       // retry.md section 14 step 6: the next attempt would end after the deadline
+  server_delay_too_long,  // section 14 step 5: an honoured hint above maxServerDelayMs
 };
 
 class RetryState {

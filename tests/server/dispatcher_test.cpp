@@ -177,7 +177,10 @@ TEST_CASE("the rpc command table holds exactly the commands of protocol.md secti
                                        "switch_session",
                                        "get_last_assistant_text",
                                        "get_messages",
-                                       "get_tools"};
+                                       "get_tools",
+                                       "get_retry_state",
+                                       "set_retry_policy",
+                                       "retry_now"};
   CHECK(std::set<std::string>(names.begin(), names.end()) == expected);
   CHECK(names.size() == expected.size());
 }
