@@ -433,6 +433,24 @@ void RpcClient::abort_retry() {
   request(Json{{"type", "abort_retry"}});
 }
 
+Json RpcClient::get_retry_state() {
+  return data_of(request(Json{{"type", "get_retry_state"}}));
+}
+
+Json RpcClient::set_retry_policy(Json fields, bool reset) {
+  Json command{{"type", "set_retry_policy"}};
+  if (reset) command["reset"] = true;
+  if (fields.is_object()) {
+    for (auto& [key, value] : fields.items())
+      command[key] = value;
+  }
+  return data_of(request(std::move(command)));
+}
+
+Json RpcClient::retry_now() {
+  return data_of(request(Json{{"type", "retry_now"}}));
+}
+
 Json RpcClient::bash(const std::string& command) {
   return data_of(request(Json{{"type", "bash"}, {"command", command}}));
 }

@@ -61,6 +61,11 @@ TEST_CASE("every helper round-trips against the real server") {
   CHECK(st["model"]["id"] == "script");
   c.set_auto_retry(false);
   c.abort_retry();
+  CHECK(c.get_retry_state()["phase"] == "idle");
+  CHECK(c.set_retry_policy(Json{{"maxRetries", 5}, {"maxDelayMs", nullptr}})["maxRetries"] == 5);
+  CHECK(c.set_retry_policy({}, true)["source"] == "settings");
+  CHECK_THROWS_AS(c.set_retry_policy(Json{{"jitter", 2}}), RpcError);
+  CHECK(c.retry_now().dump() == R"({"skipped":false,"phase":"idle"})");
   c.set_auto_compaction(true);
   c.set_steering_mode("all");
   c.set_follow_up_mode("all");

@@ -126,6 +126,17 @@ class RpcClient {
   void set_auto_compaction(bool enabled);
   void set_auto_retry(bool enabled);
   void abort_retry();
+  /// Retry control (retry.md sections 11 to 17); the first of these turns the typed retry
+  /// fields on for the rest of the process.
+  Json get_retry_state();  // the RetryState: phase, attempt, delays, lastError, policy
+  /// A partial update of the session policy: `fields` holds any of maxRetries, baseDelayMs,
+  /// maxDelayMs, jitter, honorRetryAfter, maxServerDelayMs, deadlineMs (null drops one);
+  /// `reset` drops every session value first. Returns the effective RetryPolicy; an invalid
+  /// field throws RpcError and changes nothing.
+  Json set_retry_policy(Json fields = Json::object(), bool reset = false);
+  /// Ends a running backoff now: {"skipped":true,"attempt":n}, else
+  /// {"skipped":false,"phase":"idle"|"request"}.
+  Json retry_now();
   Json bash(const std::string& command);
   void abort_bash();
   Json get_session_stats();
