@@ -15,16 +15,21 @@ inline std::int64_t rounded_seconds(std::int64_t ms) {
   return ms <= 0 ? 0 : (ms + 500) / 1000;
 }
 
-/// `Retrying (<attempt>/<maxAttempts>) in <round(remaining/1000)>s… (esc to cancel)`.
+/// `Retrying (<attempt>/<maxAttempts>) in <round(remaining/1000)>s… (esc to cancel)`; with a
+/// server that has `retry_now` (retry.md section 17) the hint also names ctrl-r.
 inline std::string retry_status(std::int64_t attempt, std::int64_t max_attempts,
-                                std::int64_t remaining_ms) {
+                                std::int64_t remaining_ms, bool can_retry_now = false) {
   return "Retrying (" + std::to_string(attempt) + "/" + std::to_string(max_attempts) + ") in " +
-         std::to_string(rounded_seconds(remaining_ms)) + "s… (esc to cancel)";
+         std::to_string(rounded_seconds(remaining_ms)) + "s… (esc to cancel" +
+         (can_retry_now ? ", ctrl-r to retry now)" : ")");
 }
 
-/// `Retry failed after <attempt> attempts: <finalError>`.
-inline std::string retry_failed(std::int64_t attempt, const std::string& final_error) {
-  return "Retry failed after " + std::to_string(attempt) + " attempts: " + final_error;
+/// `Retry failed after <attempt> attempts: <finalError>`, with the error class of the last
+/// retried failure when the server reports it: `… attempts (overloaded): …`.
+inline std::string retry_failed(std::int64_t attempt, const std::string& final_error,
+                                const std::string& error_class = {}) {
+  return "Retry failed after " + std::to_string(attempt) + " attempts" +
+         (error_class.empty() ? "" : " (" + error_class + ")") + ": " + final_error;
 }
 
 }  // namespace rebound::chat

@@ -3,7 +3,8 @@
 //   rebound-chat [--server PATH] [-- arguments for rebound]
 //
 // On a terminal: the transcript scrolls above a status line and a prompt line. Enter sends the
-// line (as a follow-up while the agent works), Esc cancels a retry backoff (abort_retry) or
+// line (as a follow-up while the agent works), Esc cancels a retry backoff (abort_retry),
+// Ctrl-R ends it now (retry_now, when the server has retry control), Esc otherwise
 // interrupts a run (abort), Ctrl-C interrupts, Ctrl-D quits. When stdin or stdout is not a
 // terminal it reads one prompt per input line and prints plain lines, waiting for each prompt's
 // work to end before the next.
@@ -97,6 +98,8 @@ struct Activity {
   bool streaming = false, compacting = false;
   std::optional<Clock::time_point> retry_deadline;
   std::int64_t retry_attempt = 0, retry_max = 0;
+  bool retry_control = false;     // the server answered get_retry_state: ctrl-r retries now
+  std::string retry_error_class;  // of the last auto_retry_start, in retry-control mode
 };
 
 // The terminal: a scroll region for the transcript, a status line and a prompt line.
@@ -159,7 +162,7 @@ std::string status_of(const Activity& a) {
   if (a.retry_deadline) {
     const auto left =
         std::chrono::duration_cast<std::chrono::milliseconds>(*a.retry_deadline - Clock::now());
-    return rebound::chat::retry_status(a.retry_attempt, a.retry_max, left.count());
+    return rebound::chat::retry_status(a.retry_attempt, a.retry_max, left.count(), a.retry_control);
   }
   if (a.compacting) return rebound::chat::kCompacting;
   if (a.streaming) return rebound::chat::kWorking;
@@ -191,11 +194,14 @@ std::string apply(Activity& a, const Json& e) {
   } else if (type == "auto_retry_start") {
     a.retry_attempt = e.value("attempt", 0);
     a.retry_max = e.value("maxAttempts", 0);
+    a.retry_error_class = e.value("errorClass", std::string());
     a.retry_deadline = Clock::now() + std::chrono::milliseconds(e.value("delayMs", 0));
   } else if (type == "auto_retry_end") {
     a.retry_deadline.reset();
     if (!e.value("success", false)) {
-      return rebound::chat::retry_failed(e.value("attempt", 0), e.value("finalError", "")) + "\n";
+      return rebound::chat::retry_failed(e.value("attempt", 0), e.value("finalError", ""),
+                                         a.retry_error_class) +
+             "\n";
     }
   } else if (type == "auto_compaction_start") {
     a.compacting = true;
@@ -206,8 +212,19 @@ std::string apply(Activity& a, const Json& e) {
   return {};
 }
 
+// Turns the typed retry fields on (retry.md section 11); false for a server without them.
+bool enable_retry_control(rebound::RpcClient& client) {
+  try {
+    client.get_retry_state();
+    return true;
+  } catch (const rebound::RpcError&) {
+    return false;
+  }
+}
+
 int run_plain(rebound::RpcClient& client) {
   Activity a;
+  enable_retry_control(client);  // the error class in failure lines; no keys here
   auto sub = client.on_event([&](const Json& e) {
     const std::string text = apply(a, e);
     if (!text.empty()) std::cout << text << std::flush;
@@ -234,6 +251,7 @@ int run_terminal(rebound::RpcClient& client) {
   auto sub = client.on_event([&](const Json& e) { queue.push(e); });
   Screen screen;
   Activity a;
+  a.retry_control = enable_retry_control(client);
   auto send = [&](auto&& call) {
     try {
       call();
@@ -274,6 +292,8 @@ int run_terminal(rebound::RpcClient& client) {
           } else if (a.streaming || a.compacting) {
             send([&] { client.abort(); });
           }
+        } else if (c == 0x12) {  // Ctrl-R: retry now, during a countdown
+          if (a.retry_deadline && a.retry_control) send([&] { client.retry_now(); });
         } else if (c == 0x03) {  // Ctrl-C
           if (a.streaming || a.compacting || a.retry_deadline) {
             send([&] { client.abort(); });

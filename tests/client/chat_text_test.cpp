@@ -9,8 +9,12 @@ TEST_CASE("the retry line rounds the remaining time to whole seconds") {
   CHECK(retry_status(2, 3, 3499) == "Retrying (2/3) in 3s… (esc to cancel)");
   CHECK(retry_status(2, 3, 3500) == "Retrying (2/3) in 4s… (esc to cancel)");
   CHECK(retry_status(3, 3, -20) == "Retrying (3/3) in 0s… (esc to cancel)");
+  CHECK(retry_status(1, 3, 8000, true) ==
+        "Retrying (1/3) in 8s… (esc to cancel, ctrl-r to retry now)");
 }
 
 TEST_CASE("the failure line") {
   CHECK(retry_failed(1, "Retry cancelled") == "Retry failed after 1 attempts: Retry cancelled");
+  CHECK(retry_failed(3, "503 overloaded", "overloaded") ==
+        "Retry failed after 3 attempts (overloaded): 503 overloaded");
 }

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # rebound-chat in a real terminal (tmux): the retry line with its numbers counts down, Esc
-# cancels it, the screen shows the failure, and a later prompt works; then plain-line mode with
+# cancels it, the screen shows the failure with its error class, a later prompt works, Ctrl-R
+# retries at once during a countdown; then plain-line mode with
 # a pipe. Usage: chat_tmux_test.sh REBOUND_CHAT REBOUND
 set -euo pipefail
 chat=$1
@@ -12,7 +13,7 @@ trap cleanup EXIT
 export LANG=C.UTF-8 HOME="$work"
 mkdir -p "$work/agent"
 echo '{"retry":{"enabled":true,"maxRetries":3,"baseDelayMs":6000}}' >"$work/agent/settings.json"
-echo '[{"error":"503 overloaded"},{"text":"second answer"},{"text":"never","hang":true}]' \
+echo '[{"error":"503 overloaded"},{"text":"second answer"},{"error":"503 overloaded"},{"text":"after retry now"},{"text":"never","hang":true}]' \
   >"$work/script.json"
 server_args=(--agent-dir "$work/agent" --no-session --provider scripted --script "$work/script.json")
 
@@ -32,18 +33,24 @@ tmux -L "$sock" -u new-session -d -s chat -x 100 -y 20 \
   "$chat --server $server -- ${server_args[*]}"
 wait_for ">" 5
 tmux -L "$sock" send-keys -t chat "hello there" Enter
-wait_for "Retrying (1/3) in 6s… (esc to cancel)" 5
+wait_for "Retrying (1/3) in 6s… (esc to cancel, ctrl-r to retry now)" 5
 wait_for "(error: 503 overloaded)" 1
 # It counts down.
-wait_for "Retrying (1/3) in 4s… (esc to cancel)" 4
+wait_for "Retrying (1/3) in 4s… (esc to cancel, ctrl-r to retry now)" 4
 echo "ok: the retry line appeared and counted down from 6s to 4s"
 tmux -L "$sock" send-keys -t chat Escape
-wait_for "Retry failed after 1 attempts: Retry cancelled" 3
+wait_for "Retry failed after 1 attempts (overloaded): Retry cancelled" 3
 screen | grep -qF "Retrying (" && fail "the retry line is still shown after Esc"
 echo "ok: Esc cancelled the backoff"
 tmux -L "$sock" send-keys -t chat "and again" Enter
 wait_for "second answer" 5
 echo "ok: a later prompt works"
+tmux -L "$sock" send-keys -t chat "retry me" Enter
+wait_for "Retrying (1/3) in 6s… (esc to cancel, ctrl-r to retry now)" 5
+tmux -L "$sock" send-keys -t chat C-r
+wait_for "after retry now" 2
+screen | grep -qF "Retrying (" && fail "the retry line is still shown after Ctrl-R"
+echo "ok: Ctrl-R retried at once during a 6 s countdown"
 tmux -L "$sock" send-keys -t chat "third" Enter
 wait_for "Working… (esc to interrupt)" 3
 tmux -L "$sock" send-keys -t chat C-c
@@ -66,6 +73,6 @@ expected="you: first
 (error: 503 overloaded)
 Retrying (1/1) in 0s… (esc to cancel)
 (error: 503 overloaded)
-Retry failed after 1 attempts: 503 overloaded"
+Retry failed after 1 attempts (overloaded): 503 overloaded"
 [ "$out" = "$expected" ] || { echo "FAIL: plain output was:"; echo "$out"; exit 1; } >&2
 echo "ok: plain-line mode"
