@@ -69,8 +69,24 @@ TEST_CASE("1000 seeded failure/success/abort sequences: every chain ends exactly
 
   std::size_t requests = 0;  // agent_start count = steps consumed
   int chains_opened = 0, chains_closed = 0, aborts = 0, abort_retries = 0, hangs = 0;
+  int retry_nows = 0, policy_changes = 0, typed_ends = 0;
+  std::int64_t max_attempts = 3;
   for (int seq = 0; seq < kSequences; ++seq) {
     CAPTURE(seq);
+    if (seq > 0 && seq % 50 == 0) {
+      // A new session policy between sequences (retry.md section 13); from the first one on the
+      // retry events carry their typed fields.
+      max_attempts = 1 + (seq / 50) % 3;
+      const std::string id = "policy" + std::to_string(seq);
+      r.send(Json{{"id", id},
+                  {"type", "set_retry_policy"},
+                  {"maxRetries", max_attempts},
+                  {"baseDelayMs", 2}});
+      const auto answer = r.read_until_response(id).back();
+      REQUIRE(answer["success"] == true);
+      REQUIRE(answer["data"]["maxRetries"] == max_attempts);
+      ++policy_changes;
+    }
     r.send(Json{{"id", "p" + std::to_string(seq)}, {"type", "prompt"}, {"message", "go"}});
     bool run_active = false, chain_open = false, expect_start = false, done = false;
     std::int64_t attempt = 0;
@@ -113,10 +129,14 @@ TEST_CASE("1000 seeded failure/success/abort sequences: every chain ends exactly
           REQUIRE(e["attempt"] == attempt + 1);
         }
         attempt = e["attempt"];
-        REQUIRE(e["maxAttempts"] == 3);
+        REQUIRE(e["maxAttempts"] == max_attempts);
       } else if (type == "auto_retry_end") {
         REQUIRE_MESSAGE(chain_open, "auto_retry_end without a chain: " << e.dump());
         REQUIRE(e["attempt"] == attempt);
+        if (e.contains("reason")) {
+          REQUIRE((e["reason"] == "success") == e["success"].get<bool>());
+          ++typed_ends;
+        }
         chain_open = false;
         attempt = 0;
         ++chains_closed;
@@ -129,6 +149,11 @@ TEST_CASE("1000 seeded failure/success/abort sequences: every chain ends exactly
       } else if (p < 5) {
         r.send(Json{{"type", "abort"}});
         ++aborts;
+      } else if (p < 8) {
+        r.send(Json{{"type", "retry_now"}});  // ends a running backoff at once, else nothing
+        ++retry_nows;
+      } else if (p < 9) {
+        r.send(Json{{"type", "get_retry_state"}});
       }
       if (!run_active && !chain_open && !expect_start &&
           (type == "agent_end" || type == "auto_retry_end")) {
@@ -155,8 +180,13 @@ TEST_CASE("1000 seeded failure/success/abort sequences: every chain ends exactly
   CHECK(chains_opened > 100);
   CHECK(aborts + abort_retries > 50);
   CHECK(hangs > 10);
+  CHECK(retry_nows > 100);
+  CHECK(policy_changes > 10);
+  CHECK(typed_ends > 50);
   MESSAGE("sequences=" << kSequences << " requests=" << requests << " chains=" << chains_opened
-                       << " aborts=" << aborts << " abort_retries=" << abort_retries);
+                       << " aborts=" << aborts << " abort_retries=" << abort_retries
+                       << " retry_nows=" << retry_nows << " policy_changes=" << policy_changes
+                       << " typed_ends=" << typed_ends);
   r.proc().close_stdin();
   CHECK(r.proc().wait() == 0);
 }
