@@ -2,7 +2,9 @@
 //  - how much later than its delayMs each retry starts (auto_retry_start → next agent_start, as
 //    seen by a client reading stdout);
 //  - how long abort_retry takes to be answered (abort_retry sent → auto_retry_end read, and →
-//    its response read).
+//    its response read);
+//  - how long retry_now takes (retry_now sent → its response, → the continued run's
+//    agent_start).
 // usage: bench_retry [retries (default 40)] [delayMs (default 50)]
 
 #include <algorithm>
@@ -115,10 +117,38 @@ int main(int argc, char** argv) {
     }
   }
 
+  // retry_now in a 60 s backoff (retry.md section 17): sent → its response, sent → the continued
+  // run's agent_start.
+  std::vector<double> now_to_response, now_to_start;
+  {
+    rebound::testing::TempDir dir;
+    std::string script = "[";
+    for (int i = 0; i < retries; ++i)
+      script += R"({"error":"503 overloaded"},{"text":"ok"},)";
+    script += R"({"text":"ok"}])";
+    auto p = start(dir, script, 60000);
+    for (int i = 0; i < retries; ++i) {
+      p->write(R"({"type":"prompt","message":"go"})"
+               "\n");
+      read_until(*p, "auto_retry_start");
+      const auto sent = Clock::now();
+      p->write(R"({"id":"n","type":"retry_now"})"
+               "\n");
+      Clock::time_point answered, resumed;
+      read_until(*p, "response", &answered);
+      read_until(*p, "agent_start", &resumed);
+      read_until(*p, "auto_retry_end");
+      now_to_response.push_back(ms(answered - sent));
+      now_to_start.push_back(ms(resumed - sent));
+    }
+  }
+
   std::printf("retry delay %d ms, %d retries each\n", delay_ms, retries);
   report("retry start later than delayMs", excess);
   if (!server_late.empty()) report("server: backoff timer fired after deadline", server_late);
   report("abort_retry sent -> auto_retry_end read", to_end);
   report("abort_retry sent -> its response read", to_response);
+  report("retry_now sent -> its response read", now_to_response);
+  report("retry_now sent -> agent_start read", now_to_start);
   return 0;
 }
