@@ -37,6 +37,10 @@ TEST_CASE("errorClass and httpStatus of the error texts of retry.md and runtime.
       {"upstream said 503 later", "unknown", 0},
       {"please retry delay", "unknown", 0},
       {"5031 odd", "unknown", 0},
+      {"429 Rate limit reached for requests", "rate_limit", 429},
+      {"connection error: connect timed out after 10000 ms", "timeout", 0},
+      {"connection error: connection refused", "network", 0},
+      {"connection error: stream ended before the response was complete", "network", 0},
   };
   for (const auto& row : rows) {
     CAPTURE(row.text);
