@@ -46,6 +46,14 @@ Json read_until(Subprocess& p, const std::string& type, Clock::time_point* at = 
   std::exit(1);
 }
 
+// One 503 and then an answer per prompt.
+std::string fail_once_per_prompt(int prompts) {
+  std::string script = "[";
+  for (int i = 0; i < prompts; ++i)
+    script += R"({"error":"503 overloaded"},{"text":"ok"},)";
+  return script + R"({"text":"ok"}])";
+}
+
 std::unique_ptr<Subprocess> start(rebound::testing::TempDir& dir, const std::string& script,
                                   int delay_ms, const char* log_level = "warn") {
   dir.write("agent/settings.json", R"({"retry":{"enabled":true,"maxRetries":1,"baseDelayMs":)" +
@@ -78,10 +86,7 @@ int main(int argc, char** argv) {
   std::vector<double> excess, server_late;
   {
     rebound::testing::TempDir dir;
-    std::string script = "[";
-    for (int i = 0; i < retries; ++i)
-      script += R"({"error":"503 overloaded"},{"text":"ok"},)";
-    script += R"({"text":"ok"}])";
+    const std::string script = fail_once_per_prompt(retries);
     // Debug logs carry the server's own view: how late each timer fired.
     auto p = start(dir, script, delay_ms, "debug");
     for (int i = 0; i < retries; ++i) {
@@ -122,10 +127,7 @@ int main(int argc, char** argv) {
   std::vector<double> now_to_response, now_to_start;
   {
     rebound::testing::TempDir dir;
-    std::string script = "[";
-    for (int i = 0; i < retries; ++i)
-      script += R"({"error":"503 overloaded"},{"text":"ok"},)";
-    script += R"({"text":"ok"}])";
+    const std::string script = fail_once_per_prompt(retries);
     auto p = start(dir, script, 60000);
     for (int i = 0; i < retries; ++i) {
       p->write(R"({"type":"prompt","message":"go"})"
