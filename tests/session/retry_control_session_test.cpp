@@ -152,3 +152,61 @@ TEST_CASE("maxRetries 100: the backoff saturates at 2^53 - 1 and the chain still
   CHECK(h.sink.of_type("auto_retry_end").size() == 1);
   CHECK(h.sink.of_type("auto_retry_end")[0]["attempt"] == 100);
 }
+
+TEST_CASE("section 18 with manual time: retry_now in a 60 s backoff") {
+  SessionHarness h(R"([{"error":"503 overloaded"},{"text":"ok"}])", settings(3, 60000));
+  h.session.retry_state_json();
+  h.prompt("x");
+  h.scheduler.run_ready();
+  const auto start = h.sink.of_type("auto_retry_start").at(0);
+  CHECK(h.sink.of_type("agent_end").at(0)["willRetry"] == true);
+  CHECK(start["delayMs"] == 60000);
+  CHECK(start["delaySource"] == "backoff");
+  CHECK(start["nextAttemptAt"].get<std::int64_t>() == h.scheduler.now_epoch_ms() + 60000);
+  const std::size_t before = h.sink.events.size();
+  std::size_t events_at_answer = 0;
+  h.session.retry_now([&](const Json& data) {
+    CHECK(data.dump() == R"({"skipped":true,"attempt":1})");
+    events_at_answer = h.sink.events.size();
+  });
+  CHECK(events_at_answer == before);  // the answer comes before the continued run's events
+  h.scheduler.run_all();
+  CHECK(h.sink.events[before]["type"] == "agent_start");
+  CHECK(h.scheduler.requested_delays() == std::vector<std::int64_t>{60000});
+  CHECK(h.sink.of_type("agent_end").back()["willRetry"] == false);
+  CHECK(h.sink.events.back().dump() ==
+        R"({"type":"auto_retry_end","success":true,"attempt":1,"reason":"success"})");
+}
+
+TEST_CASE("section 18 with manual time: the deadline and the server delay ceiling") {
+  SUBCASE("deadline: 200 and 400 fit, the third failure ends the chain") {
+    SessionHarness h(R"([{"error":"503 overloaded"}])", settings(3, 100));
+    h.session.set_retry_policy(
+        Json{{"baseDelayMs", 200}, {"maxRetries", 10}, {"deadlineMs", 1000}});
+    h.prompt("x");
+    h.scheduler.run_all();
+    CHECK(h.scheduler.requested_delays() == std::vector<std::int64_t>{200, 400});
+    CHECK(h.sink.of_type("agent_end").back()["willRetry"] == false);
+    CHECK(
+        h.sink.events.back().dump() ==
+        R"({"type":"auto_retry_end","success":false,"attempt":2,"finalError":"503 overloaded","reason":"deadline"})");
+  }
+  SUBCASE("a hint of 300 ms is honoured, one of 900 s ends the chain at attempt 0") {
+    SessionHarness h(
+        R"([{"error":"429 Too Many Requests retry-after-ms=300"},{"text":"ok"},{"error":"429 Too Many Requests retry-after-ms=900000"}])",
+        settings(3, 100));
+    h.session.set_retry_policy(
+        Json{{"baseDelayMs", 10}, {"honorRetryAfter", true}, {"maxServerDelayMs", 60000}});
+    h.prompt("x");
+    h.scheduler.run_all();
+    CHECK(h.scheduler.requested_delays() == std::vector<std::int64_t>{300});
+    CHECK(h.sink.of_type("auto_retry_start").at(0)["delaySource"] == "retry-after");
+    h.sink.clear();
+    h.prompt("y");
+    h.scheduler.run_all();
+    CHECK(h.sink.of_type("auto_retry_start").empty());
+    CHECK(h.sink.of_type("agent_end").back()["willRetry"] == false);
+    CHECK(h.sink.events.back()["reason"] == "server_delay_too_long");
+    CHECK(h.sink.events.back()["attempt"] == 0);
+  }
+}
