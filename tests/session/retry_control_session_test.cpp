@@ -210,3 +210,26 @@ TEST_CASE("section 18 with manual time: the deadline and the server delay ceilin
     CHECK(h.sink.events.back()["attempt"] == 0);
   }
 }
+
+TEST_CASE("a credential switch wins over an honoured hint and the ceiling (section 14 step 4)") {
+  SessionHarness h(R"([{"error":"429 usage limit reached retry-after-ms=900000"},{"text":"ok"}])",
+                   settings(3, 2000));
+  h.credentials.another_available = true;
+  h.session.set_retry_policy(Json{{"honorRetryAfter", true}, {"maxServerDelayMs", 60000}});
+  h.prompt("x");
+  h.scheduler.run_ready();
+  const auto start = h.sink.of_type("auto_retry_start").at(0);
+  CHECK(start["delayMs"] == 0);
+  CHECK(start["delaySource"] == "credential-switch");
+  CHECK(start["errorClass"] == "usage_limit");
+  CHECK(start["httpStatus"] == 429);
+  h.scheduler.run_all();
+  CHECK(h.sink.events.back()["reason"] == "success");
+  // Without another credential the ceiling ends the chain.
+  SessionHarness g(R"([{"error":"429 usage limit reached retry-after-ms=900000"}])",
+                   settings(3, 2000));
+  g.session.set_retry_policy(Json{{"honorRetryAfter", true}, {"maxServerDelayMs", 60000}});
+  g.prompt("x");
+  g.scheduler.run_all();
+  CHECK(g.sink.events.back()["reason"] == "server_delay_too_long");
+}
