@@ -69,11 +69,13 @@ void AgentSession::after_run(const AgentMessage& last, RetryDecision decision) {
       return;
     case RetryDecision::deadline:
     case RetryDecision::server_delay_too_long:
-      // Section 14 steps 5 and 6: written like the exhausted row (attempt 0 without a chain).
+      // Section 14 steps 5 and 6: written like the exhausted row (attempt 0 without a chain),
+      // then, unlike that row, the compaction check.
       emit(ev::AutoRetryEnd{
           false, retry_.attempt(), error,
           end_reason(decision == RetryDecision::deadline ? "deadline" : "server_delay_too_long")});
       retry_.reset();
+      compact_after_run(last);
       return;
     case RetryDecision::cancelled:
     case RetryDecision::not_retryable:
