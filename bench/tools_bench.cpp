@@ -39,7 +39,7 @@ const char* kWords[] = {"int",    "return", "value",  "const",  "auto",   "stati
 constexpr const char* kRare = "XYZZY_RARE_TOKEN";
 
 long peak_rss_kib() {
-  struct rusage u{};
+  struct rusage u {};
   getrusage(RUSAGE_SELF, &u);
   return u.ru_maxrss;
 }
@@ -138,13 +138,16 @@ int main(int argc, char** argv) {
   const long rss_before = peak_rss_kib();
   const Json read_args{{"path", big.string()}, {"offset", 1000000}, {"limit", 50}};
   rebound::session::ToolResult read_result;
-  const double read_ms = median_ms([&] { read_result = rebound::tools::run_read(read_args, context, running); });
+  const double read_ms =
+      median_ms([&] { read_result = rebound::tools::run_read(read_args, context, running); });
   const long rss_after = peak_rss_kib();
-  std::printf("read %s (%.0f MB) offset 1000000 limit 50: %.1f ms median; peak RSS %ld KiB before, "
-              "%ld KiB after; first line: %s\n",
-              big.filename().c_str(), fs::file_size(big) / 1048576.0, read_ms, rss_before,
-              rss_after, first_line(read_result).c_str());
-  const double sed_ms = median_ms([&] { run_counting("sed -n '1000000,1000049p' '" + big.string() + "'"); });
+  std::printf(
+      "read %s (%.0f MB) offset 1000000 limit 50: %.1f ms median; peak RSS %ld KiB before, "
+      "%ld KiB after; first line: %s\n",
+      big.filename().c_str(), fs::file_size(big) / 1048576.0, read_ms, rss_before, rss_after,
+      first_line(read_result).c_str());
+  const double sed_ms =
+      median_ms([&] { run_counting("sed -n '1000000,1000049p' '" + big.string() + "'"); });
   std::printf("  for comparison: sed -n '1000000,1000049p': %.1f ms median\n", sed_ms);
 
   const auto t0 = Clock::now();
@@ -166,27 +169,30 @@ int main(int argc, char** argv) {
     const double gnu = median_ms([&] {
       gnu_lines = run_counting("grep -r -n -e '" + c.pattern + "' '" + dir.string() + "'");
     });
-    std::printf("grep %-13s Rebound %8.1f ms (%s%s) | GNU grep -r -n %8.1f ms (%ld lines) | "
-                "ratio %.2f\n",
-                c.name, ours, first_line(r).c_str(),
-                r.details && r.details->contains("matchLimitReached") ? ", stopped at 100 matches"
-                                                                       : "",
-                gnu, gnu_lines, ours / gnu);
+    std::printf(
+        "grep %-13s Rebound %8.1f ms (%s%s) | GNU grep -r -n %8.1f ms (%ld lines) | "
+        "ratio %.2f\n",
+        c.name, ours, first_line(r).c_str(),
+        r.details && r.details->contains("matchLimitReached") ? ", stopped at 100 matches" : "",
+        gnu, gnu_lines, ours / gnu);
   }
   rebound::session::ToolResult found;
   const double find_ms = median_ms([&] {
-    found = rebound::tools::run_find(Json{{"pattern", "**/*.cpp"}, {"limit", 1000000}}, context, running);
+    found = rebound::tools::run_find(Json{{"pattern", "**/*.cpp"}, {"limit", 1000000}}, context,
+                                     running);
   });
   long find_lines = 0;
-  const double gnu_find = median_ms(
-      [&] { find_lines = run_counting("find '" + dir.string() + "' -name '*.cpp'"); });
-  std::printf("find '**/*.cpp'     Rebound %8.1f ms (output cut at 50KB by design) | GNU find -name "
-              "%8.1f ms (%ld paths) | ratio %.2f\n",
-              find_ms, gnu_find, find_lines, find_ms / gnu_find);
+  const double gnu_find =
+      median_ms([&] { find_lines = run_counting("find '" + dir.string() + "' -name '*.cpp'"); });
+  std::printf(
+      "find '**/*.cpp'     Rebound %8.1f ms (output cut at 50KB by design) | GNU find -name "
+      "%8.1f ms (%ld paths) | ratio %.2f\n",
+      find_ms, gnu_find, find_lines, find_ms / gnu_find);
   const double find_all_ms = median_ms([&] {
     std::atomic<bool> never{false};
     long n = 0;
-    rebound::tools::walk(dir.string(), [&](const rebound::tools::WalkEntry&) { return ++n > 0; }, never);
+    rebound::tools::walk(
+        dir.string(), [&](const rebound::tools::WalkEntry&) { return ++n > 0; }, never);
   });
   std::printf("walk of the whole tree (every entry, ignore rules checked): %.1f ms\n", find_all_ms);
   return 0;

@@ -1,5 +1,6 @@
 // The edit tool's text work on arbitrary files and edits: exact and fuzzy matching, the checks,
-// line endings, BOM and the diff never crash; a success changes the file and keeps its BOM. Input: file text, NUL, then oldText/newText pairs separated by NULs.
+// line endings, BOM and the diff never crash; a success changes the file and keeps its BOM. Input:
+// file text, NUL, then oldText/newText pairs separated by NULs.
 
 #include <cstdint>
 #include <cstdlib>
@@ -16,7 +17,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   std::size_t start = 0;
   while (parts.size() < 9) {
     const std::size_t nul = input.find('\0', start);
-    parts.push_back(input.substr(start, nul == std::string::npos ? std::string::npos : nul - start));
+    parts.push_back(
+        input.substr(start, nul == std::string::npos ? std::string::npos : nul - start));
     if (nul == std::string::npos) break;
     start = nul + 1;
   }

@@ -49,7 +49,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   std::size_t start = 0;
   while (true) {
     const std::size_t nul = input.find('\0', start);
-    parts.push_back(input.substr(start, nul == std::string::npos ? std::string::npos : nul - start));
+    parts.push_back(
+        input.substr(start, nul == std::string::npos ? std::string::npos : nul - start));
     if (nul == std::string::npos) break;
     start = nul + 1;
   }

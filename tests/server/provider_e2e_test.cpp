@@ -248,9 +248,9 @@ struct Api {
           openai_chunk(
               R"({"tool_calls":[{"index":0,"id":"call_x","type":"function","function":{"name":"bash","arguments":""}}]})"),
           openai_chunk(R"({"tool_calls":[{"index":0,"function":{"arguments":"{\"command\":"}}]})"),
-          openai_chunk(Json{{"tool_calls",
-                             Json::array({Json{{"index", 0},
-                                               {"function", Json{{"arguments", quoted + "}"}}}}})}}
+          openai_chunk(Json{
+              {"tool_calls",
+               Json::array({Json{{"index", 0}, {"function", Json{{"arguments", quoted + "}"}}}}})}}
                            .dump()),
           openai_chunk("{}", R"("tool_calls")"), FakeLlmServer::sse("[DONE]")};
     } else {
@@ -814,7 +814,8 @@ TEST_CASE("each chunk reaches the client while the server pauses before the next
   }
 }
 
-TEST_CASE("a tool call runs for real and the follow-up request carries its result as each API expects") {
+TEST_CASE(
+    "a tool call runs for real and the follow-up request carries its result as each API expects") {
   for (const auto& api : kApis) {
     CAPTURE(api.provider);
     FakeLlmServer fake({api.tool_call("echo from-tool; exit 2"), api.ok()});
@@ -826,39 +827,48 @@ TEST_CASE("a tool call runs for real and the follow-up request carries its resul
     const std::string expected_text = "from-tool\n\n\nCommand exited with code 2";
     if (api.openai()) {
       CHECK(first["messages"][0]["role"] == "system");
-      CHECK(first["messages"][0]["content"].get<std::string>().rfind("You are a coding assistant", 0) == 0);
+      CHECK(first["messages"][0]["content"].get<std::string>().rfind("You are a coding assistant",
+                                                                     0) == 0);
       REQUIRE(first["tools"].size() == 4);
-      CHECK(first["tools"][1].dump() ==
-            Json{{"type", "function"},
-                 {"function",
-                  Json{{"name", "bash"},
-                       {"description",
-                        "Run a command with bash in the working directory and return its combined "
-                        "stdout and stderr. Output keeps the last 2000 lines or 50KB, whichever "
-                        "comes first; when it is cut, the complete output is saved to a temporary "
-                        "file whose path is given. An optional timeout in seconds stops the "
-                        "command."},
-                       {"parameters",
-                        Json::parse(R"j({"type":"object","required":["command"],"properties":{"command":{"type":"string","description":"The command line to run"},"timeout":{"type":"number","description":"Stop the command after this many seconds (no limit when absent)"}}})j")}}}}
-                    .dump());
-      CHECK(second["messages"][2].dump() ==
-            R"j({"role":"assistant","content":null,"tool_calls":[{"id":"call_x","type":"function","function":{"name":"bash","arguments":"{\"command\":\"echo from-tool; exit 2\"}"}}]})j");
+      CHECK(
+          first["tools"][1].dump() ==
+          Json{
+              {"type", "function"},
+              {"function",
+               Json{
+                   {"name", "bash"},
+                   {"description",
+                    "Run a command with bash in the working directory and return its combined "
+                    "stdout and stderr. Output keeps the last 2000 lines or 50KB, whichever "
+                    "comes first; when it is cut, the complete output is saved to a temporary "
+                    "file whose path is given. An optional timeout in seconds stops the "
+                    "command."},
+                   {"parameters",
+                    Json::parse(
+                        R"j({"type":"object","required":["command"],"properties":{"command":{"type":"string","description":"The command line to run"},"timeout":{"type":"number","description":"Stop the command after this many seconds (no limit when absent)"}}})j")}}}}
+              .dump());
+      CHECK(
+          second["messages"][2].dump() ==
+          R"j({"role":"assistant","content":null,"tool_calls":[{"id":"call_x","type":"function","function":{"name":"bash","arguments":"{\"command\":\"echo from-tool; exit 2\"}"}}]})j");
       CHECK(second["messages"][3].dump() ==
             Json{{"role", "tool"}, {"content", expected_text}, {"tool_call_id", "call_x"}}.dump());
     } else {
       CHECK(first["system"].get<std::string>().rfind("You are a coding assistant", 0) == 0);
       REQUIRE(first["tools"].size() == 4);
       CHECK(first["tools"][0]["name"] == "read");
-      CHECK(first["tools"][0]["input_schema"].dump() ==
-            R"j({"type":"object","required":["path"],"properties":{"path":{"type":"string","description":"File to read, relative to the working directory or absolute"},"offset":{"type":"number","description":"First line to return, counting from 1"},"limit":{"type":"number","description":"Largest number of lines to return"}}})j");
+      CHECK(
+          first["tools"][0]["input_schema"].dump() ==
+          R"j({"type":"object","required":["path"],"properties":{"path":{"type":"string","description":"File to read, relative to the working directory or absolute"},"offset":{"type":"number","description":"First line to return, counting from 1"},"limit":{"type":"number","description":"Largest number of lines to return"}}})j");
       // edit's top-level additionalProperties is not sent.
       CHECK_FALSE(first["tools"][2]["input_schema"].contains("additionalProperties"));
-      CHECK(second["messages"][1]["content"][0].dump() ==
-            R"j({"type":"tool_use","id":"call_x","name":"bash","input":{"command":"echo from-tool; exit 2"}})j");
-      CHECK(second["messages"][2]["content"][0].dump() ==
-            Json{{"type", "tool_result"}, {"tool_use_id", "call_x"}, {"content", expected_text},
-                 {"is_error", true}}
-                .dump());
+      CHECK(
+          second["messages"][1]["content"][0].dump() ==
+          R"j({"type":"tool_use","id":"call_x","name":"bash","input":{"command":"echo from-tool; exit 2"}})j");
+      CHECK(second["messages"][2]["content"][0].dump() == Json{{"type", "tool_result"},
+                                                               {"tool_use_id", "call_x"},
+                                                               {"content", expected_text},
+                                                               {"is_error", true}}
+                                                              .dump());
     }
     bool ended = false;
     for (const auto& e : events)
