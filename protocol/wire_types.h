@@ -45,6 +45,13 @@ struct Model {
   ModelCost cost;
   std::int64_t context_window = 0;
   std::int64_t max_tokens = 0;
+
+  /// Whether `input` includes "image" (images are sent to this model).
+  bool takes_images() const {
+    for (const auto& kind : input)
+      if (kind == "image") return true;
+    return false;
+  }
 };
 
 Json to_json(const Model& model);

@@ -11,6 +11,8 @@
 #include <cstring>
 #include <random>
 
+#include "tools/file_io.h"
+
 namespace rebound::server {
 
 namespace {
@@ -135,12 +137,7 @@ bool OutputFile::open(std::string_view so_far) {
 }
 
 void OutputFile::write(std::string_view data) {
-  while (fd_ >= 0 && !data.empty()) {
-    const ssize_t n = ::write(fd_, data.data(), data.size());
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return;
-    data.remove_prefix(static_cast<std::size_t>(n));
-  }
+  if (fd_ >= 0) tools::write_all(fd_, data);
 }
 
 void OutputFile::close() {

@@ -1,8 +1,6 @@
 // AgentSession: the agent loop of runtime.md section 1 (runs, turns, streaming) and the tool
 // batch of tools.md section 6 (calls started in order, run concurrently, results in order).
 
-#include <algorithm>
-
 #include <nlohmann/json.hpp>
 
 #include "session/agent_run.h"
@@ -207,8 +205,7 @@ void AgentSession::start_tool_batch() {
   const std::uint64_t generation = run.generation;
   ToolContext context;
   context.cwd = deps_.storage.cwd();
-  context.model_images =
-      std::find(model_.input.begin(), model_.input.end(), "image") != model_.input.end();
+  context.model_images = model_.takes_images();
   std::weak_ptr<bool> alive = alive_;
   context.skip_for_steering = [this, alive] {
     return !alive.expired() && interrupt_mode_ == protocol::InterruptMode::immediate &&

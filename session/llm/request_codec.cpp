@@ -35,6 +35,26 @@ bool has_images(const AgentMessage& m) {
                      [](const ContentBlock& b) { return b.kind == ContentBlock::Kind::image; });
 }
 
+Json openai_image_part(const ContentBlock& b) {
+  return Json{{"type", "image_url"},
+              {"image_url", Json{{"url", "data:" + b.mime_type + ";base64," + b.text}}}};
+}
+
+// A message's text and image blocks in Anthropic's form (user content, tool_result content).
+Json anthropic_text_and_images(const AgentMessage& m) {
+  Json blocks = Json::array();
+  for (const auto& b : m.content) {
+    if (b.kind == ContentBlock::Kind::text) {
+      blocks.push_back(Json{{"type", "text"}, {"text", b.text}});
+    } else if (b.kind == ContentBlock::Kind::image) {
+      blocks.push_back(Json{
+          {"type", "image"},
+          {"source", Json{{"type", "base64"}, {"media_type", b.mime_type}, {"data", b.text}}}});
+    }
+  }
+  return blocks;
+}
+
 Json openai_user_content(const AgentMessage& m) {
   if (!has_images(m)) return joined_text(m);
   Json parts = Json::array();
@@ -42,9 +62,7 @@ Json openai_user_content(const AgentMessage& m) {
     if (b.kind == ContentBlock::Kind::text) {
       parts.push_back(Json{{"type", "text"}, {"text", b.text}});
     } else if (b.kind == ContentBlock::Kind::image) {
-      parts.push_back(
-          Json{{"type", "image_url"},
-               {"image_url", Json{{"url", "data:" + b.mime_type + ";base64," + b.text}}}});
+      parts.push_back(openai_image_part(b));
     }
   }
   return parts;
@@ -76,21 +94,12 @@ Json anthropic_input_schema(const Json& parameters) {
 
 }  // namespace
 
-bool model_takes_images(const protocol::Model& model) {
-  return std::find(model.input.begin(), model.input.end(), "image") != model.input.end();
-}
-
-Json openai_image_part(const ContentBlock& b) {
-  return Json{{"type", "image_url"},
-              {"image_url", Json{{"url", "data:" + b.mime_type + ";base64," + b.text}}}};
-}
-
 Json openai_request_body(const LlmRequest& r) {
   Json messages = Json::array();
   if (!r.system_prompt.empty()) {
     messages.push_back(Json{{"role", "system"}, {"content", r.system_prompt}});
   }
-  const bool images = model_takes_images(r.model);
+  const bool images = r.model.takes_images();
   bool tool_history = false;
   // Images of consecutive tool results follow those tool messages as one user message.
   Json pending_images = Json::array();
@@ -198,16 +207,7 @@ Json anthropic_request_body(const LlmRequest& r) {
   for (const auto& m : r.messages) {
     Json blocks = Json::array();
     if (m.role == Role::user) {
-      for (const auto& b : m.content) {
-        if (b.kind == ContentBlock::Kind::text) {
-          blocks.push_back(Json{{"type", "text"}, {"text", b.text}});
-        } else if (b.kind == ContentBlock::Kind::image) {
-          blocks.push_back(Json{
-              {"type", "image"},
-              {"source", Json{{"type", "base64"}, {"media_type", b.mime_type}, {"data", b.text}}}});
-        }
-      }
-      append("user", std::move(blocks));
+      append("user", anthropic_text_and_images(m));
     } else if (m.role == Role::assistant) {
       if (m.failed()) continue;
       for (const auto& b : m.content) {
@@ -223,19 +223,7 @@ Json anthropic_request_body(const LlmRequest& r) {
       append("assistant", std::move(blocks));
     } else if (m.role == Role::tool_result) {
       Json content = joined_text(m);
-      if (has_images(m) && model_takes_images(r.model)) {
-        content = Json::array();
-        for (const auto& b : m.content) {
-          if (b.kind == ContentBlock::Kind::text) {
-            content.push_back(Json{{"type", "text"}, {"text", b.text}});
-          } else if (b.kind == ContentBlock::Kind::image) {
-            content.push_back(
-                Json{{"type", "image"},
-                     {"source",
-                      Json{{"type", "base64"}, {"media_type", b.mime_type}, {"data", b.text}}}});
-          }
-        }
-      }
+      if (has_images(m) && r.model.takes_images()) content = anthropic_text_and_images(m);
       blocks.push_back(Json{{"type", "tool_result"},
                             {"tool_use_id", m.tool_call_id},
                             {"content", std::move(content)},
