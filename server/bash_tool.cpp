@@ -1,13 +1,10 @@
 #include "server/bash_tool.h"
 
-#include <fcntl.h>
 #include <signal.h>
-#include <string.h>
+#include <string.h>  // sigabbrev_np
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
-
-#include <spdlog/spdlog.h>
 
 #include <boost/asio/post.hpp>
 #include <boost/asio/steady_timer.hpp>

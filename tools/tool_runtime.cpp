@@ -90,12 +90,8 @@ class CallHandle : public session::ToolCall {
       : state_(std::move(state)), scheduler_(scheduler) {}
   ~CallHandle() override {
     state_->cancelled = true;
-    if (!state_->finished) {
-      state_->finished = true;
-      state_->done = nullptr;
-      if (auto q = state_->queue.lock(); q && state_->ticket)
-        q->release(state_->queue_key, state_->ticket);
-    }
+    state_->done = nullptr;  // stopped without a completion; its file turn is given up
+    finish(state_, ToolResult{});
   }
   void cancel() override {
     if (state_->finished) return;
