@@ -31,9 +31,9 @@ RetryDecision AgentSession::retry_decision(const AgentMessage& last) {
     credential_switch =
         deps_.credentials.mark_usage_limit_reached(model_.provider, session_id_, hint);
   }
-  planned_started_at_ = retry_.active() ? chain_.started_at : now;
+  const std::int64_t chain_started_at = retry_.active() ? chain_.started_at : now;
   SplitMix64& rng = deps_.jitter ? *deps_.jitter : own_jitter_;
-  planned_ = decide_delay(policy, retry_.attempt() + 1, now, planned_started_at_, credential_switch,
+  planned_ = decide_delay(policy, retry_.attempt() + 1, now, chain_started_at, credential_switch,
                           hint, rng);
   chain_.max_attempts = policy.max_retries;
   switch (planned_->end) {
@@ -98,7 +98,7 @@ void AgentSession::schedule_retry(const AgentMessage& failed) {
   const DelayDecision plan = *planned_;  // retry_decision() took it before agent_end
   const std::int64_t delay = plan.delay_ms;
   const std::string error = failed.error_message.value_or("");
-  if (attempt == 1) chain_.started_at = planned_started_at_;
+  if (attempt == 1) chain_.started_at = plan.chain_started_at;
   chain_.delay_ms = delay;
   chain_.next_attempt_at = plan.next_attempt_at;
   chain_.last_error = error;

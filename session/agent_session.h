@@ -315,7 +315,6 @@ class AgentSession {
     ErrorInfo error;
   } chain_;
   std::optional<DelayDecision> planned_;  // decided before agent_end, used by schedule_retry
-  std::int64_t planned_started_at_ = 0;
   std::deque<Queued> steering_;
   std::deque<Queued> follow_up_;
   std::unique_ptr<SessionRecorder> recorder_;

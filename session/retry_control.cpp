@@ -211,6 +211,7 @@ DelayDecision decide_delay(const EffectivePolicy& policy, std::int64_t attempt, 
                            std::int64_t chain_started_at, bool credential_switch,
                            std::optional<std::int64_t> hint, SplitMix64& rng) {
   DelayDecision d;
+  d.chain_started_at = chain_started_at;
   // Steps 2 and 3: the capped backoff, shortened by jitter.
   std::int64_t capped = backoff_delay_ms(policy.base_delay_ms, attempt);
   if (policy.max_delay_ms) capped = std::min(capped, *policy.max_delay_ms);

@@ -86,6 +86,7 @@ struct DelayDecision {
   std::int64_t delay_ms = 0;
   DelaySource source = DelaySource::backoff;
   std::int64_t next_attempt_at = 0;
+  std::int64_t chain_started_at = 0;  // as given: the chain's start this decision counted from
 };
 
 /// `hint` is section 8's hint in the text, if any; `credential_switch` whether step 4 applies
