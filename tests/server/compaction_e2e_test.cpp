@@ -47,11 +47,6 @@ V run_until(ReboundProcess& r, const std::string& last) {
   return out;
 }
 
-Json command(ReboundProcess& r, const Json& c) {
-  r.send(c);
-  return r.read_until_response(c["id"]).back();
-}
-
 const V kOverflowRun = testing::concat(
     {{"response:prompt"}, testing::failed_first_run(), {"agent_end:willRetry=false"}});
 
@@ -72,7 +67,7 @@ TEST_CASE("overflow, compaction, a continued run that succeeds, the file resumes
                         "auto_compaction_end:aborted=false:willRetry=true", "agent_start",
                         "turn_start", "message_start:assistant:stop", "message_end:assistant:stop",
                         "turn_end:assistant:stop", "agent_end:willRetry=false"}}));
-  const Json messages = command(r, Json{{"id", "m"}, {"type", "get_messages"}})["data"]["messages"];
+  const Json messages = r.command(Json{{"id", "m"}, {"type", "get_messages"}})["data"]["messages"];
   REQUIRE(messages.size() == 3);
   CHECK(messages[0]["role"] == "compactionSummary");
   CHECK(messages[0]["summary"] == "THE SUMMARY");
@@ -88,7 +83,7 @@ TEST_CASE("overflow, compaction, a continued run that succeeds, the file resumes
   REQUIRE(r.proc().wait() == 0);
 
   ReboundProcess resumed({"--session", (r.dir().path() / "s.jsonl").string()}, {}, {});
-  CHECK(command(resumed, Json{{"id", "m"}, {"type", "get_messages"}})["data"]["messages"] ==
+  CHECK(resumed.command(Json{{"id", "m"}, {"type", "get_messages"}})["data"]["messages"] ==
         messages);
 }
 
@@ -121,7 +116,7 @@ TEST_CASE("a second overflow in one prompt, a failing summary, compaction disabl
     auto r = server(R"([{"error":"prompt is too long"}])", settings(false));
     r.send(prompt("q"));
     CHECK(run_until(r, "agent_end:willRetry=false") == kOverflowRun);
-    CHECK(command(r, Json{{"id", "s"}, {"type", "get_state"}})["data"]["isCompacting"] == false);
+    CHECK(r.command(Json{{"id", "s"}, {"type", "get_state"}})["data"]["isCompacting"] == false);
     CHECK(r.jsonl("script-log.jsonl").size() == 1);
   }
 }
@@ -145,34 +140,33 @@ TEST_CASE("threshold compaction after a run above contextWindow - reserveTokens"
   CHECK(V(events.end() - 3, events.end()) ==
         V{"agent_end:willRetry=false", "auto_compaction_start:threshold",
           "auto_compaction_end:aborted=false:willRetry=false"});
-  CHECK(command(r, Json{{"id", "s"}, {"type", "get_state"}})["data"]["messageCount"] == 2);
+  CHECK(r.command(Json{{"id", "s"}, {"type", "get_state"}})["data"]["messageCount"] == 2);
 }
 
 TEST_CASE("compact on the wire: the result, nothing to compact, abort, set_auto_compaction") {
   auto r = server(R"([{"text":"a"},{"text":"SUM"},{"text":"x","hang":true}])");
-  CHECK(command(r, Json{{"id", 1}, {"type", "compact"}})["error"] ==
+  CHECK(r.command(Json{{"id", 1}, {"type", "compact"}})["error"] ==
         "Nothing to compact (session too small)");
   r.send(prompt("q"));
   run_until(r, "agent_end:willRetry=false");
   const Json done =
-      command(r, Json{{"id", 2}, {"type", "compact"}, {"customInstructions", "short"}});
+      r.command(Json{{"id", 2}, {"type", "compact"}, {"customInstructions", "short"}});
   CHECK(done["success"] == true);
   CHECK(done["data"]["summary"] == "SUM");
   CHECK(done["data"]["firstKeptEntryId"].get<std::string>().size() == 8);
   CHECK(done["data"]["tokensBefore"].get<long>() > 0);
   // A hanging summary: get_state answers meanwhile, abort ends it.
   r.send(Json{{"id", 3}, {"type", "compact"}});
-  const Json st = command(r, Json{{"id", 4}, {"type", "get_state"}});
+  const Json st = r.command(Json{{"id", 4}, {"type", "get_state"}});
   CHECK(st["data"]["isCompacting"] == true);
   r.send(Json{{"id", 5}, {"type", "abort"}});
   const auto lines = r.read_until_response(5);
   REQUIRE(lines.size() == 2);
   CHECK(lines[0] == Json::parse(R"({"id":3,"type":"response","command":"compact","success":false,
                                    "error":"Compaction aborted"})"));
-  CHECK(
-      command(r, Json{{"id", 6}, {"type", "set_auto_compaction"}, {"enabled", false}})["success"] ==
-      true);
-  CHECK(command(r, Json{{"id", 7}, {"type", "get_state"}})["data"]["autoCompactionEnabled"] ==
+  CHECK(r.command(Json{
+            {"id", 6}, {"type", "set_auto_compaction"}, {"enabled", false}})["success"] == true);
+  CHECK(r.command(Json{{"id", 7}, {"type", "get_state"}})["data"]["autoCompactionEnabled"] ==
         false);
   CHECK(Json::parse(r.dir().read("agent/settings.json"))["compaction"]["enabled"] == false);
 }

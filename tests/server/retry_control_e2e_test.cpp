@@ -12,6 +12,7 @@
 using namespace rebound;
 using namespace std::chrono_literals;
 using protocol::Json;
+using testing::of_type;
 using testing::ReboundProcess;
 
 namespace {
@@ -24,21 +25,8 @@ ReboundProcess retry_server(const std::string& script, const std::string& settin
   return ReboundProcess(args, {}, {{"agent/settings.json", settings}, {"script.json", script}});
 }
 
-Json command(ReboundProcess& r, Json c) {
-  const Json id = c["id"];
-  r.send(c);
-  return r.read_until_response(id).back();
-}
-
 Json prompt() {
   return Json{{"id", "p"}, {"type", "prompt"}, {"message", "hi"}};
-}
-
-std::vector<Json> of_type(const std::vector<Json>& events, const std::string& type) {
-  std::vector<Json> out;
-  for (const auto& e : events)
-    if (e["type"] == type) out.push_back(e);
-  return out;
 }
 
 // Reads until the chain's auto_retry_end.
@@ -65,7 +53,7 @@ TEST_CASE("get_retry_state in a backoff, retry_now answered before the continued
   ReboundProcess r =
       retry_server(R"j([{"error":"503 overloaded"},{"text":"ok"}])j",
                    R"j({"retry":{"enabled":true,"maxRetries":3,"baseDelayMs":60000}})j");
-  const Json idle = command(r, Json{{"id", "g"}, {"type", "get_retry_state"}});
+  const Json idle = r.command(Json{{"id", "g"}, {"type", "get_retry_state"}});
   CHECK(
       idle["data"].dump() ==
       R"j({"enabled":true,"phase":"idle","attempt":0,"policy":{"maxRetries":3,"baseDelayMs":60000,"jitter":0,"honorRetryAfter":false,"source":"settings"}})j");
@@ -75,7 +63,7 @@ TEST_CASE("get_retry_state in a backoff, retry_now answered before the continued
   CHECK(start["errorClass"] == "overloaded");
   CHECK(start["httpStatus"] == 503);
   CHECK(start["delaySource"] == "backoff");
-  const Json state = command(r, Json{{"id", "s"}, {"type", "get_retry_state"}})["data"];
+  const Json state = r.command(Json{{"id", "s"}, {"type", "get_retry_state"}})["data"];
   CHECK(state["phase"] == "backoff");
   CHECK(state["attempt"] == 1);
   CHECK(state["delayMs"] == 60000);
@@ -93,7 +81,7 @@ TEST_CASE("get_retry_state in a backoff, retry_now answered before the continued
   const auto rest = until_chain_end(r);
   CHECK(rest.back().dump() ==
         R"j({"type":"auto_retry_end","success":true,"attempt":1,"reason":"success"})j");
-  CHECK(command(r, Json{{"id", "n2"}, {"type", "retry_now"}})["data"].dump() ==
+  CHECK(r.command(Json{{"id", "n2"}, {"type", "retry_now"}})["data"].dump() ==
         R"j({"skipped":false,"phase":"idle"})j");
 }
 
@@ -101,10 +89,10 @@ TEST_CASE("--retry-seed: the jittered delays are exactly the generator's") {
   ReboundProcess r = retry_server(
       R"j([{"error":"503 overloaded"},{"error":"503 overloaded"},{"error":"503 overloaded"},{"text":"ok"}])j",
       kSettings, {"--retry-seed", "12345"});
-  CHECK(command(r, Json{{"id", "p1"},
-                        {"type", "set_retry_policy"},
-                        {"jitter", 0.5},
-                        {"baseDelayMs", 40}})["success"] == true);
+  CHECK(r.command(Json{{"id", "p1"},
+                       {"type", "set_retry_policy"},
+                       {"jitter", 0.5},
+                       {"baseDelayMs", 40}})["success"] == true);
   r.send(prompt());
   const auto starts = of_type(until_chain_end(r), "auto_retry_start");
   REQUIRE(starts.size() == 3);
@@ -119,11 +107,11 @@ TEST_CASE("--retry-seed: the jittered delays are exactly the generator's") {
 
 TEST_CASE("a deadline ends the chain before agent_end says it retries") {
   ReboundProcess r = retry_server(R"j([{"error":"503 overloaded"}])j", kSettings);
-  CHECK(command(r, Json{{"id", "p1"},
-                        {"type", "set_retry_policy"},
-                        {"baseDelayMs", 200},
-                        {"maxRetries", 10},
-                        {"deadlineMs", 1000}})["success"] == true);
+  CHECK(r.command(Json{{"id", "p1"},
+                       {"type", "set_retry_policy"},
+                       {"baseDelayMs", 200},
+                       {"maxRetries", 10},
+                       {"deadlineMs", 1000}})["success"] == true);
   r.send(prompt());
   const auto events = until_chain_end(r);
   const auto starts = of_type(events, "auto_retry_start");
@@ -140,11 +128,11 @@ TEST_CASE("a retry-after hint is honoured, one above the ceiling ends the chain 
   {
     ReboundProcess r = retry_server(
         R"j([{"error":"429 Too Many Requests retry-after-ms=300"},{"text":"ok"}])j", kSettings);
-    command(r, Json{{"id", "p1"},
-                    {"type", "set_retry_policy"},
-                    {"baseDelayMs", 10},
-                    {"honorRetryAfter", true},
-                    {"maxServerDelayMs", 60000}});
+    r.command(Json{{"id", "p1"},
+                   {"type", "set_retry_policy"},
+                   {"baseDelayMs", 10},
+                   {"honorRetryAfter", true},
+                   {"maxServerDelayMs", 60000}});
     r.send(prompt());
     const auto start = of_type(until_chain_end(r), "auto_retry_start").at(0);
     CHECK(start["delayMs"] == 300);
@@ -154,11 +142,11 @@ TEST_CASE("a retry-after hint is honoured, one above the ceiling ends the chain 
   {
     ReboundProcess r =
         retry_server(R"j([{"error":"429 Too Many Requests retry-after-ms=900000"}])j", kSettings);
-    command(r, Json{{"id", "p1"},
-                    {"type", "set_retry_policy"},
-                    {"baseDelayMs", 10},
-                    {"honorRetryAfter", true},
-                    {"maxServerDelayMs", 60000}});
+    r.command(Json{{"id", "p1"},
+                   {"type", "set_retry_policy"},
+                   {"baseDelayMs", 10},
+                   {"honorRetryAfter", true},
+                   {"maxServerDelayMs", 60000}});
     r.send(prompt());
     const auto events = until_chain_end(r);
     CHECK(of_type(events, "auto_retry_start").empty());
@@ -173,21 +161,21 @@ TEST_CASE("set_retry_policy never writes settings.json, validation is all or not
   ReboundProcess r = retry_server(R"j([{"text":"ok"}])j", kSettings);
   const std::string before = r.dir().read("agent/settings.json");
   const Json bad =
-      command(r, Json{{"id", "b"}, {"type", "set_retry_policy"}, {"maxRetries", 7}, {"jitter", 2}});
+      r.command(Json{{"id", "b"}, {"type", "set_retry_policy"}, {"maxRetries", 7}, {"jitter", 2}});
   CHECK(
       bad.dump() ==
       R"j({"id":"b","type":"response","command":"set_retry_policy","success":false,"error":"Invalid field 'jitter': expected number 0..1 or null"})j");
-  const Json good = command(
-      r, Json{{"id", "g"}, {"type", "set_retry_policy"}, {"maxRetries", 7}, {"maxDelayMs", 8000}});
+  const Json good = r.command(
+      Json{{"id", "g"}, {"type", "set_retry_policy"}, {"maxRetries", 7}, {"maxDelayMs", 8000}});
   CHECK(
       good["data"].dump() ==
       R"j({"maxRetries":7,"baseDelayMs":100,"maxDelayMs":8000,"jitter":0,"honorRetryAfter":false,"source":"session"})j");
   // Kept across new_session; reset drops it.
-  command(r, Json{{"id", "n"}, {"type", "new_session"}});
-  CHECK(command(r, Json{{"id", "s"}, {"type", "get_retry_state"}})["data"]["policy"]["source"] ==
+  r.command(Json{{"id", "n"}, {"type", "new_session"}});
+  CHECK(r.command(Json{{"id", "s"}, {"type", "get_retry_state"}})["data"]["policy"]["source"] ==
         "session");
   CHECK(
-      command(r, Json{{"id", "r"}, {"type", "set_retry_policy"}, {"reset", true}})["data"].dump() ==
+      r.command(Json{{"id", "r"}, {"type", "set_retry_policy"}, {"reset", true}})["data"].dump() ==
       R"j({"maxRetries":3,"baseDelayMs":100,"jitter":0,"honorRetryAfter":false,"source":"settings"})j");
   CHECK(r.dir().read("agent/settings.json") == before);
 }

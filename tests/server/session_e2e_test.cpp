@@ -60,12 +60,6 @@ std::vector<Json> run_prompt(ReboundProcess& r, const std::string& id, const std
   }
 }
 
-Json command(ReboundProcess& r, Json c) {
-  const Json id = c["id"];
-  r.send(c);
-  return r.read_until_response(id).back();
-}
-
 session::LoadedSession load_file(const fs::path& path) {
   std::ifstream in(path, std::ios::binary);
   std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
@@ -89,7 +83,7 @@ std::vector<fs::path> files_under(const fs::path& dir) {
 TEST_CASE("overload, retry, resume: the file keeps the error, the context leaves it out") {
   ReboundProcess r(scripted_args({"--session-dir", "@DIR@/sessions"}), {},
                    script_files(R"([{"error":"503 overloaded"},{"text":"hello there"}])"));
-  const Json state = command(r, Json{{"id", "s"}, {"type", "get_state"}});
+  const Json state = r.command(Json{{"id", "s"}, {"type", "get_state"}});
   const std::string file = state["data"]["sessionFile"].get<std::string>();
   CHECK(fs::path(file).parent_path() == r.dir().path() / "sessions");
   CHECK(fs::path(file).filename().string().ends_with(
@@ -110,7 +104,7 @@ TEST_CASE("overload, retry, resume: the file keeps the error, the context leaves
   CHECK(kinds == std::vector<std::string>{"model_change", "thinking_level_change", "user",
                                           "assistant:error", "assistant:stop"});
   CHECK(loaded.entries[4]["parentId"] == loaded.entries[3]["id"]);
-  const Json messages = command(r, Json{{"id", "m"}, {"type", "get_messages"}})["data"]["messages"];
+  const Json messages = r.command(Json{{"id", "m"}, {"type", "get_messages"}})["data"]["messages"];
   REQUIRE(messages.size() == 2);
   CHECK(messages[1]["content"][0]["text"] == "hello there");
   r.proc().close_stdin();
@@ -119,13 +113,13 @@ TEST_CASE("overload, retry, resume: the file keeps the error, the context leaves
   // Resume it in a new process: the same context, the same id, and appends continue the chain.
   ReboundProcess resumed(scripted_args({"--session", file}), {},
                          script_files(R"([{"text":"second answer"}])"));
-  CHECK(command(resumed, Json{{"id", "m"}, {"type", "get_messages"}})["data"]["messages"] ==
+  CHECK(resumed.command(Json{{"id", "m"}, {"type", "get_messages"}})["data"]["messages"] ==
         messages);
-  const Json st = command(resumed, Json{{"id", "s"}, {"type", "get_state"}})["data"];
+  const Json st = resumed.command(Json{{"id", "s"}, {"type", "get_state"}})["data"];
   CHECK(st["sessionId"] == state["data"]["sessionId"]);
   CHECK(st["sessionFile"] == file);
   CHECK(st["messageCount"] == 2);
-  const Json stats = command(resumed, Json{{"id", "t"}, {"type", "get_session_stats"}})["data"];
+  const Json stats = resumed.command(Json{{"id", "t"}, {"type", "get_session_stats"}})["data"];
   CHECK(stats["assistantMessages"] == 2);  // the failed attempt is counted
   CHECK(stats["sessionFile"] == file);
   run_prompt(resumed, "p2", "more");
@@ -154,7 +148,7 @@ TEST_CASE("a torn last line: resume works, the warning is on stderr, the fragmen
   ReboundProcess resumed(scripted_args({"--session", file.string()}), {},
                          script_files(R"([{"text":"two"}])"));
   const Json messages =
-      command(resumed, Json{{"id", "m"}, {"type", "get_messages"}})["data"]["messages"];
+      resumed.command(Json{{"id", "m"}, {"type", "get_messages"}})["data"]["messages"];
   CHECK(messages.size() == 2);
   CHECK(resumed.proc().stderr_text().find("torn last line skipped") != std::string::npos);
   run_prompt(resumed, "p", "q2");
@@ -175,7 +169,7 @@ TEST_CASE("a session file of another version is refused at start-up with status 
 
 TEST_CASE("the default location is under the agent directory, per working directory") {
   ReboundProcess r(std::vector<std::string>{}, {}, {});
-  const Json st = command(r, Json{{"id", "s"}, {"type", "get_state"}})["data"];
+  const Json st = r.command(Json{{"id", "s"}, {"type", "get_state"}})["data"];
   const fs::path file = st["sessionFile"].get<std::string>();
   std::string cwd = r.dir().path().string().substr(1);
   for (char& c : cwd) {
@@ -188,7 +182,7 @@ TEST_CASE("the default location is under the agent directory, per working direct
 
 TEST_CASE("--no-session keeps nothing on disk") {
   ReboundProcess r({"--no-session"});
-  CHECK_FALSE(command(r, Json{{"id", "s"}, {"type", "get_state"}})["data"].contains("sessionFile"));
+  CHECK_FALSE(r.command(Json{{"id", "s"}, {"type", "get_state"}})["data"].contains("sessionFile"));
   run_prompt(r, "p", "hello");
   CHECK(files_under(r.dir().path() / "agent").empty());
 }
@@ -198,8 +192,8 @@ TEST_CASE("switch_session during a backoff: retry end, the response, then the ot
                    script_files(R"([{"text":"first"},{"error":"503 overloaded"}])",
                                 R"({"retry":{"enabled":true,"maxRetries":3,"baseDelayMs":5000}})"));
   run_prompt(r, "p1", "one");
-  const Json first = command(r, Json{{"id", "s1"}, {"type", "get_state"}})["data"];
-  CHECK(command(r, Json{{"id", "n"}, {"type", "new_session"}})["data"] ==
+  const Json first = r.command(Json{{"id", "s1"}, {"type", "get_state"}})["data"];
+  CHECK(r.command(Json{{"id", "n"}, {"type", "new_session"}})["data"] ==
         Json{{"cancelled", false}});
   r.send(prompt("p2", "two"));
   r.read_until_type("auto_retry_start");
@@ -216,19 +210,19 @@ TEST_CASE("switch_session during a backoff: retry end, the response, then the ot
   CHECK(lines[2]["data"]["messageCount"] == 2);
   CHECK(lines[2]["data"]["isStreaming"] == false);
   // A path that does not load is an error and changes nothing.
-  const Json bad = command(r, Json{{"id", "b"},
-                                   {"type", "switch_session"},
-                                   {"sessionPath", (r.dir().path() / "none.jsonl").string()}});
+  const Json bad = r.command(Json{{"id", "b"},
+                                  {"type", "switch_session"},
+                                  {"sessionPath", (r.dir().path() / "none.jsonl").string()}});
   CHECK(bad["success"] == false);
   CHECK(bad["error"].get<std::string>().starts_with("Session file not found: "));
-  CHECK(command(r, Json{{"id", "s3"}, {"type", "get_state"}})["data"]["sessionId"] ==
+  CHECK(r.command(Json{{"id", "s3"}, {"type", "get_state"}})["data"]["sessionId"] ==
         first["sessionId"]);
 }
 
 TEST_CASE("bash: output and status, abort_bash, truncation, and the next prompt's context") {
   ReboundProcess r(scripted_args({"--no-session"}), {}, script_files(R"([{"text":"ok"}])"));
-  const Json ok = command(
-      r, Json{{"id", 1}, {"type", "bash"}, {"command", "echo out; echo err >&2; pwd; exit 3"}});
+  const Json ok = r.command(
+      Json{{"id", 1}, {"type", "bash"}, {"command", "echo out; echo err >&2; pwd; exit 3"}});
   CHECK(ok["success"] == true);
   CHECK(ok["data"] == Json{{"output", "out\nerr\n" + r.dir().path().string() + "\n"},
                            {"exitCode", 3},
@@ -238,7 +232,7 @@ TEST_CASE("bash: output and status, abort_bash, truncation, and the next prompt'
   // A long command does not block other commands; abort_bash kills it and its children.
   r.send(Json{
       {"id", 2}, {"type", "bash"}, {"command", "echo started; sleep 30 & sleep 30; echo never"}});
-  CHECK(command(r, Json{{"id", 3}, {"type", "get_state"}})["success"] == true);
+  CHECK(r.command(Json{{"id", 3}, {"type", "get_state"}})["success"] == true);
   CHECK_FALSE(r.proc().read_line(300ms));  // still running, and nothing else waits for it
   const auto t0 = std::chrono::steady_clock::now();
   r.send(Json{{"id", 4}, {"type", "abort_bash"}});
@@ -251,7 +245,7 @@ TEST_CASE("bash: output and status, abort_bash, truncation, and the next prompt'
   CHECK(lines[1]["data"]["output"] == "started\n");
 
   // Over the limit (2000 lines / 50 KiB): the tail is kept, the whole output is in a file.
-  const Json big = command(r, Json{{"id", 5}, {"type", "bash"}, {"command", "seq 1 30000"}});
+  const Json big = r.command(Json{{"id", 5}, {"type", "bash"}, {"command", "seq 1 30000"}});
   CHECK(big["data"]["truncated"] == true);
   CHECK(big["data"]["exitCode"] == 0);
   const std::string shown = big["data"]["output"];
@@ -314,7 +308,7 @@ TEST_CASE("kill -9 at random moments: every file loads and keeps every entry the
       if (fs::exists(file)) {
         ReboundProcess resumed(scripted_args({"--session", file.string()}), {},
                                script_files(script));
-        CHECK(command(resumed, Json{{"id", "s"}, {"type", "get_state"}})["success"] == true);
+        CHECK(resumed.command(Json{{"id", "s"}, {"type", "get_state"}})["success"] == true);
       }
       continue;
     }
@@ -333,7 +327,7 @@ TEST_CASE("kill -9 at random moments: every file loads and keeps every entry the
     }
     // And the real server resumes it.
     ReboundProcess resumed(scripted_args({"--session", file.string()}), {}, script_files(script));
-    const Json st = command(resumed, Json{{"id", "s"}, {"type", "get_state"}});
+    const Json st = resumed.command(Json{{"id", "s"}, {"type", "get_state"}});
     CHECK(st["success"] == true);
     CHECK(st["data"]["sessionId"] == loaded.header.id);
     CHECK(st["data"]["messageCount"].get<std::size_t>() ==
@@ -366,8 +360,8 @@ bool dies_within(pid_t pid, std::chrono::milliseconds limit) {
 // Runs a command that leaves `sleep 30` in the background and prints its pid first.
 pid_t background_sleep(ReboundProcess& r, int id) {
   const auto t0 = std::chrono::steady_clock::now();
-  const Json answer = command(
-      r, Json{{"id", id}, {"type", "bash"}, {"command", "sleep 30 & echo $!; echo started"}});
+  const Json answer = r.command(
+      Json{{"id", id}, {"type", "bash"}, {"command", "sleep 30 & echo $!; echo started"}});
   const auto took = std::chrono::steady_clock::now() - t0;
   MESSAGE("bash with a background job answered after "
           << std::chrono::duration_cast<std::chrono::milliseconds>(took).count() << " ms");
@@ -388,10 +382,10 @@ TEST_CASE("bash with a background job: answered when the shell exits, abort_bash
   ReboundProcess r(scripted_args({"--no-session"}), {}, script_files(R"([{"text":"ok"}])"));
   const pid_t first = background_sleep(r, 1);
   // The next command is not refused: the first one is over.
-  CHECK(command(r, Json{{"id", 2}, {"type", "bash"}, {"command", "echo next"}})["data"]["output"] ==
+  CHECK(r.command(Json{{"id", 2}, {"type", "bash"}, {"command", "echo next"}})["data"]["output"] ==
         "next\n");
   CHECK(process_alive(first));
-  CHECK(command(r, Json{{"id", 3}, {"type", "abort_bash"}})["success"] == true);
+  CHECK(r.command(Json{{"id", 3}, {"type", "abort_bash"}})["success"] == true);
   CHECK(dies_within(first, 2000ms));
 }
 

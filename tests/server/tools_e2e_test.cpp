@@ -22,6 +22,7 @@
 using namespace rebound;
 using namespace std::chrono_literals;
 using protocol::Json;
+using testing::of_type;
 using testing::ReboundProcess;
 namespace fs = std::filesystem;
 
@@ -57,13 +58,6 @@ ReboundProcess tool_server(const std::string& script, ReboundProcess::Files file
 
 Json prompt(const std::string& id = "p1") {
   return Json{{"id", id}, {"type", "prompt"}, {"message", "use the tools"}};
-}
-
-std::vector<Json> of_type(const std::vector<Json>& events, const std::string& type) {
-  std::vector<Json> out;
-  for (const auto& e : events)
-    if (e["type"] == type) out.push_back(e);
-  return out;
 }
 
 // The single text block of a result.

@@ -67,6 +67,12 @@ class ReboundProcess {
         timeout);
   }
 
+  /// Sends a command with an `id` and returns its response (the lines before it are dropped).
+  protocol::Json command(const protocol::Json& c) {
+    send(c);
+    return read_until_response(c["id"]).back();
+  }
+
   /// The lines of a JSONL file inside the temporary directory (e.g. the script log).
   std::vector<protocol::Json> jsonl(const std::string& name) const {
     return parse_jsonl(dir_.read(name));
@@ -108,6 +114,15 @@ class ReboundProcess {
   bool files_written_;
   Subprocess proc_;
 };
+
+/// The lines of `type` among `events`, in order.
+inline std::vector<protocol::Json> of_type(const std::vector<protocol::Json>& events,
+                                           const std::string& type) {
+  std::vector<protocol::Json> out;
+  for (const auto& e : events)
+    if (e["type"] == type) out.push_back(e);
+  return out;
+}
 
 /// A scripted server: settings.json and script.json written first, the script log at
 /// <dir>/script-log.jsonl.
