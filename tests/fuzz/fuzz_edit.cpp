@@ -7,21 +7,13 @@
 #include <string>
 #include <vector>
 
+#include "split_input.h"
 #include "tools/edit_core.h"
 
 using namespace rebound::tools;
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
-  const std::string input(reinterpret_cast<const char*>(data), size);
-  std::vector<std::string> parts;
-  std::size_t start = 0;
-  while (parts.size() < 9) {
-    const std::size_t nul = input.find('\0', start);
-    parts.push_back(
-        input.substr(start, nul == std::string::npos ? std::string::npos : nul - start));
-    if (nul == std::string::npos) break;
-    start = nul + 1;
-  }
+  const std::vector<std::string> parts = rebound::fuzz::split_at_nul(data, size, 9);
   std::vector<TextEdit> edits;
   for (std::size_t i = 1; i + 1 < parts.size(); i += 2)
     edits.push_back({parts[i], parts[i + 1]});

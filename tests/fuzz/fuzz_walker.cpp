@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "split_input.h"
 #include "tools/glob.h"
 #include "tools/walker.h"
 
@@ -44,16 +45,7 @@ const std::string& tree() {
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
-  const std::string input(reinterpret_cast<const char*>(data), size);
-  std::vector<std::string> parts;
-  std::size_t start = 0;
-  while (true) {
-    const std::size_t nul = input.find('\0', start);
-    parts.push_back(
-        input.substr(start, nul == std::string::npos ? std::string::npos : nul - start));
-    if (nul == std::string::npos) break;
-    start = nul + 1;
-  }
+  const std::vector<std::string> parts = rebound::fuzz::split_at_nul(data, size);
   const std::string& ignore_text = parts[0];
   const std::string glob = parts.size() > 1 ? parts[1] : "*";
 
