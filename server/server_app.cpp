@@ -125,12 +125,7 @@ int run_server(const CliOptions& options) {
       active_tool_names(options, settings_json, tool_warnings);
   for (const auto& w : tool_warnings)
     spdlog::warn("{}", w);
-  BashToolOptions bash_tool_options;
-  if (settings_json.contains("shellPath") && settings_json["shellPath"].is_string())
-    bash_tool_options.shell_path = settings_json["shellPath"].get<std::string>();
-  if (settings_json.contains("shellCommandPrefix") &&
-      settings_json["shellCommandPrefix"].is_string())
-    bash_tool_options.command_prefix = settings_json["shellCommandPrefix"].get<std::string>();
+  const BashToolOptions bash_tool_options = bash_tool_options_from(settings_json);
 
   std::optional<JsonlAppender> script_log;
   if (options.script_log) {

@@ -44,6 +44,18 @@ std::vector<std::string> active_tool_names(const CliOptions& options, const Json
   return tools::default_tool_names();
 }
 
+BashToolOptions bash_tool_options_from(const Json& settings) {
+  BashToolOptions o;
+  auto text = [&](const char* key) -> std::optional<std::string> {
+    if (settings.is_object() && settings.contains(key) && settings[key].is_string())
+      return settings[key].get<std::string>();
+    return std::nullopt;
+  };
+  o.shell_path = text("shellPath");
+  o.command_prefix = text("shellCommandPrefix");
+  return o;
+}
+
 namespace {
 
 std::optional<tools::ContextFile> context_file_in(const fs::path& dir) {

@@ -26,6 +26,9 @@ std::vector<std::string> active_tool_names(const CliOptions& options,
                                            const protocol::Json& settings,
                                            std::vector<std::string>& warnings);
 
+/// Settings `shellPath` and `shellCommandPrefix` (tools.md section 4.4), when strings.
+BashToolOptions bash_tool_options_from(const protocol::Json& settings);
+
 /// The context files of section 10: from the agent directory, then from the root down to `cwd`.
 std::vector<tools::ContextFile> find_context_files(const std::filesystem::path& agent_dir,
                                                    const std::filesystem::path& cwd);
