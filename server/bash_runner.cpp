@@ -15,8 +15,6 @@ namespace rebound::server {
 
 namespace asio = boost::asio;
 
-struct BashRunner::Lingering : server::Lingering {};
-
 namespace {
 
 // One `bash` command: its output tail, the full-output file once cut, the watch.

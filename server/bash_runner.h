@@ -11,6 +11,7 @@
 #include <boost/asio/any_io_executor.hpp>
 #include <memory>
 
+#include "server/command_watch.h"
 #include "session/shell_runner.h"
 
 namespace rebound::server {
@@ -22,8 +23,6 @@ class BashRunner : public session::ShellRunner {
   std::unique_ptr<session::ShellJob> start(const std::string& command, Done done,
                                            std::string& error) override;
   void kill_background() override;
-
-  struct Lingering;
 
  private:
   boost::asio::any_io_executor executor_;

@@ -53,8 +53,6 @@ std::optional<std::string> on_path(const std::string& name) {
 
 }  // namespace
 
-struct BashTool::Shared : Lingering {};
-
 namespace {
 
 // One bash tool call: the output seen so far (bounded), throttled progress, the timeout, the
@@ -256,7 +254,7 @@ class FailedCall : public session::ToolCall {
 BashTool::BashTool(asio::any_io_executor executor, BashToolOptions options)
     : executor_(std::move(executor)),
       options_(std::move(options)),
-      shared_(std::make_shared<Shared>()) {}
+      lingering_(std::make_shared<Lingering>()) {}
 
 BashTool::~BashTool() {
   kill_background();
@@ -267,7 +265,7 @@ const session::ToolDefinition& BashTool::definition() const {
 }
 
 void BashTool::kill_background() {
-  shared_->kill_all();
+  lingering_->kill_all();
 }
 
 std::unique_ptr<session::ToolCall> BashTool::start(const Json& args,
@@ -313,7 +311,7 @@ std::unique_ptr<session::ToolCall> BashTool::start(const Json& args,
       std::make_shared<BashCall>(executor_, timeout_value, std::move(progress), std::move(done));
   call->begin(timeout);  // first: its empty update is queued before any output
   std::weak_ptr<BashCall> weak = call;
-  call->watch = CommandWatch::start(executor_, std::move(child), shared_,
+  call->watch = CommandWatch::start(executor_, std::move(child), lingering_,
                                     {[weak](std::string_view data) {
                                        if (auto c = weak.lock()) c->take(data);
                                      },

@@ -11,6 +11,7 @@
 #include <optional>
 #include <string>
 
+#include "server/command_watch.h"
 #include "session/tool.h"
 
 namespace rebound::server {
@@ -31,12 +32,10 @@ class BashTool : public session::Tool {
   /// Kills the process groups that finished commands left running.
   void kill_background();
 
-  struct Shared;
-
  private:
   boost::asio::any_io_executor executor_;
   BashToolOptions options_;
-  std::shared_ptr<Shared> shared_;
+  std::shared_ptr<Lingering> lingering_;
 };
 
 }  // namespace rebound::server
