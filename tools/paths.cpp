@@ -21,8 +21,7 @@ std::size_t unicode_space_length(std::string_view s, std::size_t i) {
   return 0;
 }
 
-}  // namespace
-
+// The path as the model gave it, cleaned: `@` removed, Unicode spaces made plain, `~` expanded.
 std::string clean_path(std::string_view path) {
   if (!path.empty() && path.front() == '@') path.remove_prefix(1);
   std::string out;
@@ -41,6 +40,8 @@ std::string clean_path(std::string_view path) {
   }
   return out;
 }
+
+}  // namespace
 
 std::string resolve_path(std::string_view path, const std::string& cwd) {
   std::filesystem::path p(clean_path(path));
@@ -82,6 +83,9 @@ std::string errno_name(int err) {
   }
 }
 
+namespace {
+
+// libuv's reason text for the common codes, else strerror in lower case.
 std::string errno_reason(int err) {
   switch (err) {
     case ENOENT:
@@ -116,6 +120,8 @@ std::string errno_reason(int err) {
     }
   }
 }
+
+}  // namespace
 
 std::string fs_error(int err, std::string_view operation, std::string_view path) {
   std::string s = errno_name(err) + ": " + errno_reason(err) + ", " + std::string(operation);

@@ -12,13 +12,8 @@ namespace rebound::tools {
 /// folded, symlinks not resolved, no trailing `/`).
 std::string resolve_path(std::string_view path, const std::string& cwd);
 
-/// The arguments' path as the model gave it after the same clean-up, unresolved (for texts).
-std::string clean_path(std::string_view path);
-
 /// `ENOENT` for ENOENT…; the name of any errno value (`E<number>` when it has none).
 std::string errno_name(int err);
-/// libuv's reason text for the common codes, else strerror in lower case.
-std::string errno_reason(int err);
 /// `<CODE>: <reason>, <operation> '<path>'`, or without the path part when `path` is empty.
 std::string fs_error(int err, std::string_view operation, std::string_view path);
 

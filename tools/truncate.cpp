@@ -48,10 +48,6 @@ Truncation cut(std::string_view text, std::size_t lines, std::int64_t max_lines,
 
 }  // namespace
 
-std::size_t count_lines(std::string_view text) {
-  return static_cast<std::size_t>(std::count(text.begin(), text.end(), '\n')) + 1;
-}
-
 protocol::Json Truncation::to_json() const {
   protocol::Json j = protocol::Json::object();
   j["content"] = content;

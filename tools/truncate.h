@@ -32,9 +32,6 @@ struct Truncation {
   protocol::Json to_json() const;
 };
 
-/// Number of lines by section 3.1's rule (a text ending in \n has an empty last line).
-std::size_t count_lines(std::string_view text);
-
 Truncation truncate_head(std::string_view text, std::int64_t max_lines = kMaxLines,
                          std::size_t max_bytes = kMaxBytes);
 Truncation truncate_tail(std::string_view text, std::int64_t max_lines = kMaxLines,
