@@ -1,6 +1,5 @@
 #include "tools/truncate.h"
 
-#include <algorithm>
 #include <cstdio>
 #include <vector>
 
