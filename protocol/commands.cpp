@@ -115,6 +115,25 @@ SwitchSessionArgs read_switch_session_args(const FieldReader& f) {
   return SwitchSessionArgs{f.string("sessionPath")};
 }
 
+EventFilterArgs read_event_filter_args(const FieldReader& f) {
+  EventFilterArgs a;
+  if (const Json* events = f.find("events"); events && !events->is_null()) {
+    const auto bad = [] { return FieldError{"events", "array of non-empty strings or null"}; };
+    if (!events->is_array()) throw bad();
+    a.events.emplace();
+    for (const Json& name : *events) {
+      if (!name.is_string() || name.get_ref<const std::string&>().empty()) throw bad();
+      a.events->push_back(name.get<std::string>());
+    }
+  }
+  if (const Json* updates = f.find("messageUpdates")) {
+    if (!updates->is_string() || (*updates != "full" && *updates != "delta"))
+      throw FieldError{"messageUpdates", "one of full, delta"};
+    a.delta_updates = *updates == "delta";
+  }
+  return a;
+}
+
 ParsedEnvelope parse_envelope(Json value) {
   if (!value.is_object())
     return {std::nullopt, parse_error(std::nullopt, "expected a JSON object")};

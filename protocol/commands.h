@@ -57,6 +57,11 @@ struct BashArgs {
 struct SwitchSessionArgs {
   std::string session_path;
 };
+/// set_event_filter (protocol.md section 8): the allow-list as sent (nullopt: every event).
+struct EventFilterArgs {
+  std::optional<std::vector<std::string>> events;
+  bool delta_updates = false;
+};
 
 /// A rejected line or command, ready to become an error response.
 struct ProtocolError {
@@ -125,6 +130,8 @@ CompactArgs read_compact_args(const FieldReader& f);
 EnabledArgs read_enabled_args(const FieldReader& f);
 BashArgs read_bash_args(const FieldReader& f);
 SwitchSessionArgs read_switch_session_args(const FieldReader& f);
+/// Both fields checked before anything is used (all or nothing).
+EventFilterArgs read_event_filter_args(const FieldReader& f);
 
 /// Runs `read` over the command's object: its value, or the "Invalid field" error.
 template <typename Args>

@@ -98,6 +98,8 @@ common = {
                           "messageCount": NN, "queuedMessageCount": NN},
                          ["thinkingLevel", "isStreaming", "isCompacting", "steeringMode", "followUpMode",
                           "interruptMode", "sessionId", "autoCompactionEnabled", "messageCount", "queuedMessageCount"]),
+  "EventFilter": obj({"events": {"oneOf": [{"type": "null"}, {"type": "array", "items": {"type": "string", "minLength": 1}}]},
+                      "messageUpdates": {"enum": ["full", "delta"]}}),
   "CompactionResult": obj({"summary": S, "firstKeptEntryId": S, "tokensBefore": NN, "details": {}},
                           ["summary", "firstKeptEntryId", "tokensBefore"]),
  }}
@@ -119,6 +121,8 @@ cmds = {
  "switch_session": {"sessionPath": S}, "get_last_assistant_text": {}, "get_messages": {},
  "get_tools": {},
  "get_retry_state": {}, "retry_now": {},
+ "set_event_filter": {"events": {"oneOf": [{"type": "null"}, {"type": "array", "items": {"type": "string", "minLength": 1}}]},
+                      "messageUpdates": {"enum": ["full", "delta"]}},
  "set_retry_policy": {"reset": B, "maxRetries": {"type": ["integer", "null"], "minimum": 0, "maximum": 100},
                       "baseDelayMs": {"type": ["integer", "null"], "minimum": 0, "maximum": 3600000},
                       "maxDelayMs": {"type": ["integer", "null"], "minimum": 0, "maximum": 3600000},
@@ -165,6 +169,7 @@ data = {
  "get_messages": obj({"messages": {"type": "array", "items": ref(C, "AgentMessage")}}),
  "get_tools": obj({"tools": {"type": "array", "items": ref(C, "ToolDefinition")}}),
  "get_retry_state": ref(C, "RetryState"),
+ "set_event_filter": ref(C, "EventFilter"),
  "set_retry_policy": ref(C, "RetryPolicy"),
  "retry_now": {"oneOf": [obj({"skipped": {"const": True}, "attempt": {"type": "integer", "minimum": 1}}),
                          obj({"skipped": {"const": False}, "phase": {"enum": ["idle", "request"]}})]},
@@ -213,6 +218,11 @@ ame_defs = {
  "toolcall_start": ame("toolcall_start", {}, []), "toolcall_delta": ame("toolcall_delta", {"delta": S}, ["delta"]),
  "toolcall_end": ame("toolcall_end", {"toolCall": ref(C, "ToolCall")}, ["toolCall"]),
 }
+# The delta form of protocol.md section 8: the same assistantMessageEvent without `partial`.
+def amd(t):
+    d = json.loads(json.dumps(ame_defs[t]))
+    del d["properties"]["partial"]; d["required"].remove("partial")
+    return d
 tr = ref(C, "ToolResultMessage")
 edefs = {
  "agent_start": obj({"type": {"const": "agent_start"}}),
@@ -220,8 +230,12 @@ edefs = {
  "turn_start": obj({"type": {"const": "turn_start"}}),
  "turn_end": obj({"type": {"const": "turn_end"}, "message": AM, "toolResults": {"type": "array", "items": tr}}),
  "message_start": obj({"type": {"const": "message_start"}, "message": ref(C, "AgentMessage")}),
- "message_update": obj({"type": {"const": "message_update"},
-                        "assistantMessageEvent": switch("type", {k: ref("#", "AME_" + k) for k in ame_defs}), "message": AM}),
+ "message_update": {"oneOf": [
+     obj({"type": {"const": "message_update"},
+          "assistantMessageEvent": switch("type", {k: ref("#", "AME_" + k) for k in ame_defs}), "message": AM}),
+     obj({"type": {"const": "message_update"},
+          "assistantMessageEvent": switch("type", {k: ref("#", "AMD_" + k) for k in ame_defs}),
+          "message": obj({"role": {"const": "assistant"}})})]},
  "message_end": obj({"type": {"const": "message_end"}, "message": ref(C, "AgentMessage")}),
  "tool_execution_start": obj({"type": {"const": "tool_execution_start"}, "toolCallId": S, "toolName": S, "args": {}}),
  "tool_execution_update": obj({"type": {"const": "tool_execution_update"}, "toolCallId": S, "toolName": S, "args": {},
@@ -247,13 +261,37 @@ edefs = {
                              "aborted": B, "willRetry": B, "errorMessage": S}, ["type", "aborted", "willRetry"]),
 }
 for k, v in ame_defs.items(): edefs["AME_" + k] = v
+for k in ame_defs: edefs["AMD_" + k] = amd(k)
 events = {"$schema": "https://json-schema.org/draft/2020-12/schema", "$id": BASE + "events.schema.json",
           "title": "An event line on stdout (protocol.md section 5)",
-          **switch("type", {k: ref("#", k) for k in edefs if not k.startswith("AME_")}), "$defs": edefs}
+          **switch("type", {k: ref("#", k) for k in edefs if not k.startswith("AM")}), "$defs": edefs}
+
+# JSON-RPC 2.0 envelope (protocol.md section 9)
+RPCID = {"type": ["string", "number", "null"]}
+event_types = [k for k in edefs if not k.startswith("AM")]
+jdefs = {
+ "jsonrpc-request": obj({"jsonrpc": {"const": "2.0"}, "id": RPCID, "method": S, "params": {"type": "object"}},
+                        ["jsonrpc", "method"]),
+ "jsonrpc-response": obj({"jsonrpc": {"const": "2.0"}, "id": RPCID, "result": {}}),
+ "jsonrpc-error": obj({"jsonrpc": {"const": "2.0"}, "id": RPCID,
+                       "error": obj({"code": I, "message": S, "data": obj({"command": S})}, ["code", "message"])}),
+ "jsonrpc-notification": {"allOf": [
+     obj({"jsonrpc": {"const": "2.0"}, "method": {"enum": event_types}, "params": ref("events.schema.json")}),
+     *[when({"method": k}, {"properties": {"params": {"properties": {"type": {"const": k}}}}}) for k in event_types]]},
+}
+jsonrpc = {"$schema": "https://json-schema.org/draft/2020-12/schema", "$id": BASE + "jsonrpc.schema.json",
+           "title": "A JSON-RPC 2.0 line on stdout (protocol.md section 9): a result, an error or an event notification",
+           "type": "object", "required": ["jsonrpc"],
+           "allOf": [{"if": {"required": ["method"]}, "then": ref("#", "jsonrpc-notification")},
+                     {"if": {"required": ["result"]}, "then": ref("#", "jsonrpc-response")},
+                     {"if": {"required": ["error"]}, "then": ref("#", "jsonrpc-error")},
+                     {"oneOf": [{"required": ["method"]}, {"required": ["result"]}, {"required": ["error"]}]}],
+           "$defs": jdefs}
 output = {"$schema": "https://json-schema.org/draft/2020-12/schema", "$id": BASE + "output.schema.json",
-          "title": "Any line Rebound writes on stdout: a response or an event",
-          "if": {"required": ["type"], "properties": {"type": {"const": "response"}}},
-          "then": ref("responses.schema.json"), "else": ref("events.schema.json")}
-for name, doc in [("common", common), ("commands", commands), ("responses", responses), ("events", events), ("output", output)]:
+          "title": "Any line Rebound writes on stdout: a response or an event, or their JSON-RPC forms",
+          "if": {"required": ["jsonrpc"]}, "then": ref("jsonrpc.schema.json"),
+          "else": {"if": {"required": ["type"], "properties": {"type": {"const": "response"}}},
+                   "then": ref("responses.schema.json"), "else": ref("events.schema.json")}}
+for name, doc in [("common", common), ("commands", commands), ("responses", responses), ("events", events), ("jsonrpc", jsonrpc), ("output", output)]:
     with open(os.path.join(OUT, name + ".schema.json"), "w") as f:
         json.dump(doc, f, indent=1); f.write("\n")

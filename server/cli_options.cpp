@@ -42,6 +42,12 @@ CliParse parse_command_line(const std::vector<std::string>& args) {
   app.add_flag("--no-context-files", o.no_context_files,
                "Leave AGENTS.md/CLAUDE.md out of the system prompt");
 
+  std::string envelope = "auto";
+  app.add_option("--envelope", envelope,
+                 "Envelope of events and parse errors: pi, jsonrpc, or auto (pi until the first "
+                 "JSON-RPC request; default)")
+      ->check(CLI::IsMember({"pi", "jsonrpc", "auto"}));
+
   std::optional<std::string> retry_seed;
   app.add_option("--retry-seed", retry_seed,
                  "Seed of the retry jitter generator, 0..18446744073709551615 (for tests)");
@@ -61,6 +67,9 @@ CliParse parse_command_line(const std::vector<std::string>& args) {
     result.err = std::string("rebound: ") + e.what() + "\nRun 'rebound --help' for usage.\n";
     return result;
   }
+  o.envelope = envelope == "pi"        ? EnvelopeMode::pi
+               : envelope == "jsonrpc" ? EnvelopeMode::jsonrpc
+                                       : EnvelopeMode::automatic;
   if (retry_seed) {
     // Decimal digits only, within 64 bits.
     const std::string& s = *retry_seed;

@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+#include "server/event_output.h"
+
 namespace rebound::server {
 
 struct CliOptions {
@@ -30,6 +32,7 @@ struct CliOptions {
   bool no_tools = false;
   bool no_context_files = false;
   std::optional<std::uint64_t> retry_seed;  // --retry-seed N (retry.md section 15)
+  EnvelopeMode envelope = EnvelopeMode::automatic;  // --envelope (protocol.md section 9)
 };
 
 struct CliParse {

@@ -21,9 +21,13 @@ class AgentSession;
 
 namespace rebound::server {
 
-/// What a handler works on: the session the front end drives.
+class EventOutput;
+
+/// What a handler works on: the session the front end drives and the connection's event
+/// output (set_event_filter).
 struct CommandContext {
   session::AgentSession& session;
+  EventOutput& events;
 };
 
 class CommandTable {

@@ -41,7 +41,24 @@ pi::AssistantUpdate assistant_update(const ev::MessageUpdate& u) {
   return out;
 }
 
+constexpr std::string_view kEventTypes[] = {
+    "agent_start",           "agent_end",
+    "turn_start",            "turn_end",
+    "message_start",         "message_update",
+    "message_end",           "tool_execution_start",
+    "tool_execution_update", "tool_execution_end",
+    "auto_retry_start",      "auto_retry_end",
+    "auto_compaction_start", "auto_compaction_end"};
+static_assert(std::size(kEventTypes) == kEventTypeCount);
+static_assert(std::is_same_v<std::variant_alternative_t<5, session::EventBody>, ev::MessageUpdate>);
+static_assert(
+    std::is_same_v<std::variant_alternative_t<13, session::EventBody>, ev::AutoCompactionEnd>);
+
 }  // namespace
+
+std::string_view pi_event_type(std::size_t index) {
+  return index < kEventTypeCount ? kEventTypes[index] : std::string_view();
+}
 
 std::string_view pi_update_name(AssistantUpdateKind kind) {
   switch (kind) {
@@ -139,6 +156,29 @@ Json pi_event_json(const session::Event& event) {
         }
       },
       event.body);
+}
+
+std::string PiEventEncoder::delta_line(const session::Event& event) {
+  const auto* u = std::get_if<ev::MessageUpdate>(&event.body);
+  if (!u) return line(event);
+  skipped_update();  // the incremental state no longer follows the partial message
+  if (!is_text_delta(u->kind) && u->kind != AssistantUpdateKind::toolcall_delta)
+    return protocol::to_line(pi::message_update_delta(assistant_update(*u)));
+  // The hot path (one line per streamed delta): built without a JSON tree, byte for byte what
+  // to_line() writes for the same object.
+  std::string out;
+  const std::string_view type = pi_update_name(u->kind);
+  const std::string index = std::to_string(u->content_index);
+  out.reserve(112 + type.size() + index.size() + u->delta.size());
+  out += R"({"type":"message_update","assistantMessageEvent":{"type":")";
+  out += type;
+  out += R"(","contentIndex":)";
+  out += index;
+  out += R"(,"delta":")";
+  append_escaped_json_string(out, u->delta);
+  out += R"("},"message":{"role":"assistant"}})";
+  out += '\n';
+  return out;
 }
 
 std::string PiEventEncoder::line(const session::Event& event) {

@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <string>
+#include <variant>
 
 #include "protocol/json.h"
 #include "server/update_line.h"
@@ -17,6 +18,11 @@ class PiEventEncoder {
  public:
   /// The event as one protocol line, LF included.
   std::string line(const session::Event& event);
+  /// The same, with a message_update in the delta form of protocol.md section 8.
+  std::string delta_line(const session::Event& event);
+  /// A message_update went by without being encoded (filtered out): the next one is serialised
+  /// afresh.
+  void skipped_update() { have_partial_ = false; }
 
  private:
   UpdateLineBuilder lines_;
@@ -33,6 +39,11 @@ protocol::Json pi_tool_result_json(const session::ToolResult& result);
 
 /// A compaction's result as `compact` answers it and auto_compaction_end carries it.
 protocol::Json pi_compaction_result_json(const session::CompactionResult& result);
+
+/// The number of event types (session::EventBody's alternatives).
+inline constexpr std::size_t kEventTypeCount = std::variant_size_v<session::EventBody>;
+/// The `type` of the event whose EventBody alternative has this index ("agent_start", ...).
+std::string_view pi_event_type(std::size_t index);
 
 /// The assistantMessageEvent type's wire name ("text_delta", ...).
 std::string_view pi_update_name(session::AssistantUpdateKind kind);

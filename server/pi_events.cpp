@@ -48,18 +48,35 @@ Json message_end(const AgentMessage& message) {
   return j;
 }
 
-Json message_update(const AssistantUpdate& u, const AgentMessage& partial) {
-  Json partial_json = to_json(partial);
+namespace {
+
+// assistantMessageEvent without its `partial` key.
+Json update_body(const AssistantUpdate& u) {
   Json e = Json::object();
   e["type"] = u.type;
   e["contentIndex"] = u.content_index;
   if (u.delta) e["delta"] = *u.delta;
   if (u.content) e["content"] = *u.content;
   if (u.tool_call) e["toolCall"] = to_json(*u.tool_call);
+  return e;
+}
+
+}  // namespace
+
+Json message_update(const AssistantUpdate& u, const AgentMessage& partial) {
+  Json partial_json = to_json(partial);
+  Json e = update_body(u);
   e["partial"] = partial_json;
   Json j = typed("message_update");
   j["assistantMessageEvent"] = std::move(e);
   j["message"] = std::move(partial_json);
+  return j;
+}
+
+Json message_update_delta(const AssistantUpdate& u) {
+  Json j = typed("message_update");
+  j["assistantMessageEvent"] = update_body(u);
+  j["message"] = Json{{"role", "assistant"}};
   return j;
 }
 

@@ -34,6 +34,8 @@ struct AssistantUpdate {
   const ContentBlock* tool_call = nullptr;
 };
 Json message_update(const AssistantUpdate& update, const AgentMessage& partial);
+/// The delta form of protocol.md section 8: no `partial`, `message` is {"role":"assistant"}.
+Json message_update_delta(const AssistantUpdate& update);
 
 Json tool_execution_start(const std::string& id, const std::string& name, const Json& args);
 Json tool_execution_update(const std::string& id, const std::string& name, const Json& args,

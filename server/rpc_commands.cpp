@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "server/command_table.h"
+#include "server/event_output.h"
 #include "server/pi_encoder.h"
 #include "session/agent_session.h"
 
@@ -204,6 +205,16 @@ CommandTable rpc_command_table() {
           }
         });
       });
+
+  // The connection's event filter (protocol.md section 8); it applies from this response on.
+  t.add<EventFilterArgs>("set_event_filter", read_event_filter_args,
+                         [](C& c, EventFilterArgs a, Reply r) {
+                           Json data = Json::object();
+                           data["events"] = a.events ? Json(*a.events) : Json(nullptr);
+                           data["messageUpdates"] = a.delta_updates ? "delta" : "full";
+                           c.events.set_filter(EventFilter{std::move(a.events), a.delta_updates});
+                           r.ok(std::move(data));
+                         });
 
   // bash: answered when the command ends; other commands go on meanwhile.
   t.add<BashArgs>("bash", read_bash_args, [](C& c, BashArgs a, Reply r) {

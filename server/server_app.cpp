@@ -25,7 +25,7 @@
 #include "server/asio_scheduler.h"
 #include "server/bash_runner.h"
 #include "server/jsonl_appender.h"
-#include "server/pi_encoder.h"
+#include "server/event_output.h"
 #include "server/provider_setup.h"
 #include "server/rpc_dispatcher.h"
 #include "server/stdio_transport.h"
@@ -73,17 +73,6 @@ class FdFlagsGuard {
 
  private:
   int flags_[2];
-};
-
-// The rpc front end's event path: typed events, encoded in the pi dialect, onto stdout.
-class WriterEventSink : public session::EventSink {
- public:
-  explicit WriterEventSink(StdoutWriter& writer) : writer_(writer) {}
-  void on_event(const session::Event& event) override { writer_.write_line(encoder_.line(event)); }
-
- private:
-  StdoutWriter& writer_;
-  PiEventEncoder encoder_;
 };
 
 }  // namespace
@@ -140,7 +129,8 @@ int run_server(const CliOptions& options) {
   AsioScheduler scheduler(io.get_executor());
   StdoutWriter writer(io.get_executor(), STDOUT_FILENO);
   JsonSink out = [&writer](const protocol::Json& j) { writer.write_line(protocol::to_line(j)); };
-  WriterEventSink events(writer);
+  EventOutput events([&writer](std::string line) { writer.write_line(std::move(line)); },
+                     options.envelope);
   config::AuthStore credentials(agent_dir / "auth.json", [] {
     return std::chrono::duration_cast<std::chrono::milliseconds>(
                std::chrono::steady_clock::now().time_since_epoch())
@@ -186,7 +176,7 @@ int run_server(const CliOptions& options) {
                              session_storage, bash, builtin_tools.registry, system_prompt,
                              &jitter});
   });
-  RpcDispatcher dispatcher(*host.find(rpc_slot), out);
+  RpcDispatcher dispatcher(*host.find(rpc_slot), out, &events);
   StdinReader reader(io.get_executor(), STDIN_FILENO);
   protocol::LineReader lines(options.max_line_bytes);
   asio::steady_timer drain_deadline(io);

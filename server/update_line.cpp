@@ -27,6 +27,19 @@ std::string escaped_json_string(std::string_view text) {
   return s.substr(1, s.size() - 2);
 }
 
+void append_escaped_json_string(std::string& out, std::string_view text) {
+  // Printable ASCII other than the quote and the backslash is written as it is; anything else
+  // (controls, multi-byte UTF-8, the private surrogate markers) takes the general path.
+  for (const char c : text) {
+    const auto b = static_cast<unsigned char>(c);
+    if (b < 0x20 || b >= 0x7f || c == '"' || c == '\\') {
+      out += escaped_json_string(text);
+      return;
+    }
+  }
+  out += text;
+}
+
 void UpdateLineBuilder::reset(const AgentMessage& partial) {
   const bool text_last =
       !partial.content.empty() && (partial.content.back().kind == ContentBlock::Kind::text ||
@@ -56,7 +69,7 @@ void UpdateLineBuilder::reset(const AgentMessage& partial) {
 }
 
 void UpdateLineBuilder::append_to_last_block(std::string_view delta) {
-  head_ += escaped_json_string(delta);
+  append_escaped_json_string(head_, delta);
 }
 
 std::string UpdateLineBuilder::line(const pi::AssistantUpdate& u) const {
@@ -69,7 +82,7 @@ std::string UpdateLineBuilder::line(const pi::AssistantUpdate& u) const {
   out += std::to_string(u.content_index);
   if (u.delta) {
     out += R"(,"delta":")";
-    out += escaped_json_string(*u.delta);
+    append_escaped_json_string(out, *u.delta);
     out += '"';
   }
   if (u.content) {

@@ -39,5 +39,7 @@ class UpdateLineBuilder {
 
 /// A JSON string's escaped content as to_line() writes it (no quotes).
 std::string escaped_json_string(std::string_view text);
+/// Appends escaped_json_string(text) to `out` (printable ASCII without a copy).
+void append_escaped_json_string(std::string& out, std::string_view text);
 
 }  // namespace rebound::server

@@ -31,6 +31,8 @@ VALID = {
         {"type": "set_auto_retry", "enabled": False},
         {"type": "abort_retry"},
         {"type": "set_thinking_level", "level": "high"},
+        {"type": "set_event_filter", "events": ["agent_end"], "messageUpdates": "delta"},
+        {"type": "set_event_filter", "events": None},
     ],
     "script.schema.json": [
         [{"error": "503 overloaded"}, {"text": "hello world", "chunks": 2}],
@@ -56,6 +58,18 @@ VALID = {
         {"type": "auto_retry_end", "success": False, "attempt": 3, "finalError": "503 overloaded"},
         {"type": "auto_compaction_start", "reason": "overflow"},
         {"type": "auto_compaction_end", "aborted": False, "willRetry": False, "errorMessage": "Context overflow recovery failed: x"},
+        {"type": "message_update", "assistantMessageEvent": {"type": "text_delta", "contentIndex": 0, "delta": "h"}, "message": {"role": "assistant"}},
+        {"type": "message_update", "assistantMessageEvent": {"type": "toolcall_end", "contentIndex": 2, "toolCall": {"type": "toolCall", "id": "c", "name": "bash", "arguments": {"command": "ls"}}}, "message": {"role": "assistant"}},
+        {"id": "f1", "type": "response", "command": "set_event_filter", "success": True, "data": {"events": None, "messageUpdates": "delta"}},
+        {"jsonrpc": "2.0", "id": 1, "result": STATE},
+        {"jsonrpc": "2.0", "id": "p1", "result": None},
+        {"jsonrpc": "2.0", "id": 3, "error": {"code": -32000, "message": "Model not found: x/y", "data": {"command": "set_model"}}},
+        {"jsonrpc": "2.0", "id": None, "error": {"code": -32700, "message": "Failed to parse command: invalid JSON"}},
+        {"jsonrpc": "2.0", "method": "agent_start", "params": {"type": "agent_start"}},
+        {"jsonrpc": "2.0", "method": "message_update", "params": {"type": "message_update", "assistantMessageEvent": {"type": "text_delta", "contentIndex": 0, "delta": "h"}, "message": {"role": "assistant"}}},
+    ],
+    "jsonrpc.schema.json": [
+        {"jsonrpc": "2.0", "id": 1, "result": None},
     ],
 }
 INVALID = {
@@ -73,6 +87,8 @@ INVALID = {
         {"type": "prompt"},
         {"type": "set_thinking_level", "level": "max"},
         {"type": "no_such_command"},
+        {"type": "set_event_filter", "events": [""]},
+        {"type": "set_event_filter", "messageUpdates": "partial"},
     ],
     "output.schema.json": [
         {"type": "response", "command": "get_state", "success": True},                     # data missing
@@ -87,6 +103,17 @@ INVALID = {
         {"type": "message_update", "assistantMessageEvent": {"type": "text_bogus", "contentIndex": 0, "partial": ASSISTANT}, "message": ASSISTANT},
         {"type": "message_end", "message": dict(ASSISTANT, stopReason="finished")},
         {"type": "no_such_event"},
+        {"type": "message_update", "assistantMessageEvent": {"type": "text_delta", "contentIndex": 0, "delta": "h"}, "message": ASSISTANT},
+        {"type": "message_update", "assistantMessageEvent": {"type": "text_delta", "contentIndex": 0, "delta": "h"}, "message": {"role": "assistant", "content": []}},
+        {"type": "response", "command": "set_event_filter", "success": True, "data": {"events": None}},
+        {"jsonrpc": "2.0", "id": 1, "result": None, "error": {"code": 1, "message": "x"}},
+        {"jsonrpc": "2.0", "id": {}, "result": None},
+        {"jsonrpc": "1.0", "id": 1, "result": None},
+        {"jsonrpc": "2.0", "id": 1, "error": {"code": "x", "message": "m"}},
+        {"jsonrpc": "2.0", "id": 1, "error": {"code": -32000, "message": "m", "data": {"command": 1}}},
+        {"jsonrpc": "2.0", "method": "agent_start", "params": {"type": "agent_end", "messages": [], "willRetry": False}},
+        {"jsonrpc": "2.0", "method": "agent_start", "params": {"type": "agent_start"}, "id": 1},
+        {"jsonrpc": "2.0", "method": "bogus", "params": {"type": "bogus"}},
     ],
 }
 

@@ -180,7 +180,8 @@ TEST_CASE("the rpc command table holds exactly the commands of protocol.md secti
                                        "get_tools",
                                        "get_retry_state",
                                        "set_retry_policy",
-                                       "retry_now"};
+                                       "retry_now",
+                                       "set_event_filter"};
   CHECK(std::set<std::string>(names.begin(), names.end()) == expected);
   CHECK(names.size() == expected.size());
 }

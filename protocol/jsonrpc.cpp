@@ -1,0 +1,109 @@
+#include "protocol/jsonrpc.h"
+
+#include <nlohmann/json.hpp>
+#include <utility>
+
+namespace rebound::protocol {
+
+namespace {
+
+JsonRpcError invalid_request(std::optional<Json> id, std::string_view what) {
+  // Only a string or a number is echoed; anything else (and no id) is written as null.
+  if (id && !id->is_string() && !id->is_number()) id.reset();
+  return {std::move(id), jsonrpc_code::invalid_request, "Invalid Request: " + std::string(what),
+          std::nullopt};
+}
+
+}  // namespace
+
+JsonRpcRequest read_jsonrpc_request(Json object) {
+  JsonRpcRequest out;
+  std::optional<Json> id;
+  if (const auto it = object.find("id"); it != object.end()) id = *it;
+  const auto version = object.find("jsonrpc");
+  if (version == object.end() || !version->is_string() || *version != "2.0") {
+    out.error = invalid_request(id, "jsonrpc must be \"2.0\"");
+    return out;
+  }
+  if (id && !id->is_string() && !id->is_number() && !id->is_null()) {
+    out.error = invalid_request(std::nullopt, "id must be a string, a number or null");
+    return out;
+  }
+  const auto method = object.find("method");
+  if (method == object.end() || !method->is_string()) {
+    out.error = invalid_request(id, "method must be a string");
+    return out;
+  }
+  const auto params = object.find("params");
+  if (params != object.end() && !params->is_object() && !params->is_array()) {
+    out.error = invalid_request(id, "params must be an object or an array");
+    return out;
+  }
+  out.valid = true;
+  out.id = id;
+  std::string type = method->get<std::string>();
+  if (params != object.end() && params->is_array()) {
+    out.error = JsonRpcError{std::move(id), jsonrpc_code::invalid_params,
+                             "Invalid params: params must be an object", type};
+    return out;
+  }
+  Json command = params == object.end() ? Json::object() : std::move(*params);
+  // `type` and `id` inside params are ignored: the method names the command, the request's own
+  // id is the one answered.
+  command.erase("id");
+  command["type"] = type;
+  out.command = CommandEnvelope{std::move(id), std::move(type), std::move(command)};
+  return out;
+}
+
+bool is_refused_batch(const Json& value, bool envelope_is_jsonrpc) {
+  if (!value.is_array()) return false;
+  if (envelope_is_jsonrpc) return true;
+  return !value.empty() && value.front().is_object() && value.front().contains("jsonrpc");
+}
+
+Json jsonrpc_result(const Json& id, Json result) {
+  Json j = Json::object();
+  j["jsonrpc"] = "2.0";
+  j["id"] = id;
+  j["result"] = std::move(result);
+  return j;
+}
+
+Json jsonrpc_error(const JsonRpcError& error) {
+  Json body = Json::object();
+  body["code"] = error.code;
+  body["message"] = error.message;
+  if (error.command) body["data"] = Json{{"command", *error.command}};
+  Json j = Json::object();
+  j["jsonrpc"] = "2.0";
+  j["id"] = error.id ? *error.id : Json(nullptr);
+  j["error"] = std::move(body);
+  return j;
+}
+
+JsonRpcError jsonrpc_parse_error(std::string message) {
+  return {std::nullopt, jsonrpc_code::parse_error, std::move(message), std::nullopt};
+}
+
+JsonRpcError jsonrpc_not_an_object() {
+  return invalid_request(std::nullopt, "expected a JSON object");
+}
+
+JsonRpcError jsonrpc_batch_error() {
+  return invalid_request(std::nullopt, "batch requests are not supported");
+}
+
+int jsonrpc_failure_code(std::string_view message) {
+  return message.rfind("Invalid field '", 0) == 0 ? jsonrpc_code::invalid_params
+                                                  : jsonrpc_code::server_error;
+}
+
+std::string jsonrpc_notification_head(std::string_view method) {
+  std::string head = R"({"jsonrpc":"2.0","method":)";
+  head += Json(std::string(method)).dump();
+  head += R"(,"params":)";
+  return head;
+}
+
+}  // namespace rebound::protocol
