@@ -37,7 +37,11 @@ def main(schema_dir, capture_dir):
                     failures += 1
                     print(f"{name}:{number}: not JSON ({e}): {raw[:120]!r}")
                     continue
-                kind = obj.get("command") if obj.get("type") == "response" else obj.get("type")
+                if isinstance(obj, dict) and "jsonrpc" in obj:
+                    kind = ("jsonrpc-notification" if "method" in obj else
+                            "jsonrpc-error" if "error" in obj else "jsonrpc-response")
+                else:
+                    kind = obj.get("command") if obj.get("type") == "response" else obj.get("type")
                 kinds[kind] = kinds.get(kind, 0) + 1
                 errors = list(output.iter_errors(obj))
                 if errors:
