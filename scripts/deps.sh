@@ -16,3 +16,12 @@ if [ ${#missing[@]} -gt 0 ]; then
   $sudo apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"
 fi
+# Node and npm for the tests against npm packages (tests/node): this machine kind has them;
+# elsewhere Debian's own packages do.
+if ! command -v node >/dev/null || ! command -v npm >/dev/null; then
+  echo "deps: installing nodejs npm" >&2
+  sudo=""
+  [ "$(id -u)" -eq 0 ] || sudo="sudo"
+  $sudo apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends nodejs npm
+fi

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Builds everything and runs every test (unit, end-to-end, schema validation of all server
+# Installs what it needs (apt packages, the npm packages of tests/node), builds everything and
+# runs every test (unit, end-to-end, tests against npm clients, schema validation of all server
 # output, the shared conformance scenarios, the saved fuzz inputs), then the fast sanitizer job:
 # the unit tests and fuzz inputs again under ASan+UBSan (scripts/sanitize.sh fast, about 5
 # minutes on 2 cores from a cold compiler cache). With CI=true warnings are errors.
@@ -7,6 +8,7 @@
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 bash "$root/scripts/deps.sh"
+bash "$root/scripts/node_deps.sh"
 build="$root/build-test"
 werror=OFF
 [ "${CI:-}" = "true" ] && werror=ON
