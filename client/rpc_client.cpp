@@ -73,7 +73,9 @@ std::string command_of(const Json& command) {
 
 struct RpcClient::State {
   struct Pending {
-    std::optional<Json> response;
+    std::string command;
+    std::optional<Json> response;  // in the pi shape
+    int code = 0;                  // the JSON-RPC error code of a refused request
     std::optional<std::string> failure;
   };
 
@@ -119,7 +121,35 @@ void RpcClient::State::track(const Json& e) {
 void RpcClient::State::on_line(const std::string& line) {
   auto parsed = protocol::parse_json_line(line);
   if (!parsed.value || !parsed.value->is_object()) return;  // not protocol output
-  const Json& j = *parsed.value;
+  Json& j = *parsed.value;
+  if (j.contains("jsonrpc")) {
+    if (const auto params = j.find("params"); j.contains("method") && params != j.end()) {
+      Json event = std::move(*params);  // a notification carries the event as params
+      j = std::move(event);
+    } else {
+      // A result or an error: answer the pending request in the pi shape.
+      const auto id = j.find("id");
+      if (id == j.end() || !id->is_string()) return;
+      std::lock_guard<std::mutex> lock(mu);
+      auto it = pending.find(id->get<std::string>());
+      if (it == pending.end()) return;
+      Pending& p = *it->second;
+      Json response{{"id", *id}, {"type", "response"}, {"command", p.command}};
+      if (const auto error = j.find("error"); error != j.end() && error->is_object()) {
+        response["success"] = false;
+        response["error"] = error->value("message", std::string("the command failed"));
+        p.code = error->value("code", 0);
+      } else {
+        response["success"] = true;
+        if (const auto result = j.find("result"); result != j.end() && !result->is_null())
+          response["data"] = *result;
+      }
+      p.response = std::move(response);
+      pending.erase(it);
+      cv.notify_all();
+      return;
+    }
+  }
   if (j.value("type", std::string()) == "response") {
     const auto id = j.find("id");
     if (id == j.end() || !id->is_string()) return;  // not one of ours
@@ -298,6 +328,7 @@ Json RpcClient::request(Json command, std::optional<std::chrono::milliseconds> t
   const std::string name = command_of(command);
   const auto wait = timeout.value_or(options_.request_timeout);
   auto slot = std::make_shared<State::Pending>();
+  slot->command = name;
   std::string id;
   {
     std::lock_guard<std::mutex> lock(s.mu);
@@ -305,7 +336,14 @@ Json RpcClient::request(Json command, std::optional<std::chrono::milliseconds> t
     id = "req_" + std::to_string(++s.next_id);
     s.pending[id] = slot;
   }
-  command["id"] = id;
+  if (options_.envelope == Envelope::jsonrpc) {
+    command.erase("type");
+    command.erase("id");
+    command =
+        Json{{"jsonrpc", "2.0"}, {"id", id}, {"method", name}, {"params", std::move(command)}};
+  } else {
+    command["id"] = id;
+  }
   const std::string line = command.dump(-1, ' ', false, Json::error_handler_t::replace) + "\n";
   bool written;
   {
@@ -327,7 +365,7 @@ Json RpcClient::request(Json command, std::optional<std::chrono::milliseconds> t
   Json response = std::move(*slot->response);
   lock.unlock();
   if (!response.value("success", false)) {
-    throw RpcError(name, response.value("error", std::string("the command failed")));
+    throw RpcError(name, response.value("error", std::string("the command failed")), slot->code);
   }
   return response;
 }
@@ -449,6 +487,14 @@ Json RpcClient::set_retry_policy(Json fields, bool reset) {
 
 Json RpcClient::retry_now() {
   return data_of(request(Json{{"type", "retry_now"}}));
+}
+
+Json RpcClient::set_event_filter(std::optional<std::vector<std::string>> events,
+                                 const std::string& message_updates) {
+  Json command{{"type", "set_event_filter"}};
+  command["events"] = events ? Json(*events) : Json(nullptr);
+  command["messageUpdates"] = message_updates;
+  return data_of(request(std::move(command)));
 }
 
 Json RpcClient::bash(const std::string& command) {

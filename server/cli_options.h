@@ -31,7 +31,7 @@ struct CliOptions {
   std::optional<std::vector<std::string>> tools;  // --tools LIST, split and checked
   bool no_tools = false;
   bool no_context_files = false;
-  std::optional<std::uint64_t> retry_seed;  // --retry-seed N (retry.md section 15)
+  std::optional<std::uint64_t> retry_seed;          // --retry-seed N (retry.md section 15)
   EnvelopeMode envelope = EnvelopeMode::automatic;  // --envelope (protocol.md section 9)
 };
 

@@ -42,12 +42,9 @@ pi::AssistantUpdate assistant_update(const ev::MessageUpdate& u) {
 }
 
 constexpr std::string_view kEventTypes[] = {
-    "agent_start",           "agent_end",
-    "turn_start",            "turn_end",
-    "message_start",         "message_update",
-    "message_end",           "tool_execution_start",
-    "tool_execution_update", "tool_execution_end",
-    "auto_retry_start",      "auto_retry_end",
+    "agent_start",           "agent_end",          "turn_start",       "turn_end",
+    "message_start",         "message_update",     "message_end",      "tool_execution_start",
+    "tool_execution_update", "tool_execution_end", "auto_retry_start", "auto_retry_end",
     "auto_compaction_start", "auto_compaction_end"};
 static_assert(std::size(kEventTypes) == kEventTypeCount);
 static_assert(std::is_same_v<std::variant_alternative_t<5, session::EventBody>, ev::MessageUpdate>);

@@ -10,8 +10,7 @@
 
 namespace rebound::server {
 
-Reply::Reply(std::optional<protocol::Json> id, std::string command, JsonSink sink,
-             ReplyStyle style)
+Reply::Reply(std::optional<protocol::Json> id, std::string command, JsonSink sink, ReplyStyle style)
     : id_(std::move(id)), command_(std::move(command)), sink_(std::move(sink)), style_(style) {}
 
 Reply::Reply(Reply&& other) noexcept
@@ -25,7 +24,8 @@ Reply::~Reply() {
   if (sent_) return;
   spdlog::error("internal error: command '{}' finished without a response", command_);
   assert(false && "a command finished without a response");
-  send_failure("Internal error: the command was not answered", protocol::jsonrpc_code::internal_error);
+  send_failure("Internal error: the command was not answered",
+               protocol::jsonrpc_code::internal_error);
 }
 
 void Reply::ok() {

@@ -20,9 +20,9 @@ using JsonSink = std::function<void(const protocol::Json&)>;
 
 /// How a command's answer is written.
 enum class ReplyStyle {
-  pi,               // {"id"?,"type":"response","command",…}
-  jsonrpc,          // {"jsonrpc":"2.0","id",…} (`id` is set, possibly null)
-  jsonrpc_silent,   // a JSON-RPC notification: never answered
+  pi,              // {"id"?,"type":"response","command",…}
+  jsonrpc,         // {"jsonrpc":"2.0","id",…} (`id` is set, possibly null)
+  jsonrpc_silent,  // a JSON-RPC notification: never answered
 };
 
 class Reply {

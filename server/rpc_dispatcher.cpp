@@ -41,8 +41,8 @@ void RpcDispatcher::handle_too_long(std::size_t max_line_bytes) {
 void RpcDispatcher::handle_line(std::string_view line) {
   protocol::JsonLine parsed = protocol::parse_json_line(line);
   if (!parsed.value) {
-    line_error(protocol::ProtocolError{std::nullopt, "parse",
-                                       "Failed to parse command: " + parsed.error});
+    line_error(
+        protocol::ProtocolError{std::nullopt, "parse", "Failed to parse command: " + parsed.error});
     return;
   }
   protocol::Json& value = *parsed.value;

@@ -222,3 +222,68 @@ TEST_CASE("a client destroyed from inside its own event callback stops cleanly")
     std::this_thread::yield();
   CHECK(::kill(pid, 0) != 0);
 }
+
+TEST_CASE("set_event_filter: delta updates and an allow-list through the client") {
+  Server s(R"([{"text":"abcdef","chunks":3}])");
+  RpcClient c(s.options);
+  CHECK(c.set_event_filter(std::nullopt, "delta") ==
+        Json::parse(R"({"events":null,"messageUpdates":"delta"})"));
+  const auto events = c.prompt_and_wait("hi", 5000ms);
+  std::string text;
+  for (const auto& e : events) {
+    if (type_of(e) != "message_update") continue;
+    CHECK(e["message"] == Json::parse(R"({"role":"assistant"})"));
+    if (e["assistantMessageEvent"]["type"] == "text_delta")
+      text += e["assistantMessageEvent"]["delta"].get<std::string>();
+  }
+  CHECK(text == "abcdef");
+  CHECK_THROWS_WITH_AS(c.set_event_filter(std::vector<std::string>{""}),
+                       "Invalid field 'events': expected array of non-empty strings or null",
+                       RpcError);
+}
+
+TEST_CASE("the JSON-RPC envelope: the same helpers, events from notifications, error codes") {
+  Server s(R"([{"text":"hello there","chunks":2}])");
+  s.options.envelope = rebound::Envelope::jsonrpc;
+  RpcClient c(s.options);
+  CHECK(c.get_state()["isStreaming"] == false);
+  std::mutex mu;
+  std::vector<Json> seen;
+  auto sub = c.on_event([&](const Json& e) {
+    std::lock_guard<std::mutex> lock(mu);
+    seen.push_back(e);
+  });
+  const auto events = c.prompt_and_wait("hi", 5000ms);
+  REQUIRE(!events.empty());
+  CHECK(type_of(events.front()) == "agent_start");
+  CHECK(c.get_last_assistant_text() == "hello there");
+  {
+    std::lock_guard<std::mutex> lock(mu);
+    CHECK(type_of(seen.front()) == "agent_start");
+    CHECK(type_of(seen.back()) == "agent_end");
+  }
+  try {
+    c.set_model("x", "y");
+    FAIL("set_model should fail");
+  } catch (const RpcError& e) {
+    CHECK(std::string(e.what()) == "Model not found: x/y");
+    CHECK(e.code() == -32000);
+    CHECK(e.command() == "set_model");
+  }
+  try {
+    c.request(Json{{"type", "fly"}});
+    FAIL("fly should fail");
+  } catch (const RpcError& e) {
+    CHECK(e.code() == -32601);
+  }
+  try {
+    c.set_thinking_level("max");
+    FAIL("an invalid level should fail");
+  } catch (const RpcError& e) {
+    CHECK(e.code() == -32602);
+  }
+  Json answer = c.request(Json{{"type", "abort_retry"}});
+  CHECK(answer["id"].get<std::string>().rfind("req_", 0) == 0);
+  answer.erase("id");
+  CHECK(answer == Json::parse(R"({"type":"response","command":"abort_retry","success":true})"));
+}

@@ -25,24 +25,34 @@ namespace rebound {
 
 using Json = nlohmann::ordered_json;
 
+/// How commands are framed (protocol.md section 9): pi command objects, or JSON-RPC 2.0 requests
+/// (the server then writes its events as notifications; on_event() sees the same event objects
+/// either way).
+enum class Envelope { pi, jsonrpc };
+
 struct RpcClientOptions {
   std::string server_path = "rebound";     // a path, or a name looked up in PATH
   std::vector<std::string> args;           // after the program name
   std::map<std::string, std::string> env;  // added to (or replacing in) this environment
   std::optional<std::string> cwd;
   std::chrono::milliseconds request_timeout{30000};
+  Envelope envelope = Envelope::pi;
 };
 
 /// A failed request: the server's error text, a timeout, or the server's exit.
 class RpcError : public std::runtime_error {
  public:
-  RpcError(std::string command, const std::string& message)
-      : std::runtime_error(message), command_(std::move(command)) {}
+  RpcError(std::string command, const std::string& message, int code = 0)
+      : std::runtime_error(message), command_(std::move(command)), code_(code) {}
   /// The command that failed ("prompt", "get_state", ...).
   const std::string& command() const { return command_; }
+  /// The JSON-RPC error code (-32000, -32601, -32602, ...) when the request went in the
+  /// JSON-RPC envelope and the server refused it; 0 otherwise.
+  int code() const { return code_; }
 
  private:
   std::string command_;
+  int code_ = 0;
 };
 
 struct ImageInput {
@@ -101,8 +111,9 @@ class RpcClient {
   /// Every event line (no responses) goes to `callback` until the handle goes away.
   [[nodiscard]] Subscription on_event(EventCallback callback);
 
-  /// Sends any command object (an "id" is added) and returns the whole response; throws
-  /// RpcError for success:false, a timeout or the server's exit.
+  /// Sends any command object (an "id" is added) and returns the whole response in the pi
+  /// shape ({"id","type":"response","command","success","data"?}, also when it went as a
+  /// JSON-RPC request); throws RpcError for a failure, a timeout or the server's exit.
   Json request(Json command, std::optional<std::chrono::milliseconds> timeout = std::nullopt);
 
   // One helper per command of protocol.md section 2. Those without data return nothing.
@@ -137,6 +148,12 @@ class RpcClient {
   /// Ends a running backoff now: {"skipped":true,"attempt":n}, else
   /// {"skipped":false,"phase":"idle"|"request"}.
   Json retry_now();
+  /// Which events this connection receives and how message_update looks (protocol.md
+  /// section 8): `events` is an allow-list (nullopt: every event), `message_updates` "full" or
+  /// "delta". Replaces the whole filter; returns the filter as the server echoes it. Leaving out
+  /// agent_end and the retry events makes wait_for_idle() and prompt_and_wait() blind.
+  Json set_event_filter(std::optional<std::vector<std::string>> events = std::nullopt,
+                        const std::string& message_updates = "full");
   Json bash(const std::string& command);
   void abort_bash();
   Json get_session_stats();
