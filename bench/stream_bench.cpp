@@ -4,7 +4,10 @@
 // server's peak resident memory (VmHWM) and CPU time just after agent_end. Prints the median
 // over R runs, then the pipe floor: the same line lengths written by a process that does nothing
 // but write(2), read by the same reader, so the server's own share of the time is visible.
-// usage: bench_stream [deltas (default 20000)] [runs (default 5)]
+// usage: bench_stream [deltas (default 20000)] [runs (default 5)] [full|delta|both]
+// Full mode is the default output; delta mode sends set_event_filter messageUpdates:"delta"
+// first (protocol.md section 8) and is also compared with the time the fake server needed to
+// send the stream.
 
 #include <fcntl.h>
 #include <sys/wait.h>
@@ -129,11 +132,99 @@ double median(std::vector<double> v) {
   return v[v.size() / 2];
 }
 
+struct ModeFigures {
+  double seconds = 0, mbytes = 0, events_per_s = 0, rss_mib = 0, idle_rss_mib = 0, user_s = 0,
+         sys_s = 0, send_s = 0, user_us_per_event = 0;
+  std::size_t lines = 0;
+  std::vector<std::size_t> lengths;  // of the last run's lines, for the pipe floor
+};
+
+// `runs` runs of the stream against a fresh server each; medians. `filter` is sent (and
+// answered) before the prompt when not empty.
+ModeFigures measure(const FakeResponse& r, int runs, const std::string& filter, const char* label) {
+  std::vector<double> seconds, rss_mib, idle_rss_mib, mbytes, events_per_s, user_s, sys_s, send_s,
+      per_event;
+  ModeFigures out;
+  for (int run = 0; run < runs; ++run) {
+    FakeLlmServer server({r});
+    rebound::testing::TempDir dir;
+    // REBOUND_BENCH_BINARY measures another build (the "before" of a change).
+    const char* other = std::getenv("REBOUND_BENCH_BINARY");
+    auto process =
+        rebound::testing::start_openai_rebound(other && *other ? other : REBOUND_BINARY, server, dir);
+    Subprocess& p = *process;
+    p.write("{\"id\":0,\"type\":\"get_state\"}\n");
+    if (!p.read_line()) {
+      std::fprintf(stderr, "no answer: %s\n", p.stderr_text().c_str());
+      std::exit(1);
+    }
+    if (!filter.empty()) {
+      p.write(filter + "\n");
+      if (!p.read_line()) std::exit(1);
+    }
+    idle_rss_mib.push_back(rebound::testing::proc_status_kib(p.pid(), "VmHWM:") / 1024.0);
+    const auto cpu0 = cpu_seconds(p.pid());
+    const auto t0 = Clock::now();
+    p.write("{\"id\":1,\"type\":\"prompt\",\"message\":\"stream please\"}\n");
+    Stream got;
+    if (!read_until_agent_end(p.stdout_fd(), got)) {
+      std::fprintf(stderr, "stream ended early: %s\n", p.stderr_text().c_str());
+      std::exit(1);
+    }
+    const double s = std::chrono::duration<double>(Clock::now() - t0).count();
+    rss_mib.push_back(rebound::testing::proc_status_kib(p.pid(), "VmHWM:") / 1024.0);
+    const auto cpu1 = cpu_seconds(p.pid());
+    user_s.push_back(cpu1.first - cpu0.first);
+    sys_s.push_back(cpu1.second - cpu0.second);
+    const std::size_t bytes = got.bytes, events = got.line_lengths.size() - 1;  // less the answer
+    seconds.push_back(s);
+    mbytes.push_back(bytes / 1e6);
+    events_per_s.push_back(events / s);
+    per_event.push_back(user_s.back() / events * 1e6);
+    const auto sent = server.send_seconds();
+    send_s.push_back(sent.empty() ? -1 : sent.back());
+    out.lengths = got.line_lengths;
+    out.lines = got.line_lengths.size();
+    std::printf(
+        "%s run %d: %.3f s, %zu lines, %.1f MB, %.0f events/s, fake server sent in %.3f s, peak "
+        "RSS %.1f MiB, server CPU %.3f s user + %.3f s system (%.2f us user per event)\n",
+        label, run + 1, s, got.line_lengths.size(), bytes / 1e6, events / s, send_s.back(),
+        rss_mib.back(), user_s.back(), sys_s.back(), per_event.back());
+    p.close_stdin();
+    p.wait(std::chrono::seconds(10));
+  }
+  out.seconds = median(seconds);
+  out.mbytes = median(mbytes);
+  out.events_per_s = median(events_per_s);
+  out.rss_mib = median(rss_mib);
+  out.idle_rss_mib = median(idle_rss_mib);
+  out.user_s = median(user_s);
+  out.sys_s = median(sys_s);
+  out.send_s = median(send_s);
+  out.user_us_per_event = median(per_event);
+  return out;
+}
+
+double floor_median(const std::vector<std::size_t>& lengths, int runs, const char* label) {
+  std::vector<double> floor_s;
+  for (int run = 0; run < runs; ++run) {
+    floor_s.push_back(pipe_floor_seconds(lengths));
+    if (floor_s.back() < 0) {
+      std::fprintf(stderr, "pipe floor run failed\n");
+      std::exit(1);
+    }
+    std::printf("%s pipe floor run %d: %.3f s\n", label, run + 1, floor_s.back());
+  }
+  return median(floor_s);
+}
+
 }  // namespace
 
+// usage: bench_stream [deltas (default 20000)] [runs (default 5)] [full|delta|both (default)]
 int main(int argc, char** argv) {
   const int deltas = argc > 1 ? std::atoi(argv[1]) : 20000;
   const int runs = argc > 2 ? std::atoi(argv[2]) : 5;
+  const std::string which = argc > 3 ? argv[3] : "both";
   FakeResponse r;
   for (int i = 0; i < deltas; ++i) {
     r.chunks.push_back(FakeLlmServer::sse(R"({"choices":[{"index":0,"delta":{"content":")" +
@@ -143,62 +234,28 @@ int main(int argc, char** argv) {
   r.chunks.push_back(FakeLlmServer::sse(
       R"({"choices":[{"index":0,"delta":{},"finish_reason":"stop"}],"usage":{"prompt_tokens":5,"completion_tokens":20000}})"));
   r.chunks.push_back(FakeLlmServer::sse("[DONE]"));
-  std::vector<double> seconds, rss_mib, idle_rss_mib, mbytes, events_per_s, user_s, sys_s;
-  std::vector<std::size_t> lengths;  // of the last run's lines, for the pipe floor
-  for (int run = 0; run < runs; ++run) {
-    FakeLlmServer server({r});
-    rebound::testing::TempDir dir;
-    auto process = rebound::testing::start_openai_rebound(REBOUND_BINARY, server, dir);
-    Subprocess& p = *process;
-    p.write("{\"id\":0,\"type\":\"get_state\"}\n");
-    if (!p.read_line()) {
-      std::fprintf(stderr, "no answer: %s\n", p.stderr_text().c_str());
-      return 1;
-    }
-    idle_rss_mib.push_back(rebound::testing::proc_status_kib(p.pid(), "VmHWM:") / 1024.0);
-    const auto cpu0 = cpu_seconds(p.pid());
-    const auto t0 = Clock::now();
-    p.write("{\"id\":1,\"type\":\"prompt\",\"message\":\"stream please\"}\n");
-    Stream got;
-    if (!read_until_agent_end(p.stdout_fd(), got)) {
-      std::fprintf(stderr, "stream ended early: %s\n", p.stderr_text().c_str());
-      return 1;
-    }
-    const double s = std::chrono::duration<double>(Clock::now() - t0).count();
-    rss_mib.push_back(rebound::testing::proc_status_kib(p.pid(), "VmHWM:") / 1024.0);
-    const auto cpu1 = cpu_seconds(p.pid());
-    user_s.push_back(cpu1.first - cpu0.first);
-    sys_s.push_back(cpu1.second - cpu0.second);
-    const std::size_t bytes = got.bytes, events = got.line_lengths.size();
-    seconds.push_back(s);
-    mbytes.push_back(bytes / 1e6);
-    events_per_s.push_back(events / s);
-    lengths = got.line_lengths;
+  const auto report = [&](const char* label, const ModeFigures& m, double floor_s) {
     std::printf(
-        "run %d: %.3f s, %zu lines, %.1f MB, %.0f events/s, peak RSS %.1f MiB, server CPU "
-        "%.2f s user + %.2f s system\n",
-        run + 1, s, events, bytes / 1e6, events / s, rss_mib.back(), user_s.back(), sys_s.back());
-    p.close_stdin();
-    p.wait(std::chrono::seconds(10));
+        "%s, median of %d runs, %d deltas: %.3f s request to agent_end, %.0f events/s, %.2f MB "
+        "of stdout, fake server send %.3f s (ratio %.2f), pipe floor %.3f s (ratio %.2f), peak "
+        "RSS %.1f MiB (idle %.1f MiB), server CPU %.3f s user + %.3f s system, %.2f us user "
+        "per event\n",
+        label, runs, deltas, m.seconds, m.events_per_s, m.mbytes, m.send_s, m.seconds / m.send_s,
+        floor_s, m.seconds / floor_s, m.rss_mib, m.idle_rss_mib, m.user_s, m.sys_s,
+        m.user_us_per_event);
+  };
+  if (which == "full" || which == "both") {
+    const ModeFigures full = measure(r, runs, "", "full");
+    // The same lines with nothing but write(2) behind them: what any writer of these bytes
+    // pays.
+    const double floor_s = floor_median(full.lengths, runs, "full");
+    report("full", full, floor_s);
   }
-  std::printf(
-      "median of %d runs, %d deltas: %.3f s request to agent_end, %.0f events/s, %.1f MB "
-      "of stdout, peak RSS %.1f MiB (idle %.1f MiB), server CPU %.2f s user + %.2f s system\n",
-      runs, deltas, median(seconds), median(events_per_s), median(mbytes), median(rss_mib),
-      median(idle_rss_mib), median(user_s), median(sys_s));
-  // The same lines with nothing but write(2) behind them: what any writer of these bytes pays.
-  std::vector<double> floor_s;
-  for (int run = 0; run < runs; ++run) {
-    floor_s.push_back(pipe_floor_seconds(lengths));
-    if (floor_s.back() < 0) {
-      std::fprintf(stderr, "pipe floor run failed\n");
-      return 1;
-    }
-    std::printf("pipe floor run %d: %.3f s\n", run + 1, floor_s.back());
+  if (which == "delta" || which == "both") {
+    const ModeFigures delta = measure(
+        r, runs, R"({"id":"f","type":"set_event_filter","messageUpdates":"delta"})", "delta");
+    const double floor_s = floor_median(delta.lengths, runs, "delta");
+    report("delta", delta, floor_s);
   }
-  std::printf(
-      "pipe floor, median of %d runs: %.3f s for the same %zu lines written with write(2) "
-      "alone\n",
-      runs, median(floor_s), lengths.size());
   return 0;
 }

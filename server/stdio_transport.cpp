@@ -79,26 +79,56 @@ StdoutWriter::~StdoutWriter() {
 
 void StdoutWriter::write_line(std::string line) {
   if (broken_ || line.empty()) return;
+  if (line.size() <= kGatherBytes) {
+    gathered_ += line;
+    if (gathered_.size() >= kDirectBytes) {
+      flush();
+    } else if (!flush_posted_) {
+      // Runs after the handlers already queued: a burst of events made by one read of the
+      // model's stream leaves in one write.
+      flush_posted_ = true;
+      asio::post(executor_, [this, alive = std::weak_ptr<bool>(alive_)] {
+        if (alive.expired()) return;
+        flush_posted_ = false;
+        flush();
+      });
+    }
+    return;
+  }
+  flush();  // what was gathered goes first
+  hand_over(std::move(line));
+}
+
+void StdoutWriter::flush() {
+  if (gathered_.empty()) return;
+  std::string bytes;
+  bytes.reserve(kDirectBytes);
+  bytes.swap(gathered_);
+  if (broken_) return;
+  hand_over(std::move(bytes));
+}
+
+void StdoutWriter::hand_over(std::string bytes) {
   bool was_idle = false;
   {
     std::lock_guard lock(mutex_);
     was_idle = queued_bytes_ == 0;
-    if (was_idle && error_ == 0 && line.size() <= kDirectBytes) {
-      // The thread has nothing to write: a short line goes out from here at once, without the
+    if (was_idle && error_ == 0 && bytes.size() <= kDirectBytes) {
+      // The thread has nothing to write: short output goes out from here at once, without the
       // hand-over's wake-up (events and responses stay as prompt as a single-threaded write).
-      const ssize_t n = ::write(fd_, line.data(), line.size());
-      if (n == static_cast<ssize_t>(line.size())) return;
-      if (n > 0) line.erase(0, static_cast<std::size_t>(n));  // the thread writes the rest
+      const ssize_t n = ::write(fd_, bytes.data(), bytes.size());
+      if (n == static_cast<ssize_t>(bytes.size())) return;
+      if (n > 0) bytes.erase(0, static_cast<std::size_t>(n));  // the thread writes the rest
     }
-    queued_bytes_ += line.size();
-    queue_.push_back(std::move(line));
+    queued_bytes_ += bytes.size();
+    queue_.push_back(std::move(bytes));
   }
   if (was_idle) ready_.notify_one();
 }
 
 std::size_t StdoutWriter::queued_bytes() const {
   std::lock_guard lock(mutex_);
-  return queued_bytes_;
+  return queued_bytes_ + gathered_.size();
 }
 
 bool StdoutWriter::admit(std::function<void()> resume) {
@@ -108,6 +138,7 @@ bool StdoutWriter::admit(std::function<void()> resume) {
 }
 
 void StdoutWriter::when_drained(std::function<void()> done) {
+  flush();
   if (broken_ || queued_bytes() == 0) return done();
   drained_.push_back(std::move(done));
 }

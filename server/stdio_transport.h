@@ -50,8 +50,12 @@ class StdoutWriter {
   /// again once the queue is down to kResumeBytes.
   static constexpr std::size_t kHoldBytes = 1 << 20;
   static constexpr std::size_t kResumeBytes = 256 * 1024;
-  /// Lines up to this size are written by the caller when the writer thread is idle.
-  static constexpr std::size_t kDirectBytes = 4 * 1024;
+  /// Lines up to this size are gathered on the event loop and written together once the loop
+  /// turn that made them is over (one write(2) for a burst of small events instead of one
+  /// each); a gathered batch up to kDirectBytes is written by the loop itself while the writer
+  /// thread is idle.
+  static constexpr std::size_t kGatherBytes = 4 * 1024;
+  static constexpr std::size_t kDirectBytes = 64 * 1024;
 
   StdoutWriter(const boost::asio::any_io_executor& executor, int fd);
   /// Stops the writer thread without waiting for a reader that stopped reading; what is still
@@ -63,10 +67,12 @@ class StdoutWriter {
   /// Called once when the reader of stdout went away (EPIPE) or a write failed.
   void on_broken(std::function<void()> handler) { on_broken_ = std::move(handler); }
 
-  /// Queues one complete line (it must end in LF). Lines are written in call order, never
-  /// copied: the writer thread takes the queued strings and writes them out; a short line
-  /// while the thread is idle is written at once by the caller (non-blocking).
+  /// Queues one complete line (it must end in LF). Lines are written in call order: short ones
+  /// are gathered and leave together at the end of the loop turn (flush()); long ones are
+  /// never copied: the writer thread takes the queued strings and writes them out.
   void write_line(std::string line);
+  /// Hands the gathered short lines on now (also done by a handler posted at the first one).
+  void flush();
 
   /// Calls `done` once everything queued so far is written (or the pipe broke).
   void when_drained(std::function<void()> done);
@@ -84,6 +90,7 @@ class StdoutWriter {
   void run();                                            // the writer thread
   bool write_all(const std::deque<std::string>& lines);  // false with errno set
   void on_progress();  // on the event loop, posted by the writer thread
+  void hand_over(std::string bytes);  // to the direct write or the writer thread, in order
 
   boost::asio::any_io_executor executor_;
   int fd_ = -1;
@@ -101,6 +108,8 @@ class StdoutWriter {
   std::function<void()> on_broken_;
   std::vector<std::function<void()>> drained_;
   std::vector<std::function<void()>> held_;
+  std::string gathered_;       // short lines of this loop turn
+  bool flush_posted_ = false;  // a flush() handler is queued
   std::thread thread_;  // last: starts once everything above exists
 };
 

@@ -132,6 +132,11 @@ std::string FakeLlmServer::base_url() const {
   return std::string(tls_ ? "https" : "http") + "://127.0.0.1:" + std::to_string(port_);
 }
 
+std::vector<double> FakeLlmServer::send_seconds() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return send_seconds_;
+}
+
 std::vector<ReceivedRequest> FakeLlmServer::requests() const {
   std::lock_guard<std::mutex> lock(mutex_);
   return requests_;
@@ -206,6 +211,7 @@ void FakeLlmServer::serve(int fd) {
     head += k + ": " + v + "\r\n";
   if (r.status == 200) {
     head += "Content-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\n\r\n";
+    const auto started = std::chrono::steady_clock::now();
     if (!conn.write(head)) return;
     for (std::size_t i = 0; i < r.chunks.size(); ++i) {
       if (i > 0) nap(r.chunk_delay_ms, stop_);
@@ -217,7 +223,11 @@ void FakeLlmServer::serve(int fd) {
       conn.read_some();  // until the client closes its side
       return;
     }
-    conn.write("0\r\n\r\n");
+    if (conn.write("0\r\n\r\n")) {
+      const std::chrono::duration<double> took = std::chrono::steady_clock::now() - started;
+      std::lock_guard<std::mutex> lock(mutex_);
+      send_seconds_.push_back(took.count());
+    }
   } else {
     std::string body;
     for (const auto& c : r.chunks)

@@ -54,6 +54,9 @@ class FakeLlmServer {
   /// "http://127.0.0.1:<port>" (or https).
   std::string base_url() const;
   std::vector<ReceivedRequest> requests() const;
+  /// Seconds each streamed (status 200) response took to send, from its status line to its
+  /// last chunk handed to the kernel, in the order the responses ended (benchmarks).
+  std::vector<double> send_seconds() const;
 
   /// Server-sent events helpers for scripts.
   static std::string sse(const std::string& data) { return "data: " + data + "\n\n"; }
@@ -80,6 +83,7 @@ class FakeLlmServer {
   mutable std::mutex mutex_;
   std::vector<ReceivedRequest> requests_;
   std::size_t next_ = 0;
+  std::vector<double> send_seconds_;
   std::thread acceptor_;
   std::vector<std::thread> workers_;
 };
