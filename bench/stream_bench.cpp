@@ -134,7 +134,7 @@ double median(std::vector<double> v) {
 
 struct ModeFigures {
   double seconds = 0, mbytes = 0, events_per_s = 0, rss_mib = 0, idle_rss_mib = 0, user_s = 0,
-         sys_s = 0, send_s = 0, user_us_per_event = 0;
+         sys_s = 0, send_s = 0, user_us_per_event = 0, life_user_s = 0, life_sys_s = 0;
   std::size_t lines = 0;
   std::vector<std::size_t> lengths;  // of the last run's lines, for the pipe floor
 };
@@ -143,7 +143,7 @@ struct ModeFigures {
 // answered) before the prompt when not empty.
 ModeFigures measure(const FakeResponse& r, int runs, const std::string& filter, const char* label) {
   std::vector<double> seconds, rss_mib, idle_rss_mib, mbytes, events_per_s, user_s, sys_s, send_s,
-      per_event;
+      per_event, life_user, life_sys;
   ModeFigures out;
   for (int run = 0; run < runs; ++run) {
     FakeLlmServer server({r});
@@ -192,7 +192,12 @@ ModeFigures measure(const FakeResponse& r, int runs, const std::string& filter, 
         rss_mib.back(), user_s.back(), sys_s.back(), per_event.back());
     p.close_stdin();
     p.wait(std::chrono::seconds(10));
+    const auto life = p.cpu_seconds();
+    life_user.push_back(life ? life->first : -1);
+    life_sys.push_back(life ? life->second : -1);
   }
+  out.life_user_s = median(life_user);
+  out.life_sys_s = median(life_sys);
   out.seconds = median(seconds);
   out.mbytes = median(mbytes);
   out.events_per_s = median(events_per_s);
@@ -234,28 +239,39 @@ int main(int argc, char** argv) {
   r.chunks.push_back(FakeLlmServer::sse(
       R"({"choices":[{"index":0,"delta":{},"finish_reason":"stop"}],"usage":{"prompt_tokens":5,"completion_tokens":20000}})"));
   r.chunks.push_back(FakeLlmServer::sse("[DONE]"));
-  const auto report = [&](const char* label, const ModeFigures& m, double floor_s) {
+  // The same server life with an empty answer: what start-up, the prompt and shutdown cost,
+  // taken off the stream's whole-life CPU time (wait4, microsecond resolution).
+  FakeResponse empty;
+  empty.chunks.assign(r.chunks.end() - 2, r.chunks.end());
+  const auto report = [&](const char* label, const ModeFigures& m, double floor_s,
+                          const ModeFigures& base) {
+    const double events = static_cast<double>(m.lines - 1);
     std::printf(
         "%s, median of %d runs, %d deltas: %.3f s request to agent_end, %.0f events/s, %.2f MB "
         "of stdout, fake server send %.3f s (ratio %.2f), pipe floor %.3f s (ratio %.2f), peak "
-        "RSS %.1f MiB (idle %.1f MiB), server CPU %.3f s user + %.3f s system, %.2f us user "
-        "per event\n",
+        "RSS %.1f MiB (idle %.1f MiB), server CPU during the stream %.3f s user + %.3f s "
+        "system; whole life %.4f s user + %.4f s system, empty answer %.4f s user + %.4f s "
+        "system: %.2f us user and %.2f us system per event\n",
         label, runs, deltas, m.seconds, m.events_per_s, m.mbytes, m.send_s, m.seconds / m.send_s,
         floor_s, m.seconds / floor_s, m.rss_mib, m.idle_rss_mib, m.user_s, m.sys_s,
-        m.user_us_per_event);
+        m.life_user_s, m.life_sys_s, base.life_user_s, base.life_sys_s,
+        (m.life_user_s - base.life_user_s) / events * 1e6,
+        (m.life_sys_s - base.life_sys_s) / events * 1e6);
   };
   if (which == "full" || which == "both") {
     const ModeFigures full = measure(r, runs, "", "full");
     // The same lines with nothing but write(2) behind them: what any writer of these bytes
     // pays.
     const double floor_s = floor_median(full.lengths, runs, "full");
-    report("full", full, floor_s);
+    report("full", full, floor_s, measure(empty, runs, "", "full, empty answer"));
   }
   if (which == "delta" || which == "both") {
     const ModeFigures delta = measure(
         r, runs, R"({"id":"f","type":"set_event_filter","messageUpdates":"delta"})", "delta");
     const double floor_s = floor_median(delta.lengths, runs, "delta");
-    report("delta", delta, floor_s);
+    report("delta", delta, floor_s,
+           measure(empty, runs, R"({"id":"f","type":"set_event_filter","messageUpdates":"delta"})",
+                   "delta, empty answer"));
   }
   return 0;
 }

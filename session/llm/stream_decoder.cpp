@@ -4,6 +4,7 @@
 
 #include "protocol/json_access.h"
 #include "protocol/json_line.h"
+#include "protocol/json_scan.h"
 #include "session/llm/secret_text.h"
 #include "session/llm/usage_cost.h"
 
@@ -146,12 +147,97 @@ std::optional<Json> StreamDecoder::parse_data(const std::string& data, const Emi
   return std::move(parsed.value);
 }
 
+// Both open their block even for an empty string (a first chunk's `"content":""` opens the
+// text block), as they always did.
+void OpenAiStreamDecoder::reasoning_delta(const std::string& text, const Emit& emit) {
+  if (block_ != Block::thinking) open(Block::thinking, emit);
+  delta(text, emit);
+}
+
+void OpenAiStreamDecoder::content_delta(const std::string& text, const Emit& emit) {
+  if (block_ != Block::text) open(Block::text, emit);
+  delta(text, emit);
+}
+
+void OpenAiStreamDecoder::finish(const std::string& reason, const Emit& emit) {
+  if (reason == "length") {
+    stop_reason_ = StopReason::length;
+  } else if (reason == "tool_calls" || reason == "function_call") {
+    stop_reason_ = StopReason::tool_use;
+  } else if (reason == "content_filter") {
+    fail("finish_reason: content_filter", emit);
+  } else {
+    stop_reason_ = StopReason::stop;
+  }
+}
+
+bool OpenAiStreamDecoder::fast_event(const std::string& data, const Emit& emit) {
+  namespace scan = protocol::json_scan;
+  if (protocol::find_invalid_utf8(data) || !scan::is_valid(data)) return false;
+  const std::string_view text = std::string_view(data).substr(data.find_first_not_of(" \t\r\n"));
+  if (!scan::is_object(text)) return false;
+  // Duplicate keys: the last one counts, as in the general parser.
+  std::optional<std::string_view> choices;
+  bool general = false;
+  bool complete = scan::for_each_member(text, [&](std::string_view key, std::string_view value) {
+    if (key == "choices") {
+      choices = value;
+    } else if ((key == "error" && !scan::is_null(value)) || (key == "usage" && scan::is_object(value))) {
+      general = true;  // rare: once per answer at most
+    } else if (key == "error" || key == "usage") {
+      general = true;  // a later duplicate could differ; not worth telling apart
+    }
+    return !general;
+  });
+  if (!complete || general) return false;
+  if (!choices || !scan::is_array(*choices)) return true;  // nothing to do, as below
+  const auto choice = scan::first_element(*choices);
+  if (!choice || !scan::is_object(*choice)) return true;
+  std::optional<std::string_view> delta_value, finish_value;
+  complete = scan::for_each_member(*choice, [&](std::string_view key, std::string_view value) {
+    if (key == "delta") delta_value = value;
+    if (key == "finish_reason") finish_value = value;
+    return true;
+  });
+  if (!complete) return false;
+  std::optional<std::string_view> reasoning_content, reasoning, content;
+  if (delta_value && scan::is_object(*delta_value)) {
+    complete = scan::for_each_member(*delta_value, [&](std::string_view key, std::string_view value) {
+      if (key == "reasoning_content") reasoning_content = value;
+      if (key == "reasoning") reasoning = value;
+      if (key == "content") content = value;
+      if (key == "tool_calls") general = true;
+      return true;
+    });
+    if (!complete || general) return false;
+  }
+  // Decode everything before emitting anything, so a fallback never follows half an event.
+  std::optional<std::string> parts[3];
+  const std::optional<std::string_view>* spans[3] = {&reasoning_content, &reasoning, &content};
+  for (int i = 0; i < 3; ++i) {
+    if (!*spans[i] || !scan::is_string(**spans[i])) continue;
+    parts[i] = scan::decode_string(**spans[i]);
+    if (!parts[i]) return false;
+  }
+  std::optional<std::string> reason;
+  if (finish_value && scan::is_string(*finish_value)) {
+    reason = scan::decode_string(*finish_value);
+    if (!reason) return false;
+  }
+  if (parts[0]) reasoning_delta(*parts[0], emit);
+  if (parts[1]) reasoning_delta(*parts[1], emit);
+  if (parts[2]) content_delta(*parts[2], emit);
+  if (reason) finish(*reason, emit);
+  return true;
+}
+
 void OpenAiStreamDecoder::on_event(const SseEvent& sse, const Emit& emit) {
   if (finished_) return;
   if (sse.data == "[DONE]") {
     on_end(emit);
     return;
   }
+  if (fast_path_ && fast_event(sse.data, emit)) return;
   const auto j = parse_data(sse.data, emit);
   if (!j) return;
   if (j->contains("error") && !get_value(*j, "error").is_null()) {
@@ -171,15 +257,11 @@ void OpenAiStreamDecoder::on_event(const SseEvent& sse, const Emit& emit) {
   if (!choice.is_object()) return;
   if (const auto d = choice.find("delta"); d != choice.end() && d->is_object()) {
     for (const char* key : {"reasoning_content", "reasoning"}) {
-      if (const auto r = d->find(key); r != d->end() && r->is_string() && !r->empty()) {
-        if (block_ != Block::thinking) open(Block::thinking, emit);
-        delta(r->get<std::string>(), emit);
-      }
+      if (const auto r = d->find(key); r != d->end() && r->is_string())
+        reasoning_delta(r->get<std::string>(), emit);
     }
-    if (const auto c = d->find("content"); c != d->end() && c->is_string() && !c->empty()) {
-      if (block_ != Block::text) open(Block::text, emit);
-      delta(c->get<std::string>(), emit);
-    }
+    if (const auto c = d->find("content"); c != d->end() && c->is_string())
+      content_delta(c->get<std::string>(), emit);
     if (const auto calls = d->find("tool_calls"); calls != d->end() && calls->is_array()) {
       for (const auto& call : *calls) {
         const long index = static_cast<long>(get_int(call, "index"));
@@ -194,18 +276,8 @@ void OpenAiStreamDecoder::on_event(const SseEvent& sse, const Emit& emit) {
       }
     }
   }
-  if (const auto f = choice.find("finish_reason"); f != choice.end() && f->is_string()) {
-    const std::string reason = *f;
-    if (reason == "length") {
-      stop_reason_ = StopReason::length;
-    } else if (reason == "tool_calls" || reason == "function_call") {
-      stop_reason_ = StopReason::tool_use;
-    } else if (reason == "content_filter") {
-      fail("finish_reason: content_filter", emit);
-    } else {
-      stop_reason_ = StopReason::stop;
-    }
-  }
+  if (const auto f = choice.find("finish_reason"); f != choice.end() && f->is_string())
+    finish(f->get<std::string>(), emit);
 }
 
 void AnthropicStreamDecoder::on_event(const SseEvent& sse, const Emit& emit) {

@@ -63,8 +63,18 @@ class OpenAiStreamDecoder : public StreamDecoder {
  public:
   using StreamDecoder::StreamDecoder;
   void on_event(const SseEvent& event, const Emit& emit) override;
+  /// Off: every chunk takes the general JSON parser (the fast path's reference, for tests).
+  void set_fast_path(bool on) { fast_path_ = on; }
 
  private:
+  /// The common chunk (text, reasoning, finish_reason; no usage, error or tool calls) read with
+  /// the scanner of protocol/json_scan.h; false when the chunk needs the general path.
+  bool fast_event(const std::string& data, const Emit& emit);
+  void reasoning_delta(const std::string& text, const Emit& emit);
+  void content_delta(const std::string& text, const Emit& emit);
+  void finish(const std::string& reason, const Emit& emit);
+
+  bool fast_path_ = true;
   std::optional<long> tool_index_;  // OpenAI's index of the tool call being streamed
 };
 

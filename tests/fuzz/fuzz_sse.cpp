@@ -1,5 +1,6 @@
 // SSE parser + both stream decoders: no crash, at most one terminal event, nothing after it,
-// and the parser gives the same events however the bytes are split.
+// and the parser gives the same events however the bytes are split. The OpenAI decoder's fast
+// path (protocol/json_scan.h) must emit exactly what the general JSON parser's path emits.
 
 #include <cstdint>
 #include <cstdlib>
@@ -42,6 +43,28 @@ void decode(std::string_view input) {
   if (terminal != 1 || after_terminal) std::abort();
 }
 
+// Every event of the OpenAI decoder as text, with the fast path on or off.
+std::vector<std::string> openai_events(std::string_view input, bool fast) {
+  rebound::protocol::Model model;
+  model.cost.input = 3;
+  OpenAiStreamDecoder decoder(model);
+  decoder.set_fast_path(fast);
+  std::vector<std::string> out;
+  auto emit = [&](StreamEvent e) {
+    out.push_back(std::to_string(static_cast<int>(e.kind)) + '\0' + e.text + '\0' + e.tool_id +
+                  '\0' + e.tool_name + '\0' + e.arguments.dump() + '\0' +
+                  std::to_string(e.usage.input) + '/' + std::to_string(e.usage.output) + '/' +
+                  std::to_string(e.usage.cache_read) + '\0' +
+                  std::to_string(static_cast<int>(e.stop_reason)));
+  };
+  SseParser p;
+  auto sink = [&](SseEvent e) { decoder.on_event(e, emit); };
+  p.feed(input, sink);
+  p.finish(sink);
+  decoder.on_end(emit);
+  return out;
+}
+
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
@@ -49,6 +72,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   const auto whole = events_of(input, input.size());
   if (size > 0 && events_of(input, data[0] % (size + 1)) != whole) std::abort();
   decode<OpenAiStreamDecoder>(input);
+  if (openai_events(input, true) != openai_events(input, false)) std::abort();
   decode<AnthropicStreamDecoder>(input);
   return 0;
 }

@@ -285,3 +285,56 @@ TEST_CASE("a malformed event quotes 200 bytes of it, never a beginning of the ke
     CHECK(errors[0].rfind("connection error: malformed event in the stream: zzz", 0) == 0);
   }
 }
+
+TEST_CASE("OpenAI: the scanner's fast path emits exactly what the general parser's path emits") {
+  // Chunks the fast path takes and chunks it must hand to the general path; each decoded both
+  // ways, alone and after a text delta.
+  const std::vector<std::string> chunks{
+      R"({"choices":[{"index":0,"delta":{"content":"plain"},"finish_reason":null}]})",
+      R"({"id":"x","object":"chat.completion.chunk","created":1,"model":"m","system_fingerprint":"fp","choices":[{"index":0,"delta":{"role":"assistant","content":""},"logprobs":null,"finish_reason":null}]})",
+      R"({"choices":[{"delta":{"content":"q\"\\\/\b\f\n\r\t\u00e9\ud83d\ude00"}}]})",
+      R"({"choices":[{"delta":{"reasoning_content":"think","reasoning":"more","content":"say"}}]})",
+      R"({"choices":[{"delta":{"content":"a","content":"b"}}]})",
+      R"({"choices":[{"delta":{"content":"x"},"finish_reason":"length"}]})",
+      R"({"choices":[{"delta":{},"finish_reason":"content_filter"}]})",
+      R"({"choices":[{"delta":{},"finish_reason":"tool_calls"}]})",
+      R"({"choices":[{"delta":{"content":7}}]})",
+      R"({"choices":[{"delta":"text"}]})",
+      R"({"choices":[7]})",
+      R"({"choices":[]})",
+      R"({"choices":{}})",
+      R"({})",
+      R"([1])",
+      R"("s")",
+      R"({"choices":[{"delta":{"content":"\ud800 lone"}}]})",
+      R"({"c\u0068oices":[{"delta":{"content":"escaped key"}}]})",
+      R"({"choices":[{"delta":{"content":"a"}}],"error":null})",
+      R"({"choices":[{"delta":{"content":"a"}}],"error":{"message":"bad"}})",
+      R"({"choices":[{"delta":{"content":"a"}}],"usage":{"prompt_tokens":3}})",
+      R"({"choices":[{"delta":{"content":"a"}}],"usage":null})",
+      R"({"choices":[{"delta":{"tool_calls":[{"index":0,"id":"c","function":{"name":"f","arguments":"{}"}}]}}]})",
+      R"({"choices":[{"delta":{"content":"unterminated"}})",
+      "{\"choices\":[{\"delta\":{\"content\":\"bad \xff utf8\"}}]}",
+      " \t{\"choices\":[{\"delta\":{\"content\":\"spaced\"}}]} \r",
+  };
+  const std::string first =
+      "data: {\"choices\":[{\"delta\":{\"content\":\"start\"}}]}\n\n";
+  for (const auto& chunk : chunks) {
+    for (const std::string& prefix : {std::string(), first}) {
+      const std::string stream = prefix + "data: " + chunk + "\n\ndata: [DONE]\n\n";
+      CAPTURE(stream);
+      std::vector<std::string> kinds[2];
+      for (int fast = 0; fast < 2; ++fast) {
+        OpenAiStreamDecoder decoder(priced_model());
+        decoder.set_fast_path(fast == 1);
+        SseParser parser;
+        auto emit = [&](StreamEvent e) { kinds[fast].push_back(describe(e)); };
+        auto sink = [&](SseEvent e) { decoder.on_event(e, emit); };
+        parser.feed(stream, sink);
+        parser.finish(sink);
+        decoder.on_end(emit);
+      }
+      CHECK(kinds[1] == kinds[0]);
+    }
+  }
+}

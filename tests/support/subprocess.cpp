@@ -6,6 +6,7 @@
 #include <poll.h>
 #include <signal.h>
 #include <spawn.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -184,9 +185,12 @@ std::optional<int> Subprocess::wait(std::chrono::milliseconds timeout) {
   const auto deadline = Clock::now() + timeout;
   while (true) {
     int st = 0;
-    const pid_t r = ::waitpid(pid_, &st, WNOHANG);
+    rusage usage{};
+    const pid_t r = ::wait4(pid_, &st, WNOHANG, &usage);
     if (r == pid_) {
       status_ = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+      const auto seconds = [](const timeval& t) { return t.tv_sec + t.tv_usec / 1e6; };
+      cpu_ = std::pair(seconds(usage.ru_utime), seconds(usage.ru_stime));
       return status_;
     }
     if (Clock::now() >= deadline) return std::nullopt;

@@ -11,6 +11,7 @@
 #include <filesystem>
 #include <map>
 #include <optional>
+#include <utility>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -49,6 +50,9 @@ class Subprocess {
   std::vector<std::string> read_all_lines(std::chrono::milliseconds timeout = 5000ms);
   /// Waits for exit; the exit status (128 + signal for a signal), or nullopt on timeout.
   std::optional<int> wait(std::chrono::milliseconds timeout = 5000ms);
+  /// The child's user and system CPU seconds over its whole life, once wait() saw it exit
+  /// (microsecond resolution, from wait4).
+  std::optional<std::pair<double, double>> cpu_seconds() const { return cpu_; }
   void send_signal(int signo);
   /// What the child wrote to stderr so far.
   std::string stderr_text() const;
@@ -56,6 +60,7 @@ class Subprocess {
  private:
   void capture(const std::string& line);
 
+  std::optional<std::pair<double, double>> cpu_;
   pid_t pid_ = -1;
   int stdin_fd_ = -1;
   int stdout_fd_ = -1;

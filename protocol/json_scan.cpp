@@ -1,0 +1,297 @@
+#include "protocol/json_scan.h"
+
+#include <cstdint>
+
+#include "protocol/json_line.h"
+
+namespace rebound::protocol::json_scan {
+
+namespace {
+
+bool is_ws(char c) {
+  return c == ' ' || c == '\t' || c == '\n' || c == '\r';
+}
+
+bool is_digit(char c) {
+  return c >= '0' && c <= '9';
+}
+
+int hex_value(char c) {
+  if (c >= '0' && c <= '9') return c - '0';
+  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+  return -1;
+}
+
+// The grammar check: the end of the value at `p`, or nullptr.
+class Checker {
+ public:
+  explicit Checker(const char* end) : end_(end) {}
+
+  const char* value(const char* p, std::size_t depth) {
+    if (p >= end_) return nullptr;
+    switch (*p) {
+      case '{':
+        return object(p, depth + 1);
+      case '[':
+        return array(p, depth + 1);
+      case '"':
+        return string(p);
+      case 't':
+        return literal(p, "true");
+      case 'f':
+        return literal(p, "false");
+      case 'n':
+        return literal(p, "null");
+      default:
+        return number(p);
+    }
+  }
+
+  const char* ws(const char* p) const {
+    while (p < end_ && is_ws(*p))
+      ++p;
+    return p;
+  }
+
+ private:
+  const char* literal(const char* p, std::string_view word) const {
+    if (static_cast<std::size_t>(end_ - p) < word.size()) return nullptr;
+    return std::string_view(p, word.size()) == word ? p + word.size() : nullptr;
+  }
+
+  const char* number(const char* p) const {
+    if (p < end_ && *p == '-') ++p;
+    if (p >= end_) return nullptr;
+    if (*p == '0') {
+      ++p;
+    } else if (is_digit(*p)) {
+      while (p < end_ && is_digit(*p))
+        ++p;
+    } else {
+      return nullptr;
+    }
+    if (p < end_ && *p == '.') {
+      ++p;
+      if (p >= end_ || !is_digit(*p)) return nullptr;
+      while (p < end_ && is_digit(*p))
+        ++p;
+    }
+    if (p < end_ && (*p == 'e' || *p == 'E')) {
+      ++p;
+      if (p < end_ && (*p == '+' || *p == '-')) ++p;
+      if (p >= end_ || !is_digit(*p)) return nullptr;
+      while (p < end_ && is_digit(*p))
+        ++p;
+    }
+    return p;
+  }
+
+  const char* string(const char* p) const {
+    ++p;  // the opening quote
+    while (p < end_) {
+      const auto c = static_cast<unsigned char>(*p);
+      if (c == '"') return p + 1;
+      if (c < 0x20) return nullptr;
+      if (c != '\\') {
+        ++p;
+        continue;
+      }
+      if (++p >= end_) return nullptr;
+      switch (*p) {
+        case '"':
+        case '\\':
+        case '/':
+        case 'b':
+        case 'f':
+        case 'n':
+        case 'r':
+        case 't':
+          ++p;
+          break;
+        case 'u':
+          if (end_ - p < 5) return nullptr;
+          for (int i = 1; i <= 4; ++i)
+            if (hex_value(p[i]) < 0) return nullptr;
+          p += 5;
+          break;
+        default:
+          return nullptr;
+      }
+    }
+    return nullptr;
+  }
+
+  const char* object(const char* p, std::size_t depth) {
+    if (depth > kMaxJsonDepth) return nullptr;
+    p = ws(p + 1);
+    if (p < end_ && *p == '}') return p + 1;
+    while (true) {
+      if (p >= end_ || *p != '"') return nullptr;
+      p = string(p);
+      if (!p) return nullptr;
+      p = ws(p);
+      if (p >= end_ || *p != ':') return nullptr;
+      p = value(ws(p + 1), depth);
+      if (!p) return nullptr;
+      p = ws(p);
+      if (p >= end_) return nullptr;
+      if (*p == '}') return p + 1;
+      if (*p != ',') return nullptr;
+      p = ws(p + 1);
+    }
+  }
+
+  const char* array(const char* p, std::size_t depth) {
+    if (depth > kMaxJsonDepth) return nullptr;
+    p = ws(p + 1);
+    if (p < end_ && *p == ']') return p + 1;
+    while (true) {
+      p = value(p, depth);
+      if (!p) return nullptr;
+      p = ws(p);
+      if (p >= end_) return nullptr;
+      if (*p == ']') return p + 1;
+      if (*p != ',') return nullptr;
+      p = ws(p + 1);
+    }
+  }
+
+  const char* end_;
+};
+
+void append_utf8(std::string& out, std::uint32_t cp) {
+  if (cp < 0x80) {
+    out += static_cast<char>(cp);
+  } else if (cp < 0x800) {
+    out += static_cast<char>(0xC0 | (cp >> 6));
+    out += static_cast<char>(0x80 | (cp & 0x3F));
+  } else if (cp < 0x10000) {
+    out += static_cast<char>(0xE0 | (cp >> 12));
+    out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
+    out += static_cast<char>(0x80 | (cp & 0x3F));
+  } else {
+    out += static_cast<char>(0xF0 | (cp >> 18));
+    out += static_cast<char>(0x80 | ((cp >> 12) & 0x3F));
+    out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
+    out += static_cast<char>(0x80 | (cp & 0x3F));
+  }
+}
+
+std::uint32_t hex4(const char* p) {
+  std::uint32_t v = 0;
+  for (int i = 0; i < 4; ++i)
+    v = v * 16 + static_cast<std::uint32_t>(hex_value(p[i]));
+  return v;
+}
+
+}  // namespace
+
+bool is_valid(std::string_view text) {
+  const char* end = text.data() + text.size();
+  Checker check(end);
+  const char* p = check.value(check.ws(text.data()), 0);
+  return p && check.ws(p) == end;
+}
+
+namespace detail {
+
+const char* skip_ws(const char* p, const char* end) {
+  while (p < end && is_ws(*p))
+    ++p;
+  return p;
+}
+
+const char* value_end(const char* p, const char* end) {
+  // Only called on a text is_valid() accepted: a string ends at its first unescaped quote, a
+  // container where its brackets balance (brackets inside strings skipped), anything else at
+  // the next delimiter.
+  if (*p == '"') {
+    ++p;
+    while (*p != '"')
+      p += *p == '\\' ? 2 : 1;
+    return p + 1;
+  }
+  if (*p == '{' || *p == '[') {
+    std::size_t depth = 0;
+    while (p < end) {
+      const char c = *p;
+      if (c == '"') {
+        p = value_end(p, end);
+        continue;
+      }
+      if (c == '{' || c == '[') ++depth;
+      if (c == '}' || c == ']') {
+        if (--depth == 0) return p + 1;
+      }
+      ++p;
+    }
+    return end;
+  }
+  while (p < end && *p != ',' && *p != '}' && *p != ']' && !is_ws(*p))
+    ++p;
+  return p;
+}
+
+}  // namespace detail
+
+std::optional<std::string_view> first_element(std::string_view array) {
+  const char* end = array.data() + array.size();
+  const char* p = detail::skip_ws(array.data() + 1, end);
+  if (p >= end || *p == ']') return std::nullopt;
+  return std::string_view(p, static_cast<std::size_t>(detail::value_end(p, end) - p));
+}
+
+std::optional<std::string> decode_string(std::string_view value) {
+  const std::string_view body = value.substr(1, value.size() - 2);
+  if (body.find('\\') == std::string_view::npos) return std::string(body);
+  std::string out;
+  out.reserve(body.size());
+  for (std::size_t i = 0; i < body.size(); ++i) {
+    const char c = body[i];
+    if (c != '\\') {
+      out += c;
+      continue;
+    }
+    const char e = body[++i];
+    switch (e) {
+      case 'b':
+        out += '\b';
+        break;
+      case 'f':
+        out += '\f';
+        break;
+      case 'n':
+        out += '\n';
+        break;
+      case 'r':
+        out += '\r';
+        break;
+      case 't':
+        out += '\t';
+        break;
+      case 'u': {
+        std::uint32_t cp = hex4(body.data() + i + 1);
+        i += 4;
+        if (cp >= 0xDC00 && cp <= 0xDFFF) return std::nullopt;  // a lone low surrogate
+        if (cp >= 0xD800 && cp <= 0xDBFF) {
+          // A pair needs `\uDC00`..`\uDFFF` right after.
+          if (i + 6 >= body.size() || body[i + 1] != '\\' || body[i + 2] != 'u')
+            return std::nullopt;
+          const std::uint32_t low = hex4(body.data() + i + 3);
+          if (low < 0xDC00 || low > 0xDFFF) return std::nullopt;
+          cp = 0x10000 + ((cp - 0xD800) << 10) + (low - 0xDC00);
+          i += 6;
+        }
+        append_utf8(out, cp);
+        break;
+      }
+      default:  // '"', '\\', '/'
+        out += e;
+        break;
+    }
+  }
+  return out;
+}
+
+}  // namespace rebound::protocol::json_scan

@@ -1,0 +1,64 @@
+#pragma once
+// A strict JSON scanner for the hot path of the model's stream: it checks a text against the
+// JSON grammar and walks objects and arrays as spans of the text, without building a tree or
+// allocating. It answers "not sure" (false, nullopt) for anything it does not handle itself
+// (nesting past kMaxJsonDepth, escaped keys, lone surrogates), and the caller then takes the
+// general parser (json_line.h), so the two can never disagree on a value the scanner returned.
+// Pure; the input must be valid UTF-8 (find_invalid_utf8() first).
+
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace rebound::protocol::json_scan {
+
+/// The text is one JSON value with optional whitespace around it (false also for nesting
+/// deeper than kMaxJsonDepth).
+bool is_valid(std::string_view text);
+
+/// `value` (a valid JSON value, whitespace trimmed) is of this kind.
+inline bool is_object(std::string_view value) { return !value.empty() && value.front() == '{'; }
+inline bool is_array(std::string_view value) { return !value.empty() && value.front() == '['; }
+inline bool is_string(std::string_view value) { return !value.empty() && value.front() == '"'; }
+inline bool is_null(std::string_view value) { return value == "null"; }
+
+/// The members of a valid object, in order: `visit(key, value)` with the key's raw text
+/// (without quotes; false from the walk when a key holds an escape, which the caller cannot
+/// compare) and the value's span. `visit` returns false to stop early.
+template <typename Visit>
+bool for_each_member(std::string_view object, Visit&& visit);
+
+/// The first element of a valid array, or nullopt for an empty one.
+std::optional<std::string_view> first_element(std::string_view array);
+
+/// A valid string value's text with its escapes decoded; nullopt for a lone surrogate escape
+/// (the general parser replaces it).
+std::optional<std::string> decode_string(std::string_view value);
+
+namespace detail {
+/// The end of the valid value starting at `p` (no leading whitespace), for walking a valid text.
+const char* value_end(const char* p, const char* end);
+const char* skip_ws(const char* p, const char* end);
+}  // namespace detail
+
+template <typename Visit>
+bool for_each_member(std::string_view object, Visit&& visit) {
+  const char* end = object.data() + object.size();
+  const char* p = detail::skip_ws(object.data() + 1, end);
+  if (p < end && *p == '}') return true;
+  while (p < end) {
+    const char* key_end = detail::value_end(p, end);
+    const std::string_view key(p + 1, static_cast<std::size_t>(key_end - p - 2));
+    if (key.find('\\') != std::string_view::npos) return false;
+    p = detail::skip_ws(key_end, end) + 1;  // past ':'
+    p = detail::skip_ws(p, end);
+    const char* value_end = detail::value_end(p, end);
+    if (!visit(key, std::string_view(p, static_cast<std::size_t>(value_end - p)))) return true;
+    p = detail::skip_ws(value_end, end);
+    if (p >= end || *p == '}') return true;
+    p = detail::skip_ws(p + 1, end);  // past ','
+  }
+  return true;
+}
+
+}  // namespace rebound::protocol::json_scan

@@ -1,0 +1,69 @@
+// The stream's JSON scanner against the general parser: it accepts exactly the valid texts,
+// and the values it hands out are the parser's.
+
+#include "protocol/json_scan.h"
+
+#include <doctest/doctest.h>
+
+#include <map>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "protocol/json_line.h"
+
+using namespace rebound::protocol;
+
+TEST_CASE("json_scan::is_valid agrees with the general parser") {
+  const std::vector<std::string> texts{
+      "{}", "[]", " {\"a\" : [1, -2.5e+3, true, false, null, \"x\"]} ", "\"\\u00e9\\n\"", "0",
+      "-0", "1.0e5", "{\"a\":{\"b\":{\"c\":[]}}}",
+      // invalid
+      "", " ", "{", "}", "[1,]", "{\"a\":1,}", "{\"a\" 1}", "{a:1}", "01", "1.", ".5", "-",
+      "1e", "1e+", "tru", "nul", "\"abc", "\"a\\x\"", "\"\\u12\"", "\"\\u12g4\"", "[1 2]",
+      "{\"a\":1}}", "\"tab\there\"", "{} {}", "[\"a\"]]", "+1", "NaN"};
+  for (const auto& text : texts) {
+    INFO(text);
+    CHECK(json_scan::is_valid(text) == parse_json_line(text).value.has_value());
+  }
+  std::string deep(600, '[');
+  deep += std::string(600, ']');
+  CHECK_FALSE(json_scan::is_valid(deep));  // the general parser's depth limit too
+  CHECK_FALSE(parse_json_line(deep).value.has_value());
+}
+
+TEST_CASE("json_scan walks members and decodes strings as the parser does") {
+  const std::string text =
+      R"({"id":"c1","choices":[{"index":0,"delta":{"content":"a\"b\\c\/\u00e9\ud83d\ude00\n"},"finish_reason":null}],"n":[{"x":"]}"}]})";
+  REQUIRE(json_scan::is_valid(text));
+  const Json parsed = Json::parse(text);
+  std::map<std::string, std::string_view> members;
+  CHECK(json_scan::for_each_member(text, [&](std::string_view k, std::string_view v) {
+    members[std::string(k)] = v;
+    return true;
+  }));
+  CHECK(members.size() == 3);
+  CHECK(Json::parse(members["choices"]) == parsed["choices"]);
+  CHECK(Json::parse(members["n"]) == parsed["n"]);
+  const auto first = json_scan::first_element(members["choices"]);
+  REQUIRE(first);
+  CHECK(Json::parse(*first) == parsed["choices"][0]);
+  std::string_view content;
+  json_scan::for_each_member(*first, [&](std::string_view k, std::string_view v) {
+    if (k == "delta") {
+      json_scan::for_each_member(v, [&](std::string_view, std::string_view c) {
+        content = c;
+        return true;
+      });
+    }
+    return true;
+  });
+  CHECK(json_scan::decode_string(content) == parsed["choices"][0]["delta"]["content"]);
+  CHECK_FALSE(json_scan::first_element("[ ]"));
+  // Lone surrogates and escaped keys are left to the general parser.
+  CHECK_FALSE(json_scan::decode_string(R"("\ud800")"));
+  CHECK_FALSE(json_scan::decode_string(R"("\udc00x")"));
+  CHECK_FALSE(json_scan::decode_string(R"("\ud800\u0041")"));
+  CHECK_FALSE(json_scan::for_each_member(R"({"c\u006fntent":1})",
+                                         [](std::string_view, std::string_view) { return true; }));
+}
