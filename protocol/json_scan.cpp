@@ -93,6 +93,12 @@ class Checker {
       const auto c = static_cast<unsigned char>(*p);
       if (c == '"') return p + 1;
       if (c < 0x20) return nullptr;
+      if (c >= 0x80) {
+        const std::size_t n = utf8_length(p);
+        if (n == 0) return nullptr;
+        p += n;
+        continue;
+      }
       if (c != '\\') {
         ++p;
         continue;
@@ -120,6 +126,29 @@ class Checker {
       }
     }
     return nullptr;
+  }
+
+  // The length of the valid UTF-8 sequence at `p` (its lead byte is 0x80 or more), else 0:
+  // overlong forms, surrogates and code points past U+10FFFF are invalid.
+  std::size_t utf8_length(const char* p) const {
+    const auto b = [&](std::size_t i) { return static_cast<unsigned char>(p[i]); };
+    const auto left = static_cast<std::size_t>(end_ - p);
+    const auto cont = [&](std::size_t i) { return i < left && (b(i) & 0xC0) == 0x80; };
+    const unsigned char lead = b(0);
+    if (lead >= 0xC2 && lead <= 0xDF) return cont(1) ? 2 : 0;
+    if (lead >= 0xE0 && lead <= 0xEF) {
+      if (!cont(1) || !cont(2)) return 0;
+      if (lead == 0xE0 && b(1) < 0xA0) return 0;  // overlong
+      if (lead == 0xED && b(1) > 0x9F) return 0;  // a surrogate
+      return 3;
+    }
+    if (lead >= 0xF0 && lead <= 0xF4) {
+      if (!cont(1) || !cont(2) || !cont(3)) return 0;
+      if (lead == 0xF0 && b(1) < 0x90) return 0;  // overlong
+      if (lead == 0xF4 && b(1) > 0x8F) return 0;  // past U+10FFFF
+      return 4;
+    }
+    return 0;
   }
 
   const char* object(const char* p, std::size_t depth) {

@@ -4,7 +4,7 @@
 // allocating. It answers "not sure" (false, nullopt) for anything it does not handle itself
 // (nesting past kMaxJsonDepth, escaped keys, lone surrogates), and the caller then takes the
 // general parser (json_line.h), so the two can never disagree on a value the scanner returned.
-// Pure; the input must be valid UTF-8 (find_invalid_utf8() first).
+// Pure; text that is not valid UTF-8 is not valid JSON to it.
 
 #include <optional>
 #include <string>
@@ -12,8 +12,8 @@
 
 namespace rebound::protocol::json_scan {
 
-/// The text is one JSON value with optional whitespace around it (false also for nesting
-/// deeper than kMaxJsonDepth).
+/// The text is one JSON value with optional whitespace around it, in valid UTF-8 (false also for
+/// nesting deeper than kMaxJsonDepth).
 bool is_valid(std::string_view text);
 
 /// `value` (a valid JSON value, whitespace trimmed) is of this kind.

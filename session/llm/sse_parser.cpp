@@ -1,8 +1,26 @@
 #include "session/llm/sse_parser.h"
 
+#include <cstring>
+
 #include "session/size_text.h"
 
 namespace rebound::session::llm {
+
+namespace {
+
+// The first CR or LF at or after `from` (npos when none): two vectorised searches instead of
+// find_first_of's per-byte test against a set.
+std::size_t line_end(std::string_view bytes, std::size_t from) {
+  const char* begin = bytes.data() + from;
+  const std::size_t size = bytes.size() - from;
+  const void* lf = std::memchr(begin, '\n', size);
+  const std::size_t lf_at = lf ? static_cast<std::size_t>(static_cast<const char*>(lf) - begin) : size;
+  const void* cr = std::memchr(begin, '\r', lf_at);
+  if (cr) return from + static_cast<std::size_t>(static_cast<const char*>(cr) - begin);
+  return lf ? from + lf_at : std::string_view::npos;
+}
+
+}  // namespace
 
 void SseParser::fail(const char* what, std::size_t limit) {
   if (!error_.empty()) return;
@@ -33,7 +51,7 @@ void SseParser::feed(std::string_view bytes, const Sink& sink) {
     if (bytes[0] == '\n') i = 1;
   }
   while (i < bytes.size()) {
-    const std::size_t end = bytes.find_first_of("\r\n", i);
+    const std::size_t end = line_end(bytes, i);
     if (end == std::string_view::npos) {
       if (pending_.size() + (bytes.size() - i) > max_line_) {
         return fail("an SSE line longer than", max_line_);

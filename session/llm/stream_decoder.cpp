@@ -173,7 +173,7 @@ void OpenAiStreamDecoder::finish(const std::string& reason, const Emit& emit) {
 
 bool OpenAiStreamDecoder::fast_event(const std::string& data, const Emit& emit) {
   namespace scan = protocol::json_scan;
-  if (protocol::find_invalid_utf8(data) || !scan::is_valid(data)) return false;
+  if (!scan::is_valid(data)) return false;  // also for invalid UTF-8, which the general path mends
   const std::string_view text = std::string_view(data).substr(data.find_first_not_of(" \t\r\n"));
   if (!scan::is_object(text)) return false;
   // Duplicate keys: the last one counts, as in the general parser.
