@@ -1,5 +1,6 @@
 #include "protocol/json_scan.h"
 
+#include <algorithm>
 #include <cstdint>
 
 #include "protocol/json_line.h"
@@ -24,17 +25,58 @@ int hex_value(char c) {
 }
 
 // The grammar check: the end of the value at `p`, or nullptr.
+// Paths longer than this are never captured; at most this many captures per scan.
+constexpr std::size_t kMaxCapturePath = 8;
+constexpr std::size_t kMaxCaptures = 32;
+
 class Checker {
  public:
-  explicit Checker(const char* end) : end_(end) {}
+  explicit Checker(const char* end, std::initializer_list<Capture> captures = {})
+      : end_(end), captures_(captures.begin()) {
+    std::uint32_t bit = 1;
+    for (const Capture& c : captures) {
+      if (c.path.size() <= kMaxCapturePath && bit != 0) {
+        masks_[0] |= bit;
+        ends_at_[c.path.size()] |= bit;
+      }
+      bit <<= 1;  // captures past kMaxCaptures are never matched
+    }
+  }
 
-  const char* value(const char* p, std::size_t depth) {
+  bool unsure() const { return unsure_; }
+
+  // `length`: how many keys and indexes lead to this value. masks_[length] holds the captures
+  // whose path matched all the way here.
+  const char* value(const char* p, std::size_t length) {
+    const char* end = parse(p, length);
+    if (end && length <= kMaxCapturePath) {
+      for (std::uint32_t m = masks_[length] & ends_at_[length]; m != 0; m &= m - 1) {
+        const Capture& c = captures_[__builtin_ctz(m)];
+        *c.value = std::string_view(p, static_cast<std::size_t>(end - p));
+      }
+    }
+    return end;
+  }
+
+  // The captures of masks_[length] whose next segment is `segment`, into masks_[length + 1].
+  void descend(std::size_t length, std::string_view segment) {
+    if (length >= kMaxCapturePath) return;
+    std::uint32_t next = 0;
+    for (std::uint32_t m = masks_[length]; m != 0; m &= m - 1) {
+      const int i = __builtin_ctz(m);
+      const Capture& c = captures_[i];
+      if (c.path.size() > length && c.path.begin()[length] == segment) next |= 1u << i;
+    }
+    masks_[length + 1] = next;
+  }
+
+  const char* parse(const char* p, std::size_t length) {
     if (p >= end_) return nullptr;
     switch (*p) {
       case '{':
-        return object(p, depth + 1);
+        return object(p, length);
       case '[':
-        return array(p, depth + 1);
+        return array(p, length);
       case '"':
         return string(p);
       case 't':
@@ -151,17 +193,29 @@ class Checker {
     return 0;
   }
 
-  const char* object(const char* p, std::size_t depth) {
-    if (depth > kMaxJsonDepth) return nullptr;
+  // A container at path length `length` nests `length + 1` deep.
+  const char* object(const char* p, std::size_t length) {
+    if (length + 1 > kMaxJsonDepth) return nullptr;
     p = ws(p + 1);
     if (p < end_ && *p == '}') return p + 1;
     while (true) {
       if (p >= end_ || *p != '"') return nullptr;
+      const char* key = p;
       p = string(p);
       if (!p) return nullptr;
+      if (length < kMaxCapturePath) {
+        if (masks_[length] != 0) {
+          const std::string_view name(key + 1, static_cast<std::size_t>(p - key - 2));
+          // An escaped key could spell a path's segment: the caller cannot rely on the scan.
+          if (name.find('\\') != std::string_view::npos) unsure_ = true;
+          descend(length, name);
+        } else {
+          masks_[length + 1] = 0;
+        }
+      }
       p = ws(p);
       if (p >= end_ || *p != ':') return nullptr;
-      p = value(ws(p + 1), depth);
+      p = value(ws(p + 1), length + 1);
       if (!p) return nullptr;
       p = ws(p);
       if (p >= end_) return nullptr;
@@ -171,12 +225,21 @@ class Checker {
     }
   }
 
-  const char* array(const char* p, std::size_t depth) {
-    if (depth > kMaxJsonDepth) return nullptr;
+  const char* array(const char* p, std::size_t length) {
+    if (length + 1 > kMaxJsonDepth) return nullptr;
     p = ws(p + 1);
     if (p < end_ && *p == ']') return p + 1;
+    bool first = true;
     while (true) {
-      p = value(p, depth);
+      if (length < kMaxCapturePath) {
+        if (first && masks_[length] != 0) {
+          descend(length, kFirst);
+        } else {
+          masks_[length + 1] = 0;
+        }
+      }
+      first = false;
+      p = value(p, length + 1);
       if (!p) return nullptr;
       p = ws(p);
       if (p >= end_) return nullptr;
@@ -187,6 +250,10 @@ class Checker {
   }
 
   const char* end_;
+  const Capture* captures_;
+  std::uint32_t masks_[kMaxCapturePath + 1] = {};
+  std::uint32_t ends_at_[kMaxCapturePath + 1] = {};  // the captures whose path has this length
+  bool unsure_ = false;
 };
 
 void append_utf8(std::string& out, std::uint32_t cp) {
@@ -217,10 +284,14 @@ std::uint32_t hex4(const char* p) {
 }  // namespace
 
 bool is_valid(std::string_view text) {
+  return scan(text, {});
+}
+
+bool scan(std::string_view text, std::initializer_list<Capture> captures) {
   const char* end = text.data() + text.size();
-  Checker check(end);
+  Checker check(end, captures);
   const char* p = check.value(check.ws(text.data()), 0);
-  return p && check.ws(p) == end;
+  return p && check.ws(p) == end && !check.unsure();
 }
 
 namespace detail {

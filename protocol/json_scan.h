@@ -6,6 +6,7 @@
 // general parser (json_line.h), so the two can never disagree on a value the scanner returned.
 // Pure; text that is not valid UTF-8 is not valid JSON to it.
 
+#include <initializer_list>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -15,6 +16,26 @@ namespace rebound::protocol::json_scan {
 /// The text is one JSON value with optional whitespace around it, in valid UTF-8 (false also for
 /// nesting deeper than kMaxJsonDepth).
 bool is_valid(std::string_view text);
+
+/// A path into a JSON text: object keys, and kFirst for an array's first element.
+/// (A key never holds a raw NUL, so this cannot be confused with one.)
+inline constexpr std::string_view kFirst{"\0[0]", 4};
+struct Capture {
+  std::initializer_list<std::string_view> path;
+  std::optional<std::string_view>* value;  // set to the value's span when the path occurs
+};
+
+/// is_valid() that also records, in the same pass, the span of the value at each path (up to 32
+/// paths of up to 8 segments; the
+/// last one when a key repeats). False, and nothing to rely on, when the text is not valid or a
+/// key on the way to a path holds an escape. A repeated key can leave a deeper capture from
+/// its first value: a capture counts only inside its parent's span (within()).
+bool scan(std::string_view text, std::initializer_list<Capture> captures);
+
+/// `inner` lies inside `outer` (both spans of the same text).
+inline bool within(std::string_view inner, std::string_view outer) {
+  return inner.data() >= outer.data() && inner.data() + inner.size() <= outer.data() + outer.size();
+}
 
 /// `value` (a valid JSON value, whitespace trimmed) is of this kind.
 inline bool is_object(std::string_view value) { return !value.empty() && value.front() == '{'; }

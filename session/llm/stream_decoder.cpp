@@ -173,54 +173,45 @@ void OpenAiStreamDecoder::finish(const std::string& reason, const Emit& emit) {
 
 bool OpenAiStreamDecoder::fast_event(const std::string& data, const Emit& emit) {
   namespace scan = protocol::json_scan;
-  if (!scan::is_valid(data)) return false;  // also for invalid UTF-8, which the general path mends
-  const std::string_view text = std::string_view(data).substr(data.find_first_not_of(" \t\r\n"));
-  if (!scan::is_object(text)) return false;
-  // Duplicate keys: the last one counts, as in the general parser.
-  std::optional<std::string_view> choices;
-  bool general = false;
-  bool complete = scan::for_each_member(text, [&](std::string_view key, std::string_view value) {
-    if (key == "choices") {
-      choices = value;
-    } else if ((key == "error" && !scan::is_null(value)) || (key == "usage" && scan::is_object(value))) {
-      general = true;  // rare: once per answer at most
-    } else if (key == "error" || key == "usage") {
-      general = true;  // a later duplicate could differ; not worth telling apart
-    }
-    return !general;
-  });
-  if (!complete || general) return false;
-  if (!choices || !scan::is_array(*choices)) return true;  // nothing to do, as below
-  const auto choice = scan::first_element(*choices);
-  if (!choice || !scan::is_object(*choice)) return true;
-  std::optional<std::string_view> delta_value, finish_value;
-  complete = scan::for_each_member(*choice, [&](std::string_view key, std::string_view value) {
-    if (key == "delta") delta_value = value;
-    if (key == "finish_reason") finish_value = value;
-    return true;
-  });
-  if (!complete) return false;
-  std::optional<std::string_view> reasoning_content, reasoning, content;
-  if (delta_value && scan::is_object(*delta_value)) {
-    complete = scan::for_each_member(*delta_value, [&](std::string_view key, std::string_view value) {
-      if (key == "reasoning_content") reasoning_content = value;
-      if (key == "reasoning") reasoning = value;
-      if (key == "content") content = value;
-      if (key == "tool_calls") general = true;
-      return true;
-    });
-    if (!complete || general) return false;
+  using Span = std::optional<std::string_view>;
+  Span root, error, usage, choices, choice, delta_value, finish_value, tool_calls;
+  Span texts[3];  // reasoning_content, reasoning, content: the general path's order
+  const auto F = scan::kFirst;
+  if (!scan::scan(data, {{{}, &root},
+                         {{"error"}, &error},
+                         {{"usage"}, &usage},
+                         {{"choices"}, &choices},
+                         {{"choices", F}, &choice},
+                         {{"choices", F, "delta"}, &delta_value},
+                         {{"choices", F, "finish_reason"}, &finish_value},
+                         {{"choices", F, "delta", "reasoning_content"}, &texts[0]},
+                         {{"choices", F, "delta", "reasoning"}, &texts[1]},
+                         {{"choices", F, "delta", "content"}, &texts[2]},
+                         {{"choices", F, "delta", "tool_calls"}, &tool_calls}})) {
+    return false;  // invalid (the general path reports it) or not for the scanner
   }
+  if (!scan::is_object(*root)) return false;
+  // An error or usage (once per answer at most) takes the general path; some servers send
+  // "usage":null in every chunk. The captures hold the last value of a repeated key, which is
+  // the one the general parser keeps.
+  if ((error && !scan::is_null(*error)) || (usage && scan::is_object(*usage))) return false;
+  // A capture counts only inside its parent's value (a repeated key replaced the parent).
+  const auto inside = [](const Span& inner, const Span& outer) {
+    return inner && outer && scan::within(*inner, *outer);
+  };
+  if (!choices || !scan::is_array(*choices)) return true;  // nothing to do, as below
+  if (!inside(choice, choices) || !scan::is_object(*choice)) return true;
+  const bool has_delta = inside(delta_value, choice) && scan::is_object(*delta_value);
+  if (has_delta && inside(tool_calls, delta_value)) return false;
   // Decode everything before emitting anything, so a fallback never follows half an event.
   std::optional<std::string> parts[3];
-  const std::optional<std::string_view>* spans[3] = {&reasoning_content, &reasoning, &content};
-  for (int i = 0; i < 3; ++i) {
-    if (!*spans[i] || !scan::is_string(**spans[i])) continue;
-    parts[i] = scan::decode_string(**spans[i]);
+  for (int i = 0; i < 3 && has_delta; ++i) {
+    if (!inside(texts[i], delta_value) || !scan::is_string(*texts[i])) continue;
+    parts[i] = scan::decode_string(*texts[i]);
     if (!parts[i]) return false;
   }
   std::optional<std::string> reason;
-  if (finish_value && scan::is_string(*finish_value)) {
+  if (inside(finish_value, choice) && scan::is_string(*finish_value)) {
     reason = scan::decode_string(*finish_value);
     if (!reason) return false;
   }
