@@ -34,12 +34,32 @@ class Checker {
   explicit Checker(const char* end, std::initializer_list<Capture> captures = {})
       : end_(end), captures_(captures.begin()) {
     std::uint32_t bit = 1;
+    std::size_t longest = 0;
     for (const Capture& c : captures) {
       if (c.path.size() <= kMaxCapturePath && bit != 0) {
         masks_[0] |= bit;
         ends_at_[c.path.size()] |= bit;
+        longest = std::max(longest, c.path.size());
       }
       bit <<= 1;  // captures past kMaxCaptures are never matched
+    }
+    // The distinct segments of each level, with the captures that have them there.
+    for (std::size_t level = 0; level < longest; ++level) {
+      first_[level] = count_;
+      std::uint32_t i = 0;
+      for (const Capture& c : captures) {
+        if (i >= kMaxCaptures) break;
+        if ((masks_[0] >> i & 1u) && c.path.size() > level) {
+          const std::string_view segment = c.path.begin()[level];
+          std::size_t k = first_[level];
+          while (k < count_ && segment_of(k) != segment)
+            ++k;
+          if (k == count_) entries_[count_++] = Entry{segment.data(), segment.size(), 0};
+          entries_[k].mask |= 1u << i;
+        }
+        ++i;
+      }
+      first_[level + 1] = count_;
     }
   }
 
@@ -62,12 +82,13 @@ class Checker {
   void descend(std::size_t length, std::string_view segment) {
     if (length >= kMaxCapturePath) return;
     std::uint32_t next = 0;
-    for (std::uint32_t m = masks_[length]; m != 0; m &= m - 1) {
-      const int i = __builtin_ctz(m);
-      const Capture& c = captures_[i];
-      if (c.path.size() > length && c.path.begin()[length] == segment) next |= 1u << i;
+    for (std::size_t k = first_[length]; k < first_[length + 1]; ++k) {
+      if (segment_of(k) == segment) {
+        next = entries_[k].mask;
+        break;
+      }
     }
-    masks_[length + 1] = next;
+    masks_[length + 1] = masks_[length] & next;
   }
 
   const char* parse(const char* p, std::size_t length) {
@@ -249,8 +270,19 @@ class Checker {
     }
   }
 
+  // A distinct segment of one level (left uninitialised until used: the scan is per chunk).
+  struct Entry {
+    const char* data;
+    std::size_t size;
+    std::uint32_t mask;
+  };
+  std::string_view segment_of(std::size_t k) const { return {entries_[k].data, entries_[k].size}; }
+
   const char* end_;
   const Capture* captures_;
+  Entry entries_[kMaxCaptures * kMaxCapturePath];
+  std::size_t first_[kMaxCapturePath + 1] = {};  // entries of level L: [first_[L], first_[L + 1])
+  std::size_t count_ = 0;
   std::uint32_t masks_[kMaxCapturePath + 1] = {};
   std::uint32_t ends_at_[kMaxCapturePath + 1] = {};  // the captures whose path has this length
   bool unsure_ = false;
