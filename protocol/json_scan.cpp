@@ -25,66 +25,37 @@ int hex_value(char c) {
 }
 
 // The grammar check: the end of the value at `p`, or nullptr.
-// Paths longer than this are never captured; at most this many captures per scan.
-constexpr std::size_t kMaxCapturePath = 8;
-constexpr std::size_t kMaxCaptures = 32;
+}  // namespace
 
+// The grammar check: the end of the value at `p`, or nullptr; on the way, the spans of the
+// values at the paths.
 class Checker {
  public:
-  explicit Checker(const char* end, std::initializer_list<Capture> captures = {})
-      : end_(end), captures_(captures.begin()) {
-    std::uint32_t bit = 1;
-    std::size_t longest = 0;
-    for (const Capture& c : captures) {
-      if (c.path.size() <= kMaxCapturePath && bit != 0) {
-        masks_[0] |= bit;
-        ends_at_[c.path.size()] |= bit;
-        longest = std::max(longest, c.path.size());
-      }
-      bit <<= 1;  // captures past kMaxCaptures are never matched
-    }
-    // The distinct segments of each level, with the captures that have them there.
-    for (std::size_t level = 0; level < longest; ++level) {
-      first_[level] = count_;
-      std::uint32_t i = 0;
-      for (const Capture& c : captures) {
-        if (i >= kMaxCaptures) break;
-        if ((masks_[0] >> i & 1u) && c.path.size() > level) {
-          const std::string_view segment = c.path.begin()[level];
-          std::size_t k = first_[level];
-          while (k < count_ && segment_of(k) != segment)
-            ++k;
-          if (k == count_) entries_[count_++] = Entry{segment.data(), segment.size(), 0};
-          entries_[k].mask |= 1u << i;
-        }
-        ++i;
-      }
-      first_[level + 1] = count_;
-    }
+  Checker(const char* end, const Paths* paths, std::optional<std::string_view>* values)
+      : end_(end), paths_(paths), values_(values) {
+    if (paths_) masks_[0] = paths_->all_;
   }
 
   bool unsure() const { return unsure_; }
 
-  // `length`: how many keys and indexes lead to this value. masks_[length] holds the captures
-  // whose path matched all the way here.
+  // `length`: how many keys and indexes lead to this value. masks_[length] holds the paths
+  // that matched all the way here.
   const char* value(const char* p, std::size_t length) {
     const char* end = parse(p, length);
-    if (end && length <= kMaxCapturePath) {
-      for (std::uint32_t m = masks_[length] & ends_at_[length]; m != 0; m &= m - 1) {
-        const Capture& c = captures_[__builtin_ctz(m)];
-        *c.value = std::string_view(p, static_cast<std::size_t>(end - p));
-      }
+    if (end && paths_ && length <= kMaxLength) {
+      for (std::uint32_t m = masks_[length] & paths_->ends_at_[length]; m != 0; m &= m - 1)
+        values_[__builtin_ctz(m)] = std::string_view(p, static_cast<std::size_t>(end - p));
     }
     return end;
   }
 
-  // The captures of masks_[length] whose next segment is `segment`, into masks_[length + 1].
+  // The paths of masks_[length] whose next segment is `segment`, into masks_[length + 1].
   void descend(std::size_t length, std::string_view segment) {
-    if (length >= kMaxCapturePath) return;
+    if (length >= kMaxLength) return;
     std::uint32_t next = 0;
-    for (std::size_t k = first_[length]; k < first_[length + 1]; ++k) {
-      if (segment_of(k) == segment) {
-        next = entries_[k].mask;
+    for (std::size_t k = paths_->first_[length]; k < paths_->first_[length + 1]; ++k) {
+      if (paths_->entries_[k].segment == segment) {
+        next = paths_->entries_[k].mask;
         break;
       }
     }
@@ -224,7 +195,7 @@ class Checker {
       const char* key = p;
       p = string(p);
       if (!p) return nullptr;
-      if (length < kMaxCapturePath) {
+      if (length < kMaxLength) {
         if (masks_[length] != 0) {
           const std::string_view name(key + 1, static_cast<std::size_t>(p - key - 2));
           // An escaped key could spell a path's segment: the caller cannot rely on the scan.
@@ -252,7 +223,7 @@ class Checker {
     if (p < end_ && *p == ']') return p + 1;
     bool first = true;
     while (true) {
-      if (length < kMaxCapturePath) {
+      if (length < kMaxLength) {
         if (first && masks_[length] != 0) {
           descend(length, kFirst);
         } else {
@@ -270,23 +241,16 @@ class Checker {
     }
   }
 
-  // A distinct segment of one level (left uninitialised until used: the scan is per chunk).
-  struct Entry {
-    const char* data;
-    std::size_t size;
-    std::uint32_t mask;
-  };
-  std::string_view segment_of(std::size_t k) const { return {entries_[k].data, entries_[k].size}; }
+  static constexpr std::size_t kMaxLength = Paths::kMaxLength;
 
   const char* end_;
-  const Capture* captures_;
-  Entry entries_[kMaxCaptures * kMaxCapturePath];
-  std::size_t first_[kMaxCapturePath + 1] = {};  // entries of level L: [first_[L], first_[L + 1])
-  std::size_t count_ = 0;
-  std::uint32_t masks_[kMaxCapturePath + 1] = {};
-  std::uint32_t ends_at_[kMaxCapturePath + 1] = {};  // the captures whose path has this length
+  const Paths* paths_;
+  std::optional<std::string_view>* values_;
+  std::uint32_t masks_[kMaxLength + 1] = {};
   bool unsure_ = false;
 };
+
+namespace {
 
 void append_utf8(std::string& out, std::uint32_t cp) {
   if (cp < 0x80) {
@@ -315,13 +279,45 @@ std::uint32_t hex4(const char* p) {
 
 }  // namespace
 
-bool is_valid(std::string_view text) {
-  return scan(text, {});
+Paths::Paths(std::initializer_list<std::initializer_list<std::string_view>> paths) {
+  paths_.reserve(paths.size());
+  std::size_t longest = 0;
+  for (const auto& path : paths) {
+    paths_.emplace_back(path.begin(), path.end());
+    const std::size_t i = paths_.size() - 1;
+    if (path.size() <= kMaxLength && i < kMaxPaths) {
+      all_ |= 1u << i;
+      ends_at_[path.size()] |= 1u << i;
+      longest = std::max(longest, path.size());
+    }
+  }
+  // The distinct segments of each level, with the paths that have them there.
+  for (std::size_t level = 0; level < longest; ++level) {
+    first_[level] = entries_.size();
+    for (std::size_t i = 0; i < paths_.size() && i < kMaxPaths; ++i) {
+      if (!(all_ >> i & 1u) || paths_[i].size() <= level) continue;
+      const std::string_view segment = paths_[i][level];
+      std::size_t k = first_[level];
+      while (k < entries_.size() && entries_[k].segment != segment)
+        ++k;
+      if (k == entries_.size()) entries_.push_back(Entry{segment, 0});
+      entries_[k].mask |= 1u << i;
+    }
+  }
+  for (std::size_t level = longest; level <= kMaxLength; ++level)
+    first_[level] = entries_.size();
 }
 
-bool scan(std::string_view text, std::initializer_list<Capture> captures) {
+bool is_valid(std::string_view text) {
   const char* end = text.data() + text.size();
-  Checker check(end, captures);
+  Checker check(end, nullptr, nullptr);
+  const char* p = check.value(check.ws(text.data()), 0);
+  return p && check.ws(p) == end;
+}
+
+bool scan(std::string_view text, const Paths& paths, std::optional<std::string_view>* values) {
+  const char* end = text.data() + text.size();
+  Checker check(end, &paths, values);
   const char* p = check.value(check.ws(text.data()), 0);
   return p && check.ws(p) == end && !check.unsure();
 }

@@ -6,10 +6,12 @@
 // general parser (json_line.h), so the two can never disagree on a value the scanner returned.
 // Pure; text that is not valid UTF-8 is not valid JSON to it.
 
+#include <cstdint>
 #include <initializer_list>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace rebound::protocol::json_scan {
 
@@ -20,17 +22,39 @@ bool is_valid(std::string_view text);
 /// A path into a JSON text: object keys, and kFirst for an array's first element.
 /// (A key never holds a raw NUL, so this cannot be confused with one.)
 inline constexpr std::string_view kFirst{"\0[0]", 4};
-struct Capture {
-  std::initializer_list<std::string_view> path;
-  std::optional<std::string_view>* value;  // set to the value's span when the path occurs
+
+/// Up to 32 paths of up to 8 segments, compiled once for many scans (a stream's every chunk).
+class Paths {
+ public:
+  static constexpr std::size_t kMaxPaths = 32;
+  static constexpr std::size_t kMaxLength = 8;
+
+  /// Longer paths, and paths past the 32nd, never match.
+  Paths(std::initializer_list<std::initializer_list<std::string_view>> paths);
+  Paths(const Paths&) = delete;  // the entries point into the stored segments
+  Paths& operator=(const Paths&) = delete;
+  std::size_t size() const { return paths_.size(); }
+
+ private:
+  friend class Checker;
+  // A distinct segment of one level and the paths that have it there.
+  struct Entry {
+    std::string_view segment;
+    std::uint32_t mask = 0;
+  };
+  std::vector<std::vector<std::string>> paths_;
+  std::uint32_t all_ = 0;                      // the paths that can match
+  std::uint32_t ends_at_[kMaxLength + 1] = {};  // the paths of each length
+  std::vector<Entry> entries_;
+  std::size_t first_[kMaxLength + 1] = {};  // entries of level L: [first_[L], first_[L + 1])
 };
 
-/// is_valid() that also records, in the same pass, the span of the value at each path (up to 32
-/// paths of up to 8 segments; the
-/// last one when a key repeats). False, and nothing to rely on, when the text is not valid or a
-/// key on the way to a path holds an escape. A repeated key can leave a deeper capture from
-/// its first value: a capture counts only inside its parent's span (within()).
-bool scan(std::string_view text, std::initializer_list<Capture> captures);
+/// is_valid() that also records, in the same pass, the span of the value at each path in
+/// `values` (paths.size() of them; the last value when a key repeats, as the general parser
+/// keeps it). False, and nothing to rely on, when the text is not valid or a key on the way to
+/// a path holds an escape. A repeated key can leave a deeper value from its first occurrence:
+/// a value counts only inside its parent's span (within()).
+bool scan(std::string_view text, const Paths& paths, std::optional<std::string_view>* values);
 
 /// `inner` lies inside `outer` (both spans of the same text).
 inline bool within(std::string_view inner, std::string_view outer) {

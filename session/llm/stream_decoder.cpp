@@ -174,22 +174,23 @@ void OpenAiStreamDecoder::finish(const std::string& reason, const Emit& emit) {
 bool OpenAiStreamDecoder::fast_event(const std::string& data, const Emit& emit) {
   namespace scan = protocol::json_scan;
   using Span = std::optional<std::string_view>;
-  Span root, error, usage, choices, choice, delta_value, finish_value, tool_calls;
-  Span texts[3];  // reasoning_content, reasoning, content: the general path's order
   const auto F = scan::kFirst;
-  if (!scan::scan(data, {{{}, &root},
-                         {{"error"}, &error},
-                         {{"usage"}, &usage},
-                         {{"choices"}, &choices},
-                         {{"choices", F}, &choice},
-                         {{"choices", F, "delta"}, &delta_value},
-                         {{"choices", F, "finish_reason"}, &finish_value},
-                         {{"choices", F, "delta", "reasoning_content"}, &texts[0]},
-                         {{"choices", F, "delta", "reasoning"}, &texts[1]},
-                         {{"choices", F, "delta", "content"}, &texts[2]},
-                         {{"choices", F, "delta", "tool_calls"}, &tool_calls}})) {
-    return false;  // invalid (the general path reports it) or not for the scanner
-  }
+  static const scan::Paths paths{{},
+                                 {"error"},
+                                 {"usage"},
+                                 {"choices"},
+                                 {"choices", F},
+                                 {"choices", F, "delta"},
+                                 {"choices", F, "finish_reason"},
+                                 {"choices", F, "delta", "reasoning_content"},
+                                 {"choices", F, "delta", "reasoning"},
+                                 {"choices", F, "delta", "content"},
+                                 {"choices", F, "delta", "tool_calls"}};
+  Span v[11];
+  if (!scan::scan(data, paths, v)) return false;  // invalid (the general path reports it)
+  const Span &root = v[0], &error = v[1], &usage = v[2], &choices = v[3], &choice = v[4],
+             &delta_value = v[5], &finish_value = v[6], &tool_calls = v[10];
+  const Span* texts = v + 7;  // reasoning_content, reasoning, content: the general path's order
   if (!scan::is_object(*root)) return false;
   // An error or usage (once per answer at most) takes the general path; some servers send
   // "usage":null in every chunk. The captures hold the last value of a repeated key, which is

@@ -74,27 +74,30 @@ TEST_CASE("json_scan walks members and decodes strings as the parser does") {
 
 TEST_CASE("json_scan::scan captures the values at paths in one pass") {
   using Span = std::optional<std::string_view>;
-  Span a, b0, c, deep, missing;
+  const json_scan::Paths paths{
+      {"a"}, {"b", json_scan::kFirst}, {"b", json_scan::kFirst, "c"}, {"d", "e", "f"}, {"z"}};
+  Span v[5];
+  const Span &a = v[0], &b0 = v[1], &c = v[2], &deep = v[3], &missing = v[4];
   const std::string text = R"({"a":1,"b":[{"c":"x"},{"c":"y"}],"a":[true],"d":{"e":{"f":null}}})";
-  REQUIRE(json_scan::scan(text, {{{"a"}, &a},
-                                 {{"b", json_scan::kFirst}, &b0},
-                                 {{"b", json_scan::kFirst, "c"}, &c},
-                                 {{"d", "e", "f"}, &deep},
-                                 {{"z"}, &missing}}));
+  REQUIRE(json_scan::scan(text, paths, v));
   CHECK(a == "[true]");  // the last of a repeated key, as the general parser keeps it
   CHECK(b0 == R"({"c":"x"})");
   CHECK(c == R"("x")");
   CHECK(deep == "null");
   CHECK_FALSE(missing);
   // A repeated parent leaves the first value's child behind: within() tells.
-  Span parent, child;
+  const json_scan::Paths pq{{"p"}, {"p", "q"}};
+  Span w[2];
+  const Span &parent = w[0], &child = w[1];
   const std::string twice = R"({"p":{"q":1},"p":{"r":2}})";
-  REQUIRE(json_scan::scan(twice, {{{"p"}, &parent}, {{"p", "q"}, &child}}));
+  REQUIRE(json_scan::scan(twice, pq, w));
   CHECK(parent == R"({"r":2})");
   REQUIRE(child);
   CHECK_FALSE(json_scan::within(*child, *parent));
   // Invalid text, or an escaped key where paths are looked for: no answer.
-  CHECK_FALSE(json_scan::scan(R"({"a":)", {{{"a"}, &a}}));
-  CHECK_FALSE(json_scan::scan(R"({"\u0061":1})", {{{"a"}, &a}}));
-  CHECK(json_scan::scan(R"({"\u0061":1})", {}));
+  const json_scan::Paths just_a{{"a"}};
+  Span x[1];
+  CHECK_FALSE(json_scan::scan(R"({"a":)", just_a, x));
+  CHECK_FALSE(json_scan::scan(R"({"\u0061":1})", just_a, x));
+  CHECK(json_scan::is_valid(R"({"\u0061":1})"));
 }
