@@ -32,19 +32,11 @@ void EventOutput::on_event(const session::Event& event) {
     if (std::holds_alternative<session::ev::MessageUpdate>(event.body)) encoder_.skipped_update();
     return;
   }
-  std::string line = filter_.delta_updates ? encoder_.delta_line(event) : encoder_.line(event);
-  if (!jsonrpc_) {
-    sink_(std::move(line));
-    return;
-  }
+  OutLine line =
+      filter_.delta_updates ? OutLine(encoder_.delta_line(event)) : encoder_.out_line(event);
   // {"jsonrpc":"2.0","method":"<type>","params":<the pi line>}
-  const std::string& head = notification_heads_[index];
-  std::string wrapped;
-  wrapped.reserve(head.size() + line.size() + 1);
-  wrapped += head;
-  wrapped.append(line, 0, line.size() - 1);
-  wrapped += "}\n";
-  sink_(std::move(wrapped));
+  if (jsonrpc_) line.wrap(notification_heads_[index], "}");
+  sink_(std::move(line));
 }
 
 }  // namespace rebound::server

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "server/out_line.h"
 #include "server/pi_encoder.h"
 #include "session/event_sink.h"
 
@@ -28,7 +29,7 @@ struct EventFilter {
 
 class EventOutput : public session::EventSink {
  public:
-  using LineSink = std::function<void(std::string line)>;
+  using LineSink = std::function<void(OutLine line)>;
 
   EventOutput(LineSink sink, EnvelopeMode mode);
 
@@ -49,7 +50,7 @@ class EventOutput : public session::EventSink {
   bool jsonrpc_ = false;
   EventFilter filter_;
   std::array<bool, kEventTypeCount> allowed_{};
-  std::array<std::string, kEventTypeCount> notification_heads_;
+  std::array<std::string, kEventTypeCount> notification_heads_;  // {"jsonrpc":…,"params":
   PiEventEncoder encoder_;
 };
 

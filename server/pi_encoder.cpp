@@ -157,7 +157,7 @@ Json pi_event_json(const session::Event& event) {
 
 std::string PiEventEncoder::delta_line(const session::Event& event) {
   const auto* u = std::get_if<ev::MessageUpdate>(&event.body);
-  if (!u) return line(event);
+  if (!u) return protocol::to_line(pi_event_json(event));
   skipped_update();  // the incremental state no longer follows the partial message
   if (!is_text_delta(u->kind) && u->kind != AssistantUpdateKind::toolcall_delta)
     return protocol::to_line(pi::message_update_delta(assistant_update(*u)));
@@ -178,9 +178,9 @@ std::string PiEventEncoder::delta_line(const session::Event& event) {
   return out;
 }
 
-std::string PiEventEncoder::line(const session::Event& event) {
+OutLine PiEventEncoder::out_line(const session::Event& event) {
   const auto* u = std::get_if<ev::MessageUpdate>(&event.body);
-  if (!u) return protocol::to_line(pi_event_json(event));
+  if (!u) return OutLine(protocol::to_line(pi_event_json(event)));
   const bool same = have_partial_ && version_ == u->partial_version && slot_ == event.session;
   // With the version unchanged only a text delta changed the message (appended to its last
   // block when that is text); anything else is serialised afresh.
@@ -192,7 +192,7 @@ std::string PiEventEncoder::line(const session::Event& event) {
   have_partial_ = true;
   version_ = u->partial_version;
   slot_ = event.session;
-  return lines_.line(assistant_update(*u));
+  return lines_.out_line(assistant_update(*u));
 }
 
 }  // namespace rebound::server

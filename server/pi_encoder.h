@@ -16,8 +16,10 @@ namespace rebound::server {
 
 class PiEventEncoder {
  public:
-  /// The event as one protocol line, LF included.
-  std::string line(const session::Event& event);
+  /// The event as one protocol line, LF included (a message_update points into the encoder's
+  /// shared buffers instead of copying the partial message).
+  OutLine out_line(const session::Event& event);
+  std::string line(const session::Event& event) { return out_line(event).flatten(); }
   /// The same, with a message_update in the delta form of protocol.md section 8.
   std::string delta_line(const session::Event& event);
   /// A message_update went by without being encoded (filtered out): the next one is serialised

@@ -13,7 +13,7 @@ namespace {
 
 std::unique_ptr<EventOutput> own_output_if(EventOutput* events) {
   if (events) return nullptr;
-  return std::make_unique<EventOutput>([](std::string) {}, EnvelopeMode::pi);
+  return std::make_unique<EventOutput>([](OutLine) {}, EnvelopeMode::pi);
 }
 
 }  // namespace

@@ -77,10 +77,15 @@ StdoutWriter::~StdoutWriter() {
     if (end >= 0) ::close(end);
 }
 
-void StdoutWriter::write_line(std::string line) {
+void StdoutWriter::write_line(OutLine line) {
   if (broken_ || line.empty()) return;
   if (line.size() <= kGatherBytes) {
-    gathered_ += line;
+    if (const std::string* plain = line.plain()) {
+      gathered_ += *plain;
+    } else {
+      for (const auto& part : line.parts())
+        gathered_ += part.view();
+    }
     if (gathered_.size() >= kDirectBytes) {
       flush();
     } else if (!flush_posted_) {
@@ -105,23 +110,27 @@ void StdoutWriter::flush() {
   bytes.reserve(kDirectBytes);
   bytes.swap(gathered_);
   if (broken_) return;
-  hand_over(std::move(bytes));
+  hand_over(OutLine(std::move(bytes)));
 }
 
-void StdoutWriter::hand_over(std::string bytes) {
+void StdoutWriter::hand_over(OutLine line) {
   bool was_idle = false;
   {
     std::lock_guard lock(mutex_);
     was_idle = queued_bytes_ == 0;
-    if (was_idle && error_ == 0 && bytes.size() <= kDirectBytes) {
+    std::string* bytes = line.plain();
+    if (bytes && was_idle && error_ == 0 && bytes->size() <= kDirectBytes) {
       // The thread has nothing to write: short output goes out from here at once, without the
       // hand-over's wake-up (events and responses stay as prompt as a single-threaded write).
-      const ssize_t n = ::write(fd_, bytes.data(), bytes.size());
-      if (n == static_cast<ssize_t>(bytes.size())) return;
-      if (n > 0) bytes.erase(0, static_cast<std::size_t>(n));  // the thread writes the rest
+      const ssize_t n = ::write(fd_, bytes->data(), bytes->size());
+      if (n == static_cast<ssize_t>(bytes->size())) return;
+      if (n > 0) {
+        bytes->erase(0, static_cast<std::size_t>(n));  // the thread writes the rest
+        line = OutLine(std::move(*bytes));
+      }
     }
-    queued_bytes_ += bytes.size();
-    queue_.push_back(std::move(bytes));
+    queued_bytes_ += line.size();
+    queue_.push_back(std::move(line));
   }
   if (was_idle) ready_.notify_one();
 }
@@ -145,7 +154,7 @@ void StdoutWriter::when_drained(std::function<void()> done) {
 
 void StdoutWriter::run() {
   ::pthread_setname_np(::pthread_self(), "rebound-stdout");  // for top, perf and gdb
-  std::deque<std::string> batch;
+  std::deque<OutLine> batch;
   for (;;) {
     {
       std::unique_lock lock(mutex_);
@@ -177,23 +186,28 @@ void StdoutWriter::run() {
   }
 }
 
-bool StdoutWriter::write_all(const std::deque<std::string>& lines) {
-  // Gathered writes of up to 256 lines; a short count (the pipe is full) resumes mid-line.
+bool StdoutWriter::write_all(const std::deque<OutLine>& lines) {
+  // Gathered writes of up to 256 pieces (a line is one or several); a short count (the pipe is
+  // full) resumes mid-piece.
+  std::vector<std::string_view> pieces;
+  for (const auto& line : lines)
+    for (const auto& part : line.parts())
+      if (part.length > 0 || !part.text.empty()) pieces.push_back(part.view());
   constexpr std::size_t kMaxIov = 256;
   std::array<iovec, kMaxIov> iov;
-  auto next = lines.begin();
-  std::size_t offset = 0;  // bytes of *next already written
-  while (next != lines.end()) {
+  std::size_t next = 0;
+  std::size_t offset = 0;  // bytes of pieces[next] already written
+  while (next < pieces.size()) {
     std::size_t count = 0;
-    for (auto it = next; it != lines.end() && count < kMaxIov; ++it, ++count) {
+    for (std::size_t i = next; i < pieces.size() && count < kMaxIov; ++i, ++count) {
       const std::size_t skip = count == 0 ? offset : 0;
-      iov[count] = {const_cast<char*>(it->data()) + skip, it->size() - skip};
+      iov[count] = {const_cast<char*>(pieces[i].data()) + skip, pieces[i].size() - skip};
     }
     const ssize_t n = ::writev(fd_, iov.data(), static_cast<int>(count));
     if (n > 0) {
       auto left = static_cast<std::size_t>(n);
       while (left > 0) {
-        const std::size_t rest = next->size() - offset;
+        const std::size_t rest = pieces[next].size() - offset;
         if (left < rest) {
           offset += left;
           break;

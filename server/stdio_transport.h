@@ -19,6 +19,8 @@
 #include <thread>
 #include <vector>
 
+#include "server/out_line.h"
+
 namespace rebound::server {
 
 class StdinReader {
@@ -70,7 +72,8 @@ class StdoutWriter {
   /// Queues one complete line (it must end in LF). Lines are written in call order: short ones
   /// are gathered and leave together at the end of the loop turn (flush()); long ones are
   /// never copied: the writer thread takes the queued strings and writes them out.
-  void write_line(std::string line);
+  void write_line(std::string line) { write_line(OutLine(std::move(line))); }
+  void write_line(OutLine line);
   /// Hands the gathered short lines on now (also done by a handler posted at the first one).
   void flush();
 
@@ -88,9 +91,9 @@ class StdoutWriter {
 
  private:
   void run();                                            // the writer thread
-  bool write_all(const std::deque<std::string>& lines);  // false with errno set
+  bool write_all(const std::deque<OutLine>& lines);  // false with errno set
   void on_progress();  // on the event loop, posted by the writer thread
-  void hand_over(std::string bytes);  // to the direct write or the writer thread, in order
+  void hand_over(OutLine bytes);  // to the direct write or the writer thread, in order
 
   boost::asio::any_io_executor executor_;
   int fd_ = -1;
@@ -98,7 +101,7 @@ class StdoutWriter {
   int wake_[2] = {-1, -1};  // written by the destructor to end a poll() for POLLOUT
   mutable std::mutex mutex_;
   std::condition_variable ready_;
-  std::deque<std::string> queue_;  // guarded by mutex_
+  std::deque<OutLine> queue_;      // guarded by mutex_
   std::size_t queued_bytes_ = 0;   // guarded; includes the lines being written
   bool stopping_ = false;          // guarded
   int error_ = 0;                  // guarded: errno of the write that failed

@@ -1,5 +1,6 @@
 #include "server/update_line.h"
 
+#include <algorithm>
 #include <nlohmann/json.hpp>
 
 #include "protocol/json_line.h"
@@ -40,12 +41,24 @@ void append_escaped_json_string(std::string& out, std::string_view text) {
   out += text;
 }
 
+void UpdateLineBuilder::append_head(std::string_view bytes) {
+  // A full buffer is left as it is (lines may point into it) and a new one continues the head.
+  if (head_.empty() || head_.back()->room() < bytes.size()) {
+    // Small at first (a reset per block), doubling up to kBufferBytes as the answer grows.
+    const std::size_t before = head_.empty() ? 0 : head_.back()->size();
+    const std::size_t capacity = std::min(kBufferBytes, std::max<std::size_t>(4096, 2 * before));
+    head_.push_back(std::make_shared<SharedBytes>(std::max(capacity, 2 * bytes.size())));
+  }
+  head_.back()->append(bytes);
+}
+
 void UpdateLineBuilder::reset(const AgentMessage& partial) {
+  head_.clear();  // lines still being written keep their buffers
   const bool text_last =
       !partial.content.empty() && (partial.content.back().kind == ContentBlock::Kind::text ||
                                    partial.content.back().kind == ContentBlock::Kind::thinking);
   if (!text_last) {
-    head_ = compact(to_json(partial));
+    append_head(compact(to_json(partial)));
     tail_.clear();
     split_ = false;
     return;
@@ -58,24 +71,26 @@ void UpdateLineBuilder::reset(const AgentMessage& partial) {
   // Find the empty string of the last block: the last `""}]` before the message's other keys.
   const std::size_t at = whole.rfind("\"\"}],\"");
   if (at == std::string::npos) {  // cannot happen for to_json's layout; stay correct anyway
-    head_ = compact(to_json(partial));
+    append_head(compact(to_json(partial)));
     tail_.clear();
     split_ = false;
     return;
   }
-  head_ = whole.substr(0, at + 1) + escaped_json_string(partial.content.back().text);
+  append_head(std::string_view(whole).substr(0, at + 1));
+  append_head(escaped_json_string(partial.content.back().text));
   tail_ = whole.substr(at + 1);
   split_ = true;
 }
 
 void UpdateLineBuilder::append_to_last_block(std::string_view delta) {
-  append_escaped_json_string(head_, delta);
+  scratch_.clear();
+  append_escaped_json_string(scratch_, delta);
+  append_head(scratch_);
 }
 
-std::string UpdateLineBuilder::line(const pi::AssistantUpdate& u) const {
+OutLine UpdateLineBuilder::out_line(const pi::AssistantUpdate& u) const {
   std::string out;
-  const std::size_t partial_size = head_.size() + tail_.size();
-  out.reserve(2 * partial_size + 160 + (u.delta ? u.delta->size() : 0));
+  out.reserve(160 + (u.delta ? u.delta->size() : 0));
   out += R"({"type":"message_update","assistantMessageEvent":{"type":")";
   out += u.type;
   out += R"(","contentIndex":)";
@@ -95,13 +110,17 @@ std::string UpdateLineBuilder::line(const pi::AssistantUpdate& u) const {
     out += compact(to_json(*u.tool_call));
   }
   out += R"(,"partial":)";
-  out += head_;
-  out += tail_;
-  out += R"(},"message":)";
-  out += head_;
-  out += tail_;
-  out += "}\n";
-  return out;
+  OutLine line(std::move(out));
+  const auto partial = [&] {
+    for (const auto& bytes : head_)
+      line.append_shared(bytes, 0, bytes->size());
+    line.append(tail_);
+  };
+  partial();
+  line.append(R"(},"message":)");
+  partial();
+  line.append("}\n");
+  return line;
 }
 
 }  // namespace rebound::server
