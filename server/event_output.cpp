@@ -7,8 +7,8 @@
 
 namespace rebound::server {
 
-EventOutput::EventOutput(LineSink sink, EnvelopeMode mode)
-    : sink_(std::move(sink)), mode_(mode), jsonrpc_(mode == EnvelopeMode::jsonrpc) {
+EventOutput::EventOutput(LineWriter& out, EnvelopeMode mode)
+    : out_(out), mode_(mode), jsonrpc_(mode == EnvelopeMode::jsonrpc) {
   allowed_.fill(true);
   for (std::size_t i = 0; i < kEventTypeCount; ++i)
     notification_heads_[i] = protocol::jsonrpc_notification_head(pi_event_type(i));
@@ -32,11 +32,18 @@ void EventOutput::on_event(const session::Event& event) {
     if (std::holds_alternative<session::ev::MessageUpdate>(event.body)) encoder_.skipped_update();
     return;
   }
-  OutLine line =
-      filter_.delta_updates ? OutLine(encoder_.delta_line(event)) : encoder_.out_line(event);
   // {"jsonrpc":"2.0","method":"<type>","params":<the pi line>}
+  if (filter_.delta_updates) {
+    scratch_.clear();
+    if (jsonrpc_) scratch_ += notification_heads_[index];
+    encoder_.append_delta_line(scratch_, event);
+    if (jsonrpc_) scratch_.insert(scratch_.size() - 1, "}");
+    out_.write_text(scratch_);
+    return;
+  }
+  OutLine line = encoder_.out_line(event);
   if (jsonrpc_) line.wrap(notification_heads_[index], "}");
-  sink_(std::move(line));
+  out_.write_line(std::move(line));
 }
 
 }  // namespace rebound::server

@@ -7,6 +7,7 @@
 
 #include <array>
 #include <functional>
+#include <string_view>
 #include <optional>
 #include <string>
 #include <vector>
@@ -29,9 +30,7 @@ struct EventFilter {
 
 class EventOutput : public session::EventSink {
  public:
-  using LineSink = std::function<void(OutLine line)>;
-
-  EventOutput(LineSink sink, EnvelopeMode mode);
+  EventOutput(LineWriter& out, EnvelopeMode mode);
 
   void on_event(const session::Event& event) override;
 
@@ -45,13 +44,14 @@ class EventOutput : public session::EventSink {
   void on_jsonrpc_request();
 
  private:
-  LineSink sink_;
+  LineWriter& out_;
   EnvelopeMode mode_;
   bool jsonrpc_ = false;
   EventFilter filter_;
   std::array<bool, kEventTypeCount> allowed_{};
   std::array<std::string, kEventTypeCount> notification_heads_;  // {"jsonrpc":…,"params":
   PiEventEncoder encoder_;
+  std::string scratch_;  // the delta form's lines are built here
 };
 
 }  // namespace rebound::server

@@ -95,4 +95,13 @@ class OutLine {
   std::size_t size_ = 0;
 };
 
+/// Where finished lines go (the stdout writer).
+class LineWriter {
+ public:
+  virtual ~LineWriter() = default;
+  virtual void write_line(OutLine line) = 0;
+  /// A short line that the writer copies now (the caller's buffer is reused).
+  virtual void write_text(std::string_view line) = 0;
+};
+
 }  // namespace rebound::server

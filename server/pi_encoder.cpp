@@ -1,5 +1,7 @@
 #include "server/pi_encoder.h"
 
+#include <charconv>
+#include <iterator>
 #include <nlohmann/json.hpp>
 #include <type_traits>
 
@@ -155,27 +157,29 @@ Json pi_event_json(const session::Event& event) {
       event.body);
 }
 
-std::string PiEventEncoder::delta_line(const session::Event& event) {
+void PiEventEncoder::append_delta_line(std::string& out, const session::Event& event) {
   const auto* u = std::get_if<ev::MessageUpdate>(&event.body);
-  if (!u) return protocol::to_line(pi_event_json(event));
+  if (!u) {
+    out += protocol::to_line(pi_event_json(event));
+    return;
+  }
   skipped_update();  // the incremental state no longer follows the partial message
-  if (!is_text_delta(u->kind) && u->kind != AssistantUpdateKind::toolcall_delta)
-    return protocol::to_line(pi::message_update_delta(assistant_update(*u)));
+  if (!is_text_delta(u->kind) && u->kind != AssistantUpdateKind::toolcall_delta) {
+    out += protocol::to_line(pi::message_update_delta(assistant_update(*u)));
+    return;
+  }
   // The hot path (one line per streamed delta): built without a JSON tree, byte for byte what
   // to_line() writes for the same object.
-  std::string out;
-  const std::string_view type = pi_update_name(u->kind);
-  const std::string index = std::to_string(u->content_index);
-  out.reserve(112 + type.size() + index.size() + u->delta.size());
+  char index[24];
+  const auto [index_end, ec] = std::to_chars(std::begin(index), std::end(index), u->content_index);
   out += R"({"type":"message_update","assistantMessageEvent":{"type":")";
-  out += type;
+  out += pi_update_name(u->kind);
   out += R"(","contentIndex":)";
-  out += index;
+  out.append(index, index_end);
   out += R"(,"delta":")";
   append_escaped_json_string(out, u->delta);
   out += R"("},"message":{"role":"assistant"}})";
   out += '\n';
-  return out;
 }
 
 OutLine PiEventEncoder::out_line(const session::Event& event) {

@@ -21,7 +21,13 @@ class PiEventEncoder {
   OutLine out_line(const session::Event& event);
   std::string line(const session::Event& event) { return out_line(event).flatten(); }
   /// The same, with a message_update in the delta form of protocol.md section 8.
-  std::string delta_line(const session::Event& event);
+  std::string delta_line(const session::Event& event) {
+    std::string out;
+    append_delta_line(out, event);
+    return out;
+  }
+  /// delta_line() appended to `out` (the hot path: no allocation once `out` has room).
+  void append_delta_line(std::string& out, const session::Event& event);
   /// A message_update went by without being encoded (filtered out): the next one is serialised
   /// afresh.
   void skipped_update() { have_partial_ = false; }

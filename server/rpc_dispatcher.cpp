@@ -11,15 +11,15 @@ namespace rebound::server {
 
 namespace {
 
-std::unique_ptr<EventOutput> own_output_if(EventOutput* events) {
+std::unique_ptr<EventOutput> own_output_if(EventOutput* events, LineWriter& nowhere) {
   if (events) return nullptr;
-  return std::make_unique<EventOutput>([](OutLine) {}, EnvelopeMode::pi);
+  return std::make_unique<EventOutput>(nowhere, EnvelopeMode::pi);
 }
 
 }  // namespace
 
 RpcDispatcher::RpcDispatcher(session::AgentSession& session, JsonSink out, EventOutput* events)
-    : own_events_(own_output_if(events)),
+    : own_events_(own_output_if(events, no_output_)),
       events_(events ? *events : *own_events_),
       context_{session, events_},
       commands_(rpc_command_table()),

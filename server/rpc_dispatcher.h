@@ -32,6 +32,11 @@ class RpcDispatcher {
   void run(const protocol::CommandEnvelope& command, ReplyStyle style);
   void line_error(const protocol::ProtocolError& error);
 
+  struct NoOutput : LineWriter {
+    void write_line(OutLine) override {}
+    void write_text(std::string_view) override {}
+  };
+  NoOutput no_output_;
   std::unique_ptr<EventOutput> own_events_;
   EventOutput& events_;
   CommandContext context_;

@@ -129,8 +129,7 @@ int run_server(const CliOptions& options) {
   AsioScheduler scheduler(io.get_executor());
   StdoutWriter writer(io.get_executor(), STDOUT_FILENO);
   JsonSink out = [&writer](const protocol::Json& j) { writer.write_line(protocol::to_line(j)); };
-  EventOutput events([&writer](OutLine line) { writer.write_line(std::move(line)); },
-                     options.envelope);
+  EventOutput events(writer, options.envelope);
   config::AuthStore credentials(agent_dir / "auth.json", [] {
     return std::chrono::duration_cast<std::chrono::milliseconds>(
                std::chrono::steady_clock::now().time_since_epoch())

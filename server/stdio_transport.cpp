@@ -77,6 +77,13 @@ StdoutWriter::~StdoutWriter() {
     if (end >= 0) ::close(end);
 }
 
+void StdoutWriter::write_text(std::string_view line) {
+  if (broken_ || line.empty()) return;
+  if (line.size() > kGatherBytes) return write_line(OutLine(std::string(line)));
+  gathered_ += line;
+  gathered();
+}
+
 void StdoutWriter::write_line(OutLine line) {
   if (broken_ || line.empty()) return;
   if (line.size() <= kGatherBytes) {
@@ -86,6 +93,15 @@ void StdoutWriter::write_line(OutLine line) {
       for (const auto& part : line.parts())
         gathered_ += part.view();
     }
+    gathered();
+    return;
+  }
+  flush();  // what was gathered goes first
+  hand_over(std::move(line));
+}
+
+void StdoutWriter::gathered() {
+  {
     if (gathered_.size() >= kDirectBytes) {
       flush();
     } else if (!flush_posted_) {
@@ -98,10 +114,7 @@ void StdoutWriter::write_line(OutLine line) {
         flush();
       });
     }
-    return;
   }
-  flush();  // what was gathered goes first
-  hand_over(std::move(line));
 }
 
 void StdoutWriter::flush() {

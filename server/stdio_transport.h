@@ -46,7 +46,7 @@ class StdinReader {
   bool stopped_ = false;
 };
 
-class StdoutWriter {
+class StdoutWriter : public LineWriter {
  public:
   /// Producers are held back (admit() says false) from this many queued bytes on, and let go
   /// again once the queue is down to kResumeBytes.
@@ -73,7 +73,8 @@ class StdoutWriter {
   /// are gathered and leave together at the end of the loop turn (flush()); long ones are
   /// never copied: the writer thread takes the queued strings and writes them out.
   void write_line(std::string line) { write_line(OutLine(std::move(line))); }
-  void write_line(OutLine line);
+  void write_line(OutLine line) override;
+  void write_text(std::string_view line) override;
   /// Hands the gathered short lines on now (also done by a handler posted at the first one).
   void flush();
 
@@ -93,7 +94,8 @@ class StdoutWriter {
   void run();                                            // the writer thread
   bool write_all(const std::deque<OutLine>& lines);  // false with errno set
   void on_progress();  // on the event loop, posted by the writer thread
-  void hand_over(OutLine bytes);  // to the direct write or the writer thread, in order
+  void hand_over(OutLine bytes);
+  void gathered();  // more was gathered: flush now when it is a lot, else once this turn ends  // to the direct write or the writer thread, in order
 
   boost::asio::any_io_executor executor_;
   int fd_ = -1;
