@@ -31,7 +31,7 @@ struct Exchange {
   std::string error_body;
   bool ended = false;
 
-  void emit(StreamEvent e) {
+  void emit(StreamEvent&& e) {
     if (ended) return;
     const bool terminal = e.kind == StreamEvent::Kind::done || e.kind == StreamEvent::Kind::error;
     if (e.kind == StreamEvent::Kind::error)
@@ -121,8 +121,8 @@ std::unique_ptr<session::llm::StreamHandle> HttpProvider::stream(
       if (x->error_body.size() < kMaxErrorBody) x->error_body.append(bytes);
       return;
     }
-    x->parser.feed(bytes, [&](session::llm::SseEvent e) {
-      x->decoder->on_event(e, [&](StreamEvent ev) { x->emit(std::move(ev)); });
+    x->parser.feed(bytes, [&](const session::llm::SseEvent& e) {
+      x->decoder->on_event(e, [&](StreamEvent&& ev) { x->emit(std::move(ev)); });
     });
     if (!x->parser.error().empty()) x->error("connection error: " + x->parser.error());
   };
@@ -134,8 +134,8 @@ std::unique_ptr<session::llm::StreamHandle> HttpProvider::stream(
                                                 x->now ? x->now() : 0, x->key));
       return;
     }
-    auto emit = [&](StreamEvent ev) { x->emit(std::move(ev)); };
-    x->parser.finish([&](session::llm::SseEvent e) { x->decoder->on_event(e, emit); });
+    auto emit = [&](StreamEvent&& ev) { x->emit(std::move(ev)); };
+    x->parser.finish([&](const session::llm::SseEvent& e) { x->decoder->on_event(e, emit); });
     x->decoder->on_end(emit);
   };
   cb.failure = [weak](std::string message) {

@@ -76,7 +76,7 @@ void AgentSession::start_compaction(CompactionReason reason,
   const std::uint64_t generation = c->generation;
   compaction_ = std::move(c);
   std::weak_ptr<bool> alive = alive_;
-  auto stream = deps_.provider.stream(request, [this, alive, generation](llm::StreamEvent e) {
+  auto stream = deps_.provider.stream(request, [this, alive, generation](llm::StreamEvent&& e) {
     if (!alive.expired()) on_compaction_event(generation, std::move(e));
   });
   if (compaction_ && compaction_->generation == generation) compaction_->stream = std::move(stream);

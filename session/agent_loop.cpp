@@ -79,7 +79,7 @@ void AgentSession::request_assistant() {
   }
   const std::uint64_t generation = run.generation;
   std::weak_ptr<bool> alive = alive_;
-  run.stream = deps_.provider.stream(request, [this, alive, generation](llm::StreamEvent e) {
+  run.stream = deps_.provider.stream(request, [this, alive, generation](llm::StreamEvent&& e) {
     if (!alive.expired()) on_stream_event(generation, std::move(e));
   });
 }
@@ -90,7 +90,7 @@ void AgentSession::ensure_message_started() {
   emit(ev::MessageStart{run_->partial});
 }
 
-void AgentSession::on_stream_event(std::uint64_t generation, llm::StreamEvent e) {
+void AgentSession::on_stream_event(std::uint64_t generation, llm::StreamEvent&& e) {
   if (!run_ || run_->generation != generation) return;  // a stale completion
   Run& run = *run_;
   AgentMessage& m = run.partial;

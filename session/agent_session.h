@@ -229,7 +229,7 @@ class AgentSession {
   void continue_run();
   void add_user_messages(std::vector<Queued> inputs);
   void request_assistant();
-  void on_stream_event(std::uint64_t generation, llm::StreamEvent event);
+  void on_stream_event(std::uint64_t generation, llm::StreamEvent&& event);
   void ensure_message_started();
   void finish_message(protocol::StopReason reason, std::optional<std::string> error);
   static bool has_tool_calls(const protocol::AgentMessage& message);

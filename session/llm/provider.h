@@ -48,7 +48,9 @@ struct StreamEvent {
   protocol::StopReason stop_reason = protocol::StopReason::stop;  // done
 };
 
-using StreamHandler = std::function<void(StreamEvent)>;
+// Events are handed on by reference down the chain (decoder, HTTP exchange, session): one move
+// less per layer on the per-token path.
+using StreamHandler = std::function<void(StreamEvent&&)>;
 
 /// A running request. cancel() stops it: no event is delivered afterwards.
 class StreamHandle {

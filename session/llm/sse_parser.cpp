@@ -124,15 +124,14 @@ void SseParser::line(std::string_view text, const Sink& sink) {
 
 void SseParser::dispatch(const Sink& sink) {
   if (has_data_) {
-    SseEvent e;
-    if (!event_.empty()) e.event = event_;
-    e.data = std::move(data_);
-    e.data.pop_back();  // the LF after the last data line
-    e.id = id_;
-    sink(std::move(e));
+    current_.event = event_.empty() ? std::string_view("message") : std::string_view(event_);
+    current_.data.swap(data_);
+    current_.data.pop_back();  // the LF after the last data line
+    current_.id = id_;
+    sink(current_);
   }
   event_.clear();
-  data_.clear();
+  data_.clear();  // the previous event's buffer, kept with its capacity
   has_data_ = false;
 }
 

@@ -23,7 +23,8 @@ struct SseEvent {
 
 class SseParser {
  public:
-  using Sink = std::function<void(SseEvent)>;
+  /// Gets each event by reference; it is valid during the call only (its buffers are reused).
+  using Sink = std::function<void(const SseEvent&)>;
   static constexpr std::size_t kDefaultLimit = 16u << 20;
 
   explicit SseParser(std::size_t max_line_bytes = kDefaultLimit,
@@ -53,6 +54,7 @@ class SseParser {
   std::string data_;
   bool has_data_ = false;
   std::optional<std::string> id_;
+  SseEvent current_;  // handed to the sink; its data buffer goes back to data_ afterwards
 };
 
 }  // namespace rebound::session::llm

@@ -16,7 +16,7 @@ namespace rebound::session::llm {
 
 class StreamDecoder {
  public:
-  using Emit = std::function<void(StreamEvent)>;
+  using Emit = std::function<void(StreamEvent&&)>;
 
   explicit StreamDecoder(protocol::Model model) : model_(std::move(model)) {}
   virtual ~StreamDecoder() = default;
