@@ -186,7 +186,7 @@ ModeFigures measure(const FakeResponse& r, int runs, const std::string& filter, 
     out.lengths = got.line_lengths;
     out.lines = got.line_lengths.size();
     std::printf(
-        "%s run %d: %.3f s, %zu lines, %.1f MB, %.0f events/s, fake server sent in %.3f s, peak "
+        "%s run %d: %.4f s, %zu lines, %.1f MB, %.0f events/s, fake server sent in %.4f s, peak "
         "RSS %.1f MiB, server CPU %.3f s user + %.3f s system (%.2f us user per event)\n",
         label, run + 1, s, got.line_lengths.size(), bytes / 1e6, events / s, send_s.back(),
         rss_mib.back(), user_s.back(), sys_s.back(), per_event.back());

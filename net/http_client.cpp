@@ -12,6 +12,7 @@
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/write.hpp>
 #include <boost/beast/core/flat_buffer.hpp>
+#include <charconv>
 #include <boost/beast/core/tcp_stream.hpp>
 #include <boost/beast/http/buffer_body.hpp>
 #include <boost/beast/http/empty_body.hpp>
@@ -71,6 +72,21 @@ class Call : public HttpCall, public std::enable_shared_from_this<Call> {
       self->fail(self->timeout_connect());
     });
     const Url& first_hop = tunnel_ ? *tunnel_ : url_;
+    // A numeric address needs no resolver (whose first use starts a thread: most of a local
+    // request's set-up time).
+    beast::error_code not_numeric;
+    const auto address = asio::ip::make_address(first_hop.host, not_numeric);
+    unsigned short port = 0;
+    const auto [end, bad] = std::from_chars(
+        first_hop.port.data(), first_hop.port.data() + first_hop.port.size(), port);
+    if (!not_numeric && bad == std::errc() && end == first_hop.port.data() + first_hop.port.size()) {
+      auto results = tcp::resolver::results_type::create(tcp::endpoint(address, port),
+                                                         first_hop.host, first_hop.port);
+      asio::post(executor_, [self = shared_from_this(), results = std::move(results)]() mutable {
+        self->on_resolve({}, std::move(results));
+      });
+      return;
+    }
     resolver_.async_resolve(
         first_hop.host, first_hop.port,
         [self = shared_from_this()](beast::error_code ec, tcp::resolver::results_type results) {

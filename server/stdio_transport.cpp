@@ -102,7 +102,7 @@ void StdoutWriter::write_line(OutLine line) {
 
 void StdoutWriter::gathered() {
   {
-    if (gathered_.size() >= kDirectBytes) {
+    if (gathered_.size() >= kFlushBytes) {
       flush();
     } else if (!flush_posted_) {
       // Runs after the handlers already queued: a burst of events made by one read of the
@@ -120,7 +120,7 @@ void StdoutWriter::gathered() {
 void StdoutWriter::flush() {
   if (gathered_.empty()) return;
   std::string bytes;
-  bytes.reserve(kDirectBytes);
+  bytes.reserve(kFlushBytes);
   bytes.swap(gathered_);
   if (broken_) return;
   hand_over(OutLine(std::move(bytes)));

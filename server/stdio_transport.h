@@ -54,9 +54,11 @@ class StdoutWriter : public LineWriter {
   static constexpr std::size_t kResumeBytes = 256 * 1024;
   /// Lines up to this size are gathered on the event loop and written together once the loop
   /// turn that made them is over (one write(2) for a burst of small events instead of one
-  /// each); a gathered batch up to kDirectBytes is written by the loop itself while the writer
-  /// thread is idle.
+  /// each), or as soon as kFlushBytes are gathered. A batch up to kDirectBytes is written by
+  /// the loop itself while the writer thread is idle; a larger one is the thread's, so the loop
+  /// goes on with the model's stream while the kernel copies.
   static constexpr std::size_t kGatherBytes = 4 * 1024;
+  static constexpr std::size_t kFlushBytes = 64 * 1024;
   static constexpr std::size_t kDirectBytes = 64 * 1024;
 
   StdoutWriter(const boost::asio::any_io_executor& executor, int fd);
