@@ -27,6 +27,18 @@ int hex_value(char c) {
 // The grammar check: the end of the value at `p`, or nullptr.
 }  // namespace
 
+namespace {
+
+// Keys are short: a byte loop beats a call to memcmp.
+bool same(std::string_view a, std::string_view b) {
+  if (a.size() != b.size()) return false;
+  for (std::size_t i = 0; i < a.size(); ++i)
+    if (a[i] != b[i]) return false;
+  return true;
+}
+
+}  // namespace
+
 // The grammar check: the end of the value at `p`, or nullptr; on the way, the spans of the
 // values at the paths.
 class Checker {
@@ -54,7 +66,7 @@ class Checker {
     if (length >= kMaxLength) return;
     std::uint32_t next = 0;
     for (std::size_t k = paths_->first_[length]; k < paths_->first_[length + 1]; ++k) {
-      if (paths_->entries_[k].segment == segment) {
+      if (same(paths_->entries_[k].segment, segment)) {
         next = paths_->entries_[k].mask;
         break;
       }

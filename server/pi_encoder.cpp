@@ -172,14 +172,14 @@ void PiEventEncoder::append_delta_line(std::string& out, const session::Event& e
   // to_line() writes for the same object.
   char index[24];
   const auto [index_end, ec] = std::to_chars(std::begin(index), std::end(index), u->content_index);
-  out += R"({"type":"message_update","assistantMessageEvent":{"type":")";
+  using namespace std::string_view_literals;  // no strlen per piece
+  out += R"({"type":"message_update","assistantMessageEvent":{"type":")"sv;
   out += pi_update_name(u->kind);
-  out += R"(","contentIndex":)";
+  out += R"(","contentIndex":)"sv;
   out.append(index, index_end);
-  out += R"(,"delta":")";
+  out += R"(,"delta":")"sv;
   append_escaped_json_string(out, u->delta);
-  out += R"("},"message":{"role":"assistant"}})";
-  out += '\n';
+  out += "\"},\"message\":{\"role\":\"assistant\"}}\n"sv;
 }
 
 OutLine PiEventEncoder::out_line(const session::Event& event) {

@@ -59,7 +59,7 @@ class StdoutWriter : public LineWriter {
   /// goes on with the model's stream while the kernel copies.
   static constexpr std::size_t kGatherBytes = 4 * 1024;
   static constexpr std::size_t kFlushBytes = 64 * 1024;
-  static constexpr std::size_t kDirectBytes = 64 * 1024;
+  static constexpr std::size_t kDirectBytes = 8 * 1024;
 
   StdoutWriter(const boost::asio::any_io_executor& executor, int fd);
   /// Stops the writer thread without waiting for a reader that stopped reading; what is still
