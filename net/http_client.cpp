@@ -11,6 +11,10 @@
 #include <boost/asio/ssl/host_name_verification.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/write.hpp>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <sys/socket.h>
+
 #include <boost/beast/core/flat_buffer.hpp>
 #include <charconv>
 #include <boost/beast/core/tcp_stream.hpp>
@@ -344,6 +348,18 @@ class Call : public HttpCall, public std::enable_shared_from_this<Call> {
     });
   }
 
+  // A streaming body is one-way: nothing we send carries the ACKs, so the kernel delays them,
+  // and a server with Nagle's algorithm on holds its next small chunk until the ACK comes (40
+  // ms stalls in the middle of a token stream). Quick-ACK mode is not sticky in Linux: it is
+  // asked for again after every read.
+  void quick_ack() {
+#ifdef TCP_QUICKACK
+    const int one = 1;
+    (void)::setsockopt(lowest().socket().native_handle(), IPPROTO_TCP, TCP_QUICKACK, &one,
+                       sizeof one);
+#endif
+  }
+
   // Parses buffered bytes into at most one body piece and hands it on. False when the parser
   // needs more input (or the call ended: a callback cancelled it, or the body is malformed).
   bool parse_piece() {
@@ -374,7 +390,10 @@ class Call : public HttpCall, public std::enable_shared_from_this<Call> {
   void on_read(beast::error_code ec, std::size_t n) {
     if (done_) return;
     buffer_.commit(n);
-    if (!ec) return read_body();
+    if (!ec) {
+      quick_ack();
+      return read_body();
+    }
     if (ec == beast::error::timeout) return fail(timeout_idle());
     // The server went away inside the body: what arrived is handed on, and the provider's
     // decoder decides whether it was complete.

@@ -49,6 +49,7 @@ class Checker {
   }
 
   bool unsure() const { return unsure_; }
+  const char* string_token(const char* p) const { return string(p); }
 
   // `length`: how many keys and indexes lead to this value. masks_[length] holds the paths
   // that matched all the way here.
@@ -318,6 +319,14 @@ Paths::Paths(std::initializer_list<std::initializer_list<std::string_view>> path
   }
   for (std::size_t level = longest; level <= kMaxLength; ++level)
     first_[level] = entries_.size();
+}
+
+std::optional<std::size_t> string_token_length(std::string_view text) {
+  if (text.empty() || text.front() != '"') return std::nullopt;
+  const Checker check(text.data() + text.size(), nullptr, nullptr);
+  const char* end = check.string_token(text.data());
+  if (!end) return std::nullopt;
+  return static_cast<std::size_t>(end - text.data());
 }
 
 bool is_valid(std::string_view text) {

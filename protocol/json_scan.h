@@ -73,6 +73,10 @@ inline bool is_null(std::string_view value) { return value == "null"; }
 template <typename Visit>
 bool for_each_member(std::string_view object, Visit&& visit);
 
+/// The length of the valid JSON string token at the start of `text` (quotes included; escapes
+/// and UTF-8 checked), or nullopt.
+std::optional<std::size_t> string_token_length(std::string_view text);
+
 /// The first element of a valid array, or nullopt for an empty one.
 std::optional<std::string_view> first_element(std::string_view array);
 

@@ -186,6 +186,21 @@ bool OpenAiStreamDecoder::fast_event(const std::string& data, const Emit& emit) 
                                  {"choices", F, "delta", "reasoning"},
                                  {"choices", F, "delta", "content"},
                                  {"choices", F, "delta", "tool_calls"}};
+  // The template of the previous plain content chunk.
+  const std::string_view text(data);
+  if (have_template_ && text.size() >= template_prefix_.size() + template_suffix_.size() &&
+      text.starts_with(template_prefix_) && text.ends_with(template_suffix_)) {
+    const std::size_t opening = template_prefix_.size() - 1;
+    const auto token = scan::string_token_length(text.substr(opening));
+    if (token && opening + *token == text.size() - template_suffix_.size() + 1) {
+      const auto content = scan::decode_string(text.substr(opening, *token));
+      if (content) {
+        content_delta(*content, emit);
+        return true;
+      }
+    }
+  }
+  have_template_ = false;
   Span v[11];
   if (!scan::scan(data, paths, v)) return false;  // invalid (the general path reports it)
   const Span &root = v[0], &error = v[1], &usage = v[2], &choices = v[3], &choice = v[4],
@@ -215,6 +230,13 @@ bool OpenAiStreamDecoder::fast_event(const std::string& data, const Emit& emit) 
   if (inside(finish_value, choice) && scan::is_string(*finish_value)) {
     reason = scan::decode_string(*finish_value);
     if (!reason) return false;
+  }
+  if (parts[2] && !parts[0] && !parts[1] && !reason) {
+    // A plain content chunk: the next ones are likely the same around another string.
+    const std::size_t begin = static_cast<std::size_t>(texts[2]->data() - data.data());
+    template_prefix_.assign(data, 0, begin + 1);
+    template_suffix_.assign(data, begin + texts[2]->size() - 1);
+    have_template_ = true;
   }
   if (parts[0]) reasoning_delta(*parts[0], emit);
   if (parts[1]) reasoning_delta(*parts[1], emit);

@@ -338,3 +338,37 @@ TEST_CASE("OpenAI: the scanner's fast path emits exactly what the general parser
     }
   }
 }
+
+TEST_CASE("OpenAI: chunks that reuse the previous chunk's frame decode as the general path does") {
+  // The fast path remembers the bytes around a plain chunk's content; these middles test its
+  // string check: escapes, a quote that changes the structure, bad UTF-8, an empty string, a
+  // lone surrogate; each stream ends in a middle that breaks the JSON (a trailing backslash, a
+  // control character).
+  const std::vector<std::string> middles{
+      "a",     "b\\\"c", "d\\\\",          "f\",\"content\":\"g", "h\xff",
+      "",      "\\ud800", "\\ud83d\\ude00 j", "k\\u0041", "l\"},\"x\":{\"y\":\"",
+      "m\\n\\t", "\xc3\xa9 n", "o"};
+  const std::string head = R"(data: {"id":"c","choices":[{"index":0,"delta":{"content":")";
+  const std::string tail = "\"},\"finish_reason\":null}]}\n\n";
+  for (const std::string last : {"e\\", "i\x01"}) {
+    std::string stream = head + "first" + tail;
+    for (const auto& m : middles)
+      stream += head + m + tail;
+    stream += head + last + tail + "data: [DONE]\n\n";
+    std::vector<std::string> kinds[2];
+    for (int fast = 0; fast < 2; ++fast) {
+      OpenAiStreamDecoder decoder(priced_model());
+      decoder.set_fast_path(fast == 1);
+      SseParser parser;
+      auto emit = [&](StreamEvent e) { kinds[fast].push_back(describe(e)); };
+      auto sink = [&](const SseEvent& e) { decoder.on_event(e, emit); };
+      parser.feed(stream, sink);
+      parser.finish(sink);
+      decoder.on_end(emit);
+    }
+    CAPTURE(last);
+    CHECK(kinds[1] == kinds[0]);
+    CHECK(kinds[0].size() > middles.size());  // every middle was decoded before the last failed
+    CHECK(kinds[0].back().rfind("error:", 0) == 0);
+  }
+}
