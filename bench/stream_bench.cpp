@@ -143,7 +143,7 @@ struct ModeFigures {
 // answered) before the prompt when not empty.
 ModeFigures measure(const FakeResponse& r, int runs, const std::string& filter, const char* label) {
   std::vector<double> seconds, rss_mib, idle_rss_mib, mbytes, events_per_s, user_s, sys_s, send_s,
-      per_event, life_user, life_sys;
+      per_event, life_user, life_sys, first_byte_s;
   ModeFigures out;
   for (int run = 0; run < runs; ++run) {
     FakeLlmServer server({r});
@@ -183,12 +183,18 @@ ModeFigures measure(const FakeResponse& r, int runs, const std::string& filter, 
     per_event.push_back(user_s.back() / events * 1e6);
     const auto sent = server.send_seconds();
     send_s.push_back(sent.empty() ? -1 : sent.back());
+    const auto starts = server.send_starts();
+    const double to_first_byte =
+        starts.empty() ? -1 : std::chrono::duration<double>(starts.back() - t0).count();
+    first_byte_s.push_back(to_first_byte);
     out.lengths = got.line_lengths;
     out.lines = got.line_lengths.size();
     std::printf(
-        "%s run %d: %.4f s, %zu lines, %.1f MB, %.0f events/s, fake server sent in %.4f s, peak "
+        "%s run %d: %.4f s, %zu lines, %.1f MB, %.0f events/s, fake server started sending "
+        "%.4f s after the prompt and sent in %.4f s, peak "
         "RSS %.1f MiB, server CPU %.3f s user + %.3f s system (%.2f us user per event)\n",
-        label, run + 1, s, got.line_lengths.size(), bytes / 1e6, events / s, send_s.back(),
+        label, run + 1, s, got.line_lengths.size(), bytes / 1e6, events / s, to_first_byte,
+        send_s.back(),
         rss_mib.back(), user_s.back(), sys_s.back(), per_event.back());
     p.close_stdin();
     p.wait(std::chrono::seconds(10));

@@ -6,6 +6,7 @@
 // Runs its own threads; requests() is safe to call from the test thread.
 
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <filesystem>
 #include <map>
@@ -57,6 +58,8 @@ class FakeLlmServer {
   /// Seconds each streamed (status 200) response took to send, from its status line to its
   /// last chunk handed to the kernel, in the order the responses ended (benchmarks).
   std::vector<double> send_seconds() const;
+  /// When each streamed response started (its status line), for latency benchmarks.
+  std::vector<std::chrono::steady_clock::time_point> send_starts() const;
 
   /// Server-sent events helpers for scripts.
   static std::string sse(const std::string& data) { return "data: " + data + "\n\n"; }
@@ -84,6 +87,7 @@ class FakeLlmServer {
   std::vector<ReceivedRequest> requests_;
   std::size_t next_ = 0;
   std::vector<double> send_seconds_;
+  std::vector<std::chrono::steady_clock::time_point> send_starts_;
   std::thread acceptor_;
   std::vector<std::thread> workers_;
 };
