@@ -58,6 +58,16 @@ std::pair<double, double> cpu_seconds(int pid) {
   return {utime / tick, stime / tick};
 }
 
+// The event loop's (the main thread's) time on a CPU so far, user and system together, in
+// seconds, with nanosecond resolution (/proc/PID/task/PID/schedstat): an upper bound of its
+// user time that, unlike utime, is not sampled at clock ticks.
+double loop_thread_seconds(int pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/task/" + std::to_string(pid) + "/schedstat");
+  double ns = -1;
+  in >> ns;
+  return ns / 1e9;
+}
+
 struct Stream {
   std::size_t bytes = 0;
   std::vector<std::size_t> line_lengths;  // with the LF
@@ -134,7 +144,8 @@ double median(std::vector<double> v) {
 
 struct ModeFigures {
   double seconds = 0, mbytes = 0, events_per_s = 0, rss_mib = 0, idle_rss_mib = 0, user_s = 0,
-         sys_s = 0, send_s = 0, user_us_per_event = 0, life_user_s = 0, life_sys_s = 0;
+         sys_s = 0, send_s = 0, user_us_per_event = 0, life_user_s = 0, life_sys_s = 0,
+         loop_us_per_event = 0;
   std::size_t lines = 0;
   std::vector<std::size_t> lengths;  // of the last run's lines, for the pipe floor
 };
@@ -143,7 +154,7 @@ struct ModeFigures {
 // answered) before the prompt when not empty.
 ModeFigures measure(const FakeResponse& r, int runs, const std::string& filter, const char* label) {
   std::vector<double> seconds, rss_mib, idle_rss_mib, mbytes, events_per_s, user_s, sys_s, send_s,
-      per_event, life_user, life_sys, first_byte_s;
+      per_event, life_user, life_sys, first_byte_s, loop_us;
   ModeFigures out;
   for (int run = 0; run < runs; ++run) {
     FakeLlmServer server({r});
@@ -164,6 +175,7 @@ ModeFigures measure(const FakeResponse& r, int runs, const std::string& filter, 
     }
     idle_rss_mib.push_back(rebound::testing::proc_status_kib(p.pid(), "VmHWM:") / 1024.0);
     const auto cpu0 = cpu_seconds(p.pid());
+    const double loop0 = loop_thread_seconds(p.pid());
     const auto t0 = Clock::now();
     p.write("{\"id\":1,\"type\":\"prompt\",\"message\":\"stream please\"}\n");
     Stream got;
@@ -174,6 +186,7 @@ ModeFigures measure(const FakeResponse& r, int runs, const std::string& filter, 
     const double s = std::chrono::duration<double>(Clock::now() - t0).count();
     rss_mib.push_back(rebound::testing::proc_status_kib(p.pid(), "VmHWM:") / 1024.0);
     const auto cpu1 = cpu_seconds(p.pid());
+    const double loop_s = loop_thread_seconds(p.pid()) - loop0;
     user_s.push_back(cpu1.first - cpu0.first);
     sys_s.push_back(cpu1.second - cpu0.second);
     const std::size_t bytes = got.bytes, events = got.line_lengths.size() - 1;  // less the answer
@@ -181,6 +194,7 @@ ModeFigures measure(const FakeResponse& r, int runs, const std::string& filter, 
     mbytes.push_back(bytes / 1e6);
     events_per_s.push_back(events / s);
     per_event.push_back(user_s.back() / events * 1e6);
+    loop_us.push_back(loop_s / events * 1e6);
     const auto sent = server.send_seconds();
     send_s.push_back(sent.empty() ? -1 : sent.back());
     const auto starts = server.send_starts();
@@ -192,10 +206,11 @@ ModeFigures measure(const FakeResponse& r, int runs, const std::string& filter, 
     std::printf(
         "%s run %d: %.4f s, %zu lines, %.1f MB, %.0f events/s, fake server started sending "
         "%.4f s after the prompt and sent in %.4f s, peak "
-        "RSS %.1f MiB, server CPU %.3f s user + %.3f s system (%.2f us user per event)\n",
+        "RSS %.1f MiB, server CPU %.3f s user + %.3f s system (%.2f us user per event), event "
+        "loop %.2f us per event\n",
         label, run + 1, s, got.line_lengths.size(), bytes / 1e6, events / s, to_first_byte,
         send_s.back(),
-        rss_mib.back(), user_s.back(), sys_s.back(), per_event.back());
+        rss_mib.back(), user_s.back(), sys_s.back(), per_event.back(), loop_us.back());
     p.close_stdin();
     p.wait(std::chrono::seconds(10));
     const auto life = p.cpu_seconds();
@@ -213,6 +228,7 @@ ModeFigures measure(const FakeResponse& r, int runs, const std::string& filter, 
   out.sys_s = median(sys_s);
   out.send_s = median(send_s);
   out.user_us_per_event = median(per_event);
+  out.loop_us_per_event = median(loop_us);
   return out;
 }
 
@@ -257,12 +273,13 @@ int main(int argc, char** argv) {
         "of stdout, fake server send %.3f s (ratio %.2f), pipe floor %.3f s (ratio %.2f), peak "
         "RSS %.1f MiB (idle %.1f MiB), server CPU during the stream %.3f s user + %.3f s "
         "system; whole life %.4f s user + %.4f s system, empty answer %.4f s user + %.4f s "
-        "system: %.2f us user and %.2f us system per event\n",
+        "system: %.2f us user and %.2f us system per event; the event loop's thread (user + "
+        "system, from schedstat) %.2f us per event\n",
         label, runs, deltas, m.seconds, m.events_per_s, m.mbytes, m.send_s, m.seconds / m.send_s,
         floor_s, m.seconds / floor_s, m.rss_mib, m.idle_rss_mib, m.user_s, m.sys_s,
         m.life_user_s, m.life_sys_s, base.life_user_s, base.life_sys_s,
         (m.life_user_s - base.life_user_s) / events * 1e6,
-        (m.life_sys_s - base.life_sys_s) / events * 1e6);
+        (m.life_sys_s - base.life_sys_s) / events * 1e6, m.loop_us_per_event);
   };
   if (which == "full" || which == "both") {
     const ModeFigures full = measure(r, runs, "", "full");
