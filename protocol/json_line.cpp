@@ -220,6 +220,12 @@ JsonLine parse_checked(std::string_view text) {
     const std::string what = "nesting deeper than " + std::to_string(kMaxJsonDepth) + " levels";
     return {std::nullopt, what + " at byte " + std::to_string(*deep), what, *deep};
   }
+  // nlohmann's lexer takes a NUL byte for the end of input, so `{"type":"x"}\0junk` would
+  // parse. A raw NUL is never valid JSON (not outside strings, not inside them either).
+  if (const auto nul = text.find('\0'); nul != std::string_view::npos) {
+    return {std::nullopt, "invalid JSON: a NUL byte at byte " + std::to_string(nul),
+            std::string(kInvalidJson), nul};
+  }
   try {
     return {Json::parse(text.begin(), text.end()), {}, {}, 0};
   } catch (const nlohmann::json::parse_error& e) {

@@ -1,5 +1,7 @@
 // Line reader + command parser + response/line writer: whatever arrives on stdin, nothing
 // crashes, every response is valid UTF-8 JSON, and every parsed value survives a round trip.
+// The JSON-RPC reader answers every object with a command or one error line, and the stream's
+// JSON scanner (json_scan) accepts exactly what the general parser accepts.
 
 #include <cstdint>
 #include <cstdlib>
@@ -7,6 +9,8 @@
 
 #include "protocol/commands.h"
 #include "protocol/json_line.h"
+#include "protocol/json_scan.h"
+#include "protocol/jsonrpc.h"
 #include "protocol/line_reader.h"
 #include "protocol/responses.h"
 
@@ -43,6 +47,7 @@ void check_args(const CommandEnvelope& c) {
   check_reader(read_enabled_args, c);
   check_reader(read_bash_args, c);
   check_reader(read_switch_session_args, c);
+  check_reader(read_event_filter_args, c);
 }
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
@@ -58,6 +63,17 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     if (item.text.size() > limit) std::abort();
     const auto parsed = parse_json_line(item.text);
     if (parsed.value) check_line(to_line(*parsed.value));
+    if (json_scan::is_valid(item.text) != parsed.value.has_value()) std::abort();
+    if (parsed.value && parsed.value->is_object() && parsed.value->contains("jsonrpc")) {
+      const JsonRpcRequest request = read_jsonrpc_request(*parsed.value);
+      if (request.command.has_value() == request.error.has_value()) std::abort();
+      if (request.error) check_line(to_line(jsonrpc_error(*request.error)));
+      if (request.command) {
+        if (!request.valid || request.command->object["type"] != request.command->type) std::abort();
+        check_args(*request.command);
+      }
+    }
+    if (parsed.value) (void)is_refused_batch(*parsed.value, item.text.size() % 2 == 0);
     const auto command = parse_envelope_line(item.text);
     if (command.error) {
       check_line(to_line(error_response(*command.error)));
