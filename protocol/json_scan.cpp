@@ -1,6 +1,8 @@
 #include "protocol/json_scan.h"
 
 #include <algorithm>
+#include <cmath>
+#include <cstdlib>
 #include <cstdint>
 
 #include "protocol/json_line.h"
@@ -108,8 +110,10 @@ class Checker {
   }
 
   const char* number(const char* p) const {
+    const char* begin = p;
     if (p < end_ && *p == '-') ++p;
     if (p >= end_) return nullptr;
+    const char* digits = p;
     if (*p == '0') {
       ++p;
     } else if (is_digit(*p)) {
@@ -118,20 +122,31 @@ class Checker {
     } else {
       return nullptr;
     }
+    const auto integer_digits = static_cast<std::size_t>(p - digits);
     if (p < end_ && *p == '.') {
       ++p;
       if (p >= end_ || !is_digit(*p)) return nullptr;
       while (p < end_ && is_digit(*p))
         ++p;
     }
+    bool exponent = false;
     if (p < end_ && (*p == 'e' || *p == 'E')) {
+      exponent = true;
       ++p;
       if (p < end_ && (*p == '+' || *p == '-')) ++p;
       if (p >= end_ || !is_digit(*p)) return nullptr;
       while (p < end_ && is_digit(*p))
         ++p;
     }
+    // The general parser refuses a number too large for a double ("number overflow"); only an
+    // exponent or more than 308 integer digits can make one.
+    if ((exponent || integer_digits > 308) && overflows(begin, p)) return nullptr;
     return p;
+  }
+
+  static bool overflows(const char* begin, const char* end) {
+    const std::string text(begin, end);  // strtod needs the terminating NUL
+    return std::isinf(std::strtod(text.c_str(), nullptr));
   }
 
   const char* string(const char* p) const {

@@ -316,6 +316,8 @@ TEST_CASE("OpenAI: the scanner's fast path emits exactly what the general parser
       R"({"choices":[{"delta":{"content":"unterminated"}})",
       "{\"choices\":[{\"delta\":{\"content\":\"bad \xff utf8\"}}]}",
       " \t{\"choices\":[{\"delta\":{\"content\":\"spaced\"}}]} \r",
+      R"({"created":1e999,"choices":[{"delta":{"content":"overflowing number"}}]})",
+      R"({"created":1e-999,"choices":[{"delta":{"content":"underflowing number"}}]})",
   };
   const std::string first =
       "data: {\"choices\":[{\"delta\":{\"content\":\"start\"}}]}\n\n";
