@@ -161,8 +161,8 @@ ModeFigures measure(const FakeResponse& r, int runs, const std::string& filter, 
     rebound::testing::TempDir dir;
     // REBOUND_BENCH_BINARY measures another build (the "before" of a change).
     const char* other = std::getenv("REBOUND_BENCH_BINARY");
-    auto process =
-        rebound::testing::start_openai_rebound(other && *other ? other : REBOUND_BINARY, server, dir);
+    auto process = rebound::testing::start_openai_rebound(other && *other ? other : REBOUND_BINARY,
+                                                          server, dir);
     Subprocess& p = *process;
     p.write("{\"id\":0,\"type\":\"get_state\"}\n");
     if (!p.read_line()) {
@@ -209,8 +209,8 @@ ModeFigures measure(const FakeResponse& r, int runs, const std::string& filter, 
         "RSS %.1f MiB, server CPU %.3f s user + %.3f s system (%.2f us user per event), event "
         "loop %.2f us per event\n",
         label, run + 1, s, got.line_lengths.size(), bytes / 1e6, events / s, to_first_byte,
-        send_s.back(),
-        rss_mib.back(), user_s.back(), sys_s.back(), per_event.back(), loop_us.back());
+        send_s.back(), rss_mib.back(), user_s.back(), sys_s.back(), per_event.back(),
+        loop_us.back());
     p.close_stdin();
     p.wait(std::chrono::seconds(10));
     const auto life = p.cpu_seconds();
@@ -276,8 +276,8 @@ int main(int argc, char** argv) {
         "system: %.2f us user and %.2f us system per event; the event loop's thread (user + "
         "system, from schedstat) %.2f us per event\n",
         label, runs, deltas, m.seconds, m.events_per_s, m.mbytes, m.send_s, m.seconds / m.send_s,
-        floor_s, m.seconds / floor_s, m.rss_mib, m.idle_rss_mib, m.user_s, m.sys_s,
-        m.life_user_s, m.life_sys_s, base.life_user_s, base.life_sys_s,
+        floor_s, m.seconds / floor_s, m.rss_mib, m.idle_rss_mib, m.user_s, m.sys_s, m.life_user_s,
+        m.life_sys_s, base.life_user_s, base.life_sys_s,
         (m.life_user_s - base.life_user_s) / events * 1e6,
         (m.life_sys_s - base.life_sys_s) / events * 1e6, m.loop_us_per_event);
   };

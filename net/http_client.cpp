@@ -2,6 +2,8 @@
 
 #include <openssl/ssl.h>
 
+#include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <sys/socket.h>
 #include <unistd.h>
 #include <boost/asio/ip/tcp.hpp>
@@ -11,12 +13,8 @@
 #include <boost/asio/ssl/host_name_verification.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/write.hpp>
-#include <netinet/in.h>
-#include <netinet/tcp.h>
-#include <sys/socket.h>
 
 #include <boost/beast/core/flat_buffer.hpp>
-#include <charconv>
 #include <boost/beast/core/tcp_stream.hpp>
 #include <boost/beast/http/buffer_body.hpp>
 #include <boost/beast/http/empty_body.hpp>
@@ -24,6 +22,7 @@
 #include <boost/beast/http/string_body.hpp>
 #include <boost/beast/http/write.hpp>
 #include <boost/beast/ssl/ssl_stream.hpp>
+#include <charconv>
 
 #include <cctype>
 #include <chrono>
@@ -81,9 +80,10 @@ class Call : public HttpCall, public std::enable_shared_from_this<Call> {
     beast::error_code not_numeric;
     const auto address = asio::ip::make_address(first_hop.host, not_numeric);
     unsigned short port = 0;
-    const auto [end, bad] = std::from_chars(
-        first_hop.port.data(), first_hop.port.data() + first_hop.port.size(), port);
-    if (!not_numeric && bad == std::errc() && end == first_hop.port.data() + first_hop.port.size()) {
+    const auto [end, bad] =
+        std::from_chars(first_hop.port.data(), first_hop.port.data() + first_hop.port.size(), port);
+    if (!not_numeric && bad == std::errc() &&
+        end == first_hop.port.data() + first_hop.port.size()) {
       auto results = tcp::resolver::results_type::create(tcp::endpoint(address, port),
                                                          first_hop.host, first_hop.port);
       asio::post(executor_, [self = shared_from_this(), results = std::move(results)]() mutable {

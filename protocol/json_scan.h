@@ -43,7 +43,7 @@ class Paths {
     std::uint32_t mask = 0;
   };
   std::vector<std::vector<std::string>> paths_;
-  std::uint32_t all_ = 0;                      // the paths that can match
+  std::uint32_t all_ = 0;                       // the paths that can match
   std::uint32_t ends_at_[kMaxLength + 1] = {};  // the paths of each length
   std::vector<Entry> entries_;
   std::size_t first_[kMaxLength + 1] = {};  // entries of level L: [first_[L], first_[L + 1])
@@ -62,10 +62,18 @@ inline bool within(std::string_view inner, std::string_view outer) {
 }
 
 /// `value` (a valid JSON value, whitespace trimmed) is of this kind.
-inline bool is_object(std::string_view value) { return !value.empty() && value.front() == '{'; }
-inline bool is_array(std::string_view value) { return !value.empty() && value.front() == '['; }
-inline bool is_string(std::string_view value) { return !value.empty() && value.front() == '"'; }
-inline bool is_null(std::string_view value) { return value == "null"; }
+inline bool is_object(std::string_view value) {
+  return !value.empty() && value.front() == '{';
+}
+inline bool is_array(std::string_view value) {
+  return !value.empty() && value.front() == '[';
+}
+inline bool is_string(std::string_view value) {
+  return !value.empty() && value.front() == '"';
+}
+inline bool is_null(std::string_view value) {
+  return value == "null";
+}
 
 /// The members of a valid object, in order: `visit(key, value)` with the key's raw text
 /// (without quotes; false from the walk when a key holds an escape, which the caller cannot

@@ -7,9 +7,9 @@
 
 #include <array>
 #include <functional>
-#include <string_view>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "server/out_line.h"

@@ -20,8 +20,7 @@ namespace rebound::server {
 /// Fixed-capacity, append-only bytes.
 class SharedBytes {
  public:
-  explicit SharedBytes(std::size_t capacity)
-      : data_(new char[capacity]), capacity_(capacity) {}
+  explicit SharedBytes(std::size_t capacity) : data_(new char[capacity]), capacity_(capacity) {}
   std::size_t size() const { return size_; }
   std::size_t room() const { return capacity_ - size_; }
   /// Appends all of `text`; the caller checked room().
@@ -40,7 +39,7 @@ class SharedBytes {
 class OutLine {
  public:
   struct Part {
-    std::string text;                          // owned, when `shared` is empty
+    std::string text;                           // owned, when `shared` is empty
     std::shared_ptr<const SharedBytes> shared;  // else this buffer's [offset, offset + length)
     std::size_t offset = 0;
     std::size_t length = 0;
@@ -80,7 +79,9 @@ class OutLine {
   bool empty() const { return size_ == 0; }
   const std::vector<Part>& parts() const { return parts_; }
   /// The one owned text, when the line is nothing else (a plain line).
-  std::string* plain() { return parts_.size() == 1 && !parts_[0].shared ? &parts_[0].text : nullptr; }
+  std::string* plain() {
+    return parts_.size() == 1 && !parts_[0].shared ? &parts_[0].text : nullptr;
+  }
   /// The whole line as one string (tests; the short lines the writer gathers).
   std::string flatten() const {
     std::string out;

@@ -93,11 +93,12 @@ class StdoutWriter : public LineWriter {
   [[nodiscard]] std::size_t queued_bytes() const;
 
  private:
-  void run();                                            // the writer thread
+  void run();                                        // the writer thread
   bool write_all(const std::deque<OutLine>& lines);  // false with errno set
   void on_progress();  // on the event loop, posted by the writer thread
   void hand_over(OutLine bytes);
-  void gathered();  // more was gathered: flush now when it is a lot, else once this turn ends  // to the direct write or the writer thread, in order
+  void gathered();  // more was gathered: flush now when it is a lot, else once this turn ends  //
+                    // to the direct write or the writer thread, in order
 
   boost::asio::any_io_executor executor_;
   int fd_ = -1;
@@ -105,10 +106,10 @@ class StdoutWriter : public LineWriter {
   int wake_[2] = {-1, -1};  // written by the destructor to end a poll() for POLLOUT
   mutable std::mutex mutex_;
   std::condition_variable ready_;
-  std::deque<OutLine> queue_;      // guarded by mutex_
-  std::size_t queued_bytes_ = 0;   // guarded; includes the lines being written
-  bool stopping_ = false;          // guarded
-  int error_ = 0;                  // guarded: errno of the write that failed
+  std::deque<OutLine> queue_;     // guarded by mutex_
+  std::size_t queued_bytes_ = 0;  // guarded; includes the lines being written
+  bool stopping_ = false;         // guarded
+  int error_ = 0;                 // guarded: errno of the write that failed
   // Event loop only:
   std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
   bool broken_ = false;
@@ -117,7 +118,7 @@ class StdoutWriter : public LineWriter {
   std::vector<std::function<void()>> held_;
   std::string gathered_;       // short lines of this loop turn
   bool flush_posted_ = false;  // a flush() handler is queued
-  std::thread thread_;  // last: starts once everything above exists
+  std::thread thread_;         // last: starts once everything above exists
 };
 
 }  // namespace rebound::server

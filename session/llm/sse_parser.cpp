@@ -14,7 +14,8 @@ std::size_t line_end(std::string_view bytes, std::size_t from) {
   const char* begin = bytes.data() + from;
   const std::size_t size = bytes.size() - from;
   const void* lf = std::memchr(begin, '\n', size);
-  const std::size_t lf_at = lf ? static_cast<std::size_t>(static_cast<const char*>(lf) - begin) : size;
+  const std::size_t lf_at =
+      lf ? static_cast<std::size_t>(static_cast<const char*>(lf) - begin) : size;
   const void* cr = std::memchr(begin, '\r', lf_at);
   if (cr) return from + static_cast<std::size_t>(static_cast<const char*>(cr) - begin);
   return lf ? from + lf_at : std::string_view::npos;

@@ -69,7 +69,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       if (request.command.has_value() == request.error.has_value()) std::abort();
       if (request.error) check_line(to_line(jsonrpc_error(*request.error)));
       if (request.command) {
-        if (!request.valid || request.command->object["type"] != request.command->type) std::abort();
+        if (!request.valid || request.command->object["type"] != request.command->type)
+          std::abort();
         check_args(*request.command);
       }
     }

@@ -158,8 +158,8 @@ TEST_CASE("provider JSON: invalid UTF-8 and lone surrogates become U+FFFD, the r
 
 TEST_CASE("a NUL byte makes a line invalid JSON wherever it is") {
   using namespace std::string_literals;
-  for (const std::string text : {"-8\0"s, "{\"type\":\"get_state\"}\0junk"s, "{\"a\":\"x\0y\"}"s,
-                                 "\0"s}) {
+  for (const std::string& text :
+       {"-8\0"s, "{\"type\":\"get_state\"}\0junk"s, "{\"a\":\"x\0y\"}"s, "\0"s}) {
     CAPTURE(text);
     const rebound::protocol::JsonLine line = parse_json_line(text);
     CHECK_FALSE(line.value);

@@ -78,6 +78,20 @@ Decoded decode(const std::string& stream, std::size_t cut = std::string::npos, b
   return out;
 }
 
+// The OpenAI decoder's events for a whole stream, with its fast path on or off.
+std::vector<std::string> openai_kinds(const std::string& stream, bool fast) {
+  OpenAiStreamDecoder decoder(priced_model());
+  decoder.set_fast_path(fast);
+  SseParser parser;
+  std::vector<std::string> kinds;
+  auto emit = [&](StreamEvent e) { kinds.push_back(describe(e)); };
+  auto sink = [&](const SseEvent& e) { decoder.on_event(e, emit); };
+  parser.feed(stream, sink);
+  parser.finish(sink);
+  decoder.on_end(emit);
+  return kinds;
+}
+
 const std::string kOpenAiText =
     "data: {\"choices\":[{\"index\":0,\"delta\":{\"role\":\"assistant\",\"content\":\"\"}}]}\n\n"
     "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"Hel\"}}]}\n\n"
@@ -319,24 +333,12 @@ TEST_CASE("OpenAI: the scanner's fast path emits exactly what the general parser
       R"({"created":1e999,"choices":[{"delta":{"content":"overflowing number"}}]})",
       R"({"created":1e-999,"choices":[{"delta":{"content":"underflowing number"}}]})",
   };
-  const std::string first =
-      "data: {\"choices\":[{\"delta\":{\"content\":\"start\"}}]}\n\n";
+  const std::string first = "data: {\"choices\":[{\"delta\":{\"content\":\"start\"}}]}\n\n";
   for (const auto& chunk : chunks) {
     for (const std::string& prefix : {std::string(), first}) {
       const std::string stream = prefix + "data: " + chunk + "\n\ndata: [DONE]\n\n";
       CAPTURE(stream);
-      std::vector<std::string> kinds[2];
-      for (int fast = 0; fast < 2; ++fast) {
-        OpenAiStreamDecoder decoder(priced_model());
-        decoder.set_fast_path(fast == 1);
-        SseParser parser;
-        auto emit = [&](StreamEvent e) { kinds[fast].push_back(describe(e)); };
-        auto sink = [&](SseEvent e) { decoder.on_event(e, emit); };
-        parser.feed(stream, sink);
-        parser.finish(sink);
-        decoder.on_end(emit);
-      }
-      CHECK(kinds[1] == kinds[0]);
+      CHECK(openai_kinds(stream, true) == openai_kinds(stream, false));
     }
   }
 }
@@ -347,30 +349,20 @@ TEST_CASE("OpenAI: chunks that reuse the previous chunk's frame decode as the ge
   // lone surrogate; each stream ends in a middle that breaks the JSON (a trailing backslash, a
   // control character).
   const std::vector<std::string> middles{
-      "a",     "b\\\"c", "d\\\\",          "f\",\"content\":\"g", "h\xff",
-      "",      "\\ud800", "\\ud83d\\ude00 j", "k\\u0041", "l\"},\"x\":{\"y\":\"",
-      "m\\n\\t", "\xc3\xa9 n", "o"};
+      "a",       "b\\\"c",           "d\\\\",    "f\",\"content\":\"g",  "h\xff",   "",
+      "\\ud800", "\\ud83d\\ude00 j", "k\\u0041", "l\"},\"x\":{\"y\":\"", "m\\n\\t", "\xc3\xa9 n",
+      "o"};
   const std::string head = R"(data: {"id":"c","choices":[{"index":0,"delta":{"content":")";
   const std::string tail = "\"},\"finish_reason\":null}]}\n\n";
-  for (const std::string last : {"e\\", "i\x01"}) {
+  for (const std::string& last : {std::string("e\\"), std::string("i\x01")}) {
     std::string stream = head + "first" + tail;
     for (const auto& m : middles)
       stream += head + m + tail;
     stream += head + last + tail + "data: [DONE]\n\n";
-    std::vector<std::string> kinds[2];
-    for (int fast = 0; fast < 2; ++fast) {
-      OpenAiStreamDecoder decoder(priced_model());
-      decoder.set_fast_path(fast == 1);
-      SseParser parser;
-      auto emit = [&](StreamEvent e) { kinds[fast].push_back(describe(e)); };
-      auto sink = [&](const SseEvent& e) { decoder.on_event(e, emit); };
-      parser.feed(stream, sink);
-      parser.finish(sink);
-      decoder.on_end(emit);
-    }
     CAPTURE(last);
-    CHECK(kinds[1] == kinds[0]);
-    CHECK(kinds[0].size() > middles.size());  // every middle was decoded before the last failed
-    CHECK(kinds[0].back().rfind("error:", 0) == 0);
+    const auto general = openai_kinds(stream, false);
+    CHECK(openai_kinds(stream, true) == general);
+    CHECK(general.size() > middles.size());  // every middle was decoded before the last failed
+    CHECK(general.back().rfind("error:", 0) == 0);
   }
 }

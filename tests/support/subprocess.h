@@ -11,9 +11,9 @@
 #include <filesystem>
 #include <map>
 #include <optional>
-#include <utility>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 namespace rebound::testing {
