@@ -3,7 +3,7 @@
 // failures as JSONRPCErrorException with the codes of protocol.md section 9.
 // usage: node --test jsonrpc_client.test.mjs   (REBOUND_BINARY names the server binary)
 
-import { test } from "node:test";
+import { test, after } from "node:test";
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
 import { mkdtempSync, writeFileSync, appendFileSync, mkdirSync, rmSync } from "node:fs";
@@ -26,6 +26,13 @@ const EVENTS = [
   "auto_retry_start", "auto_retry_end", "auto_compaction_start", "auto_compaction_end",
 ];
 
+// Servers still running when the tests end (a failed test never closed them) are killed, so a
+// broken server fails the run instead of keeping it alive.
+const children = new Set();
+after(() => {
+  for (const child of children) child.kill("SIGKILL");
+});
+
 // Starts rebound on a script and connects a JSONRPCServerAndClient to its stdio. Every
 // notification lands in `events` (in arrival order); `waitFor(type)` resolves when one came.
 function connect(script, settings = "{}") {
@@ -39,6 +46,8 @@ function connect(script, settings = "{}") {
      join(dir, "script.json")],
     { cwd: dir, env: { ...process.env, HOME: dir, OPENAI_API_KEY: "", ANTHROPIC_API_KEY: "" },
       stdio: ["pipe", "pipe", "pipe"] });
+  children.add(child);
+  child.on("exit", () => children.delete(child));
   let stderr = "";
   child.stderr.on("data", (d) => { stderr += d; });
   const capture = process.env.REBOUND_CAPTURE_DIR
@@ -81,7 +90,9 @@ function connect(script, settings = "{}") {
     });
     child.stdin.end();
   });
-  return { peer, events, lines, waitFor, close };
+  // Every request gives up after 5 s (a server that never answers fails the test, not hangs it).
+  const call = (method, params) => peer.timeout(5000).request(method, params);
+  return { peer, call, events, lines, waitFor, close };
 }
 
 async function rejection(promise) {
@@ -93,14 +104,14 @@ async function rejection(promise) {
   assert.fail("the request was expected to fail");
 }
 
-test("typed results, events as dispatched notifications, errors with their codes", async () => {
+test("typed results, events as dispatched notifications, errors with their codes", { timeout: 30000 }, async () => {
   const s = connect([{ text: "Hello world", chunks: 2 }]);
-  const state = await s.peer.request("get_state");
+  const state = await s.call("get_state");
   assert.equal(state.thinkingLevel, "off");
   assert.equal(state.isStreaming, false);
   assert.equal(state.model.provider, "scripted");
 
-  assert.equal(await s.peer.request("prompt", { message: "hi" }), null);
+  assert.equal(await s.call("prompt", { message: "hi" }), null);
   await s.waitFor("agent_end");
   const types = s.events.map((e) => e.type);
   assert.equal(types[0], "agent_start");
@@ -114,21 +125,21 @@ test("typed results, events as dispatched notifications, errors with their codes
   const first = s.lines.findIndex((l) => JSON.parse(l).method === "agent_start");
   assert.ok(answer >= 0 && answer < first);
 
-  const notFound = await rejection(s.peer.request("set_model", { provider: "x", modelId: "y" }));
+  const notFound = await rejection(s.call("set_model", { provider: "x", modelId: "y" }));
   assert.ok(notFound instanceof JSONRPCErrorException);
   assert.equal(notFound.code, -32000);
   assert.equal(notFound.message, "Model not found: x/y");
   assert.deepEqual(notFound.data, { command: "set_model" });
 
-  const unknown = await rejection(s.peer.request("fly", {}));
+  const unknown = await rejection(s.call("fly", {}));
   assert.equal(unknown.code, -32601);
   assert.equal(unknown.message, "Unknown command: fly");
 
-  const invalid = await rejection(s.peer.request("set_auto_retry", { enabled: "yes" }));
+  const invalid = await rejection(s.call("set_auto_retry", { enabled: "yes" }));
   assert.equal(invalid.code, -32602);
   assert.equal(invalid.message, "Invalid field 'enabled': expected boolean");
 
-  const byPosition = await rejection(s.peer.request("set_auto_retry", [true]));
+  const byPosition = await rejection(s.call("set_auto_retry", [true]));
   assert.equal(byPosition.code, -32602);
   assert.equal(byPosition.message, "Invalid params: params must be an object");
 
@@ -136,18 +147,18 @@ test("typed results, events as dispatched notifications, errors with their codes
   const before = s.lines.length;
   s.peer.notify("set_auto_compaction", { enabled: false });
   s.peer.notify("fly", {});
-  const after = await s.peer.request("get_state");
+  const after = await s.call("get_state");
   assert.equal(after.autoCompactionEnabled, false);
   assert.equal(s.lines.length, before + 1);  // only get_state's answer
   assert.equal(await s.close(), 0);
 });
 
-test("the event filter and delta updates through the library", async () => {
+test("the event filter and delta updates through the library", { timeout: 30000 }, async () => {
   const s = connect([{ text: "abcdef", chunks: 3 }]);
-  const filter = await s.peer.request("set_event_filter",
+  const filter = await s.call("set_event_filter",
                                       { events: ["message_update", "agent_end"], messageUpdates: "delta" });
   assert.deepEqual(filter, { events: ["message_update", "agent_end"], messageUpdates: "delta" });
-  await s.peer.request("prompt", { message: "hi" });
+  await s.call("prompt", { message: "hi" });
   await s.waitFor("agent_end");
   assert.deepEqual([...new Set(s.events.map((e) => e.type))], ["message_update", "agent_end"]);
   let text = "";
@@ -159,19 +170,19 @@ test("the event filter and delta updates through the library", async () => {
     if (e.assistantMessageEvent.type === "text_end") assert.equal(e.assistantMessageEvent.content, text);
   }
   assert.equal(text, "abcdef");
-  const rejected = await rejection(s.peer.request("set_event_filter", { messageUpdates: "partial" }));
+  const rejected = await rejection(s.call("set_event_filter", { messageUpdates: "partial" }));
   assert.equal(rejected.code, -32602);
   assert.equal(rejected.message, "Invalid field 'messageUpdates': expected one of full, delta");
   assert.equal(await s.close(), 0);
 });
 
-test("a retry chain as notifications, the typed retry state as a result", async () => {
+test("a retry chain as notifications, the typed retry state as a result", { timeout: 30000 }, async () => {
   const s = connect([{ error: "503 overloaded" }, { text: "recovered" }],
                     JSON.stringify({ retry: { enabled: true, maxRetries: 3, baseDelayMs: 20 } }));
-  const retry = await s.peer.request("get_retry_state");
+  const retry = await s.call("get_retry_state");
   assert.equal(retry.enabled, true);
   assert.equal(retry.phase, "idle");
-  await s.peer.request("prompt", { message: "hi" });
+  await s.call("prompt", { message: "hi" });
   await s.waitFor("auto_retry_end");
   await s.waitFor("agent_end", 2);
   const start = s.events.find((e) => e.type === "auto_retry_start");
