@@ -292,6 +292,38 @@ output = {"$schema": "https://json-schema.org/draft/2020-12/schema", "$id": BASE
           "if": {"required": ["jsonrpc"]}, "then": ref("jsonrpc.schema.json"),
           "else": {"if": {"required": ["type"], "properties": {"type": {"const": "response"}}},
                    "then": ref("responses.schema.json"), "else": ref("events.schema.json")}}
-for name, doc in [("common", common), ("commands", commands), ("responses", responses), ("events", events), ("jsonrpc", jsonrpc), ("output", output)]:
+# ACP mode's own messages (acp.md sections 8, 9 and 11): the `_rebound/*` notifications are the rpc
+# events without `type`, `sessionId` first; the `_rebound/*` results are the rpc commands' data.
+# Everything else of acp mode is checked against the ACP v1 schema that the SDK ships.
+def with_session(d):
+    d = json.loads(json.dumps(d))
+    if "oneOf" in d:
+        d["oneOf"] = [with_session(x) for x in d["oneOf"]]
+        return d
+    props = {"sessionId": S}
+    props.update({k: v for k, v in d["properties"].items() if k != "type"})
+    d["properties"] = props
+    d["required"] = ["sessionId"] + [k for k in d["required"] if k != "type"]
+    return d
+def data_of(command):
+    return json.loads(json.dumps(responses_defs["Success_" + command]["properties"].get("data", obj({}))))
+responses_defs = responses["$defs"]
+adefs = {
+ "_rebound.auto_retry_start": with_session(edefs["auto_retry_start"]),
+ "_rebound.auto_retry_end": with_session(edefs["auto_retry_end"]),
+ "_rebound.auto_compaction_start": with_session(edefs["auto_compaction_start"]),
+ "_rebound.auto_compaction_end": with_session(edefs["auto_compaction_end"]),
+ "result._rebound.abort_retry": obj({}),
+ "result._rebound.set_auto_retry": obj({}),
+ "result._rebound.get_retry_state": data_of("get_retry_state"),
+ "result._rebound.set_retry_policy": data_of("set_retry_policy"),
+ "result._rebound.retry_now": data_of("retry_now"),
+ "prompt-meta": obj({"rebound": obj({"outcome": {"enum": ["stop", "length", "cancelled", "error"]},
+                                     "retries": NN, "errorMessage": S}, ["outcome", "retries"])}),
+}
+acp_schema = {"$schema": "https://json-schema.org/draft/2020-12/schema", "$id": BASE + "acp.schema.json",
+              "title": "ACP mode's own messages (acp.md): _rebound/* notification params and results, the prompt answer's _meta",
+              "$defs": adefs}
+for name, doc in [("common", common), ("commands", commands), ("responses", responses), ("events", events), ("jsonrpc", jsonrpc), ("output", output), ("acp", acp_schema)]:
     with open(os.path.join(OUT, name + ".schema.json"), "w") as f:
         json.dump(doc, f, indent=1); f.write("\n")

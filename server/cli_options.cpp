@@ -13,7 +13,15 @@ CliParse parse_command_line(const std::vector<std::string>& args) {
   CLI::App app{"rebound: a headless agent-session server speaking line-delimited JSON on stdio",
                "rebound"};
   app.set_version_flag("--version", std::string("rebound ") + REBOUND_VERSION);
-  app.add_option("--mode", o.mode, "Protocol mode (only 'rpc')")->check(CLI::IsMember({"rpc"}));
+  app.add_option("--mode", o.mode,
+                 "Protocol: rpc (line-delimited JSON commands, default) or acp (the Agent Client "
+                 "Protocol for editors)")
+      ->check(CLI::IsMember({"rpc", "acp"}));
+  std::string permissions = "allow";
+  app.add_option("--acp-permissions", permissions,
+                 "acp mode: allow (run every tool call, default) or ask (ask the editor before "
+                 "each edit, write and bash call)")
+      ->check(CLI::IsMember({"allow", "ask"}));
   app.add_option("--provider", o.provider, "Provider to use (scripted, openai, anthropic, ...)");
   app.add_option("--model", o.model, "Model id of the provider");
   app.add_option("--base-url", o.base_url, "Base URL of the selected provider");
@@ -67,6 +75,15 @@ CliParse parse_command_line(const std::vector<std::string>& args) {
     result.err = std::string("rebound: ") + e.what() + "\nRun 'rebound --help' for usage.\n";
     return result;
   }
+  if (o.mode == "acp" && o.session_file) {
+    // A connection has several sessions; one file cannot name them (acp.md section 2).
+    result.exit_code = 2;
+    result.err =
+        "rebound: --session cannot be used with --mode acp (the editor opens sessions with "
+        "session/new and session/load)\nRun 'rebound --help' for usage.\n";
+    return result;
+  }
+  o.acp_ask_permissions = permissions == "ask";
   o.envelope = envelope == "pi"        ? EnvelopeMode::pi
                : envelope == "jsonrpc" ? EnvelopeMode::jsonrpc
                                        : EnvelopeMode::automatic;

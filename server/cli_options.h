@@ -33,6 +33,7 @@ struct CliOptions {
   bool no_context_files = false;
   std::optional<std::uint64_t> retry_seed;          // --retry-seed N (retry.md section 15)
   EnvelopeMode envelope = EnvelopeMode::automatic;  // --envelope (protocol.md section 9)
+  bool acp_ask_permissions = false;                 // --acp-permissions ask (acp.md section 7.3)
 };
 
 struct CliParse {

@@ -22,6 +22,7 @@
 #include "net/http_client.h"
 #include "protocol/json_line.h"
 #include "protocol/line_reader.h"
+#include "server/acp_connection.h"
 #include "server/asio_scheduler.h"
 #include "server/bash_runner.h"
 #include "server/event_output.h"
@@ -164,18 +165,60 @@ int run_server(const CliOptions& options) {
     return build_system_prompt(base, active_tools, !options.no_context_files, agent_dir,
                                session_cwd);
   };
+  // The front end: rpc mode drives one session through the command table; acp mode opens
+  // sessions as the editor asks, each in its own working directory.
   session::SessionHost host;
-  const session::SessionSlot rpc_slot = host.add([&](session::SessionSlot slot) {
-    return std::make_unique<session::AgentSession>(
-        session::SessionOptions{providers.start_model, session::new_session_id(), providers.has_key,
-                                session_file, std::move(resume),
-                                !options.model && !options.provider, slot},
-        std::move(providers.models),
-        session::SessionDeps{scheduler, events, *providers.router, credentials, settings_store,
-                             session_storage, bash, builtin_tools.registry, system_prompt,
-                             &jitter});
-  });
-  RpcDispatcher dispatcher(*host.find(rpc_slot), out, &events);
+  std::unique_ptr<RpcDispatcher> dispatcher;
+  std::unique_ptr<AcpConnection> acp;
+  session::SessionSlot rpc_slot = 0;
+  if (options.mode == "acp") {
+    struct SessionFiles {
+      SessionFiles(const fs::path& agent_dir, const fs::path& cwd,
+                   config::SessionStorageOptions storage_options)
+          : settings(agent_dir / "settings.json", cwd / ".rebound" / "settings.json"),
+            storage(std::move(storage_options)) {}
+      config::FileSettingsStore settings;
+      config::FileSessionStorage storage;
+    };
+    AcpSessionFactory factory =
+        [&](const std::string& session_cwd, session::SessionSlot slot,
+            session::EventSink& sink) -> std::variant<AcpSessionParts, std::string> {
+      const fs::path dir(session_cwd);
+      auto files = std::make_shared<SessionFiles>(
+          agent_dir, dir,
+          config::SessionStorageOptions{agent_dir, dir,
+                                        options.session_dir
+                                            ? std::optional(fs::absolute(*options.session_dir, ec))
+                                            : std::nullopt,
+                                        options.no_session});
+      auto prompt = [&, dir](const std::string& base) {
+        return build_system_prompt(base, active_tools, !options.no_context_files, agent_dir, dir);
+      };
+      auto made = std::make_unique<session::AgentSession>(
+          session::SessionOptions{providers.start_model, session::new_session_id(),
+                                  providers.has_key, std::nullopt, std::nullopt,
+                                  !options.model && !options.provider, slot},
+          providers.models,
+          session::SessionDeps{scheduler, sink, *providers.router, credentials, files->settings,
+                               files->storage, bash, builtin_tools.registry, prompt, &jitter});
+      return AcpSessionParts{std::move(files), std::move(made)};
+    };
+    acp = std::make_unique<AcpConnection>(
+        AcpOptions{options.no_session, options.acp_ask_permissions, REBOUND_VERSION},
+        std::move(factory), out);
+  } else {
+    rpc_slot = host.add([&](session::SessionSlot slot) {
+      return std::make_unique<session::AgentSession>(
+          session::SessionOptions{providers.start_model, session::new_session_id(),
+                                  providers.has_key, session_file, std::move(resume),
+                                  !options.model && !options.provider, slot},
+          std::move(providers.models),
+          session::SessionDeps{scheduler, events, *providers.router, credentials, settings_store,
+                               session_storage, bash, builtin_tools.registry, system_prompt,
+                               &jitter});
+    });
+    dispatcher = std::make_unique<RpcDispatcher>(*host.find(rpc_slot), out, &events);
+  }
   StdinReader reader(io.get_executor(), STDIN_FILENO);
   protocol::LineReader lines(options.max_line_bytes);
   asio::steady_timer drain_deadline(io);
@@ -189,6 +232,7 @@ int run_server(const CliOptions& options) {
     shutting_down = true;
     spdlog::debug("shutting down: {}", why);
     reader.stop();
+    if (acp) acp->shutdown();               // cancels every session, answers its prompt
     host.shutdown_all();                    // aborts runs; a running bash command's group is killed
     bash.kill_background();                 // and what earlier commands left running
     builtin_tools.bash->kill_background();  // and what bash tool calls left running
@@ -207,7 +251,7 @@ int run_server(const CliOptions& options) {
   // (its response is written first); then the deadline is cancelled.
   finish_when_quiet = [&] {
     writer.when_drained([&] {
-      if (host.find(rpc_slot)->is_bash_running()) {
+      if (acp ? acp->busy() : host.find(rpc_slot)->is_bash_running()) {
         quiet_check.expires_after(std::chrono::milliseconds(5));
         quiet_check.async_wait([&](const boost::system::error_code& e) {
           if (!e) finish_when_quiet();
@@ -222,9 +266,15 @@ int run_server(const CliOptions& options) {
   auto on_item = [&](protocol::LineItem item) {
     if (shutting_down) return;
     if (item.kind == protocol::LineItem::Kind::too_long) {
-      dispatcher.handle_too_long(lines.max_line_bytes());
+      if (acp) {
+        acp->handle_too_long(lines.max_line_bytes());
+      } else {
+        dispatcher->handle_too_long(lines.max_line_bytes());
+      }
+    } else if (acp) {
+      acp->handle_line(item.text);
     } else {
-      dispatcher.handle_line(item.text);
+      dispatcher->handle_line(item.text);
     }
   };
   writer.on_broken([&] { shutdown("stdout closed"); });

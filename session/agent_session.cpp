@@ -141,9 +141,9 @@ void AgentSession::abort(Completion done) {
   if (done) done();
 }
 
-void AgentSession::set_auto_retry(bool enabled) {
+void AgentSession::set_auto_retry(bool enabled, bool persist) {
   settings_.retry.enabled = enabled;
-  deps_.settings.persist(Json{{"retry", Json{{"enabled", enabled}}}});
+  if (persist) deps_.settings.persist(Json{{"retry", Json{{"enabled", enabled}}}});
 }
 
 void AgentSession::set_auto_compaction(bool enabled) {

@@ -179,7 +179,11 @@ class AgentSession {
   void compact(std::optional<std::string> custom_instructions, CompactDone done);
   bool is_compacting() const { return compaction_ != nullptr; }
 
-  void set_auto_retry(bool enabled);
+  /// `persist`: also written to settings.json (rpc mode); ACP's session-scoped form does not.
+  void set_auto_retry(bool enabled, bool persist = true);
+  /// Retry-control mode (retry.md section 11) from now on, as the first retry-control command
+  /// turns it on (ACP: the connection's first one turns it on for every session).
+  void enable_retry_control() { retry_control_ = true; }
   bool auto_retry_enabled() const { return settings_.retry.enabled; }
   bool is_retrying() const { return retry_.active(); }
   bool is_streaming() const { return run_ != nullptr; }

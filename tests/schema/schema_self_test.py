@@ -117,6 +117,39 @@ INVALID = {
     ],
 }
 
+# acp.schema.json has only definitions (validate_acp.py picks one per message): (def, sample).
+ACP_VALID = [
+    ("_rebound.auto_retry_start", {"sessionId": "S", "attempt": 1, "maxAttempts": 3, "delayMs": 2000, "errorMessage": "503 overloaded"}),
+    ("_rebound.auto_retry_end", {"sessionId": "S", "success": False, "attempt": 3, "finalError": "503 overloaded"}),
+    ("_rebound.auto_compaction_end", {"sessionId": "S", "aborted": False, "willRetry": True}),
+    ("result._rebound.abort_retry", {}),
+    ("prompt-meta", {"rebound": {"outcome": "error", "retries": 2, "errorMessage": "503 overloaded"}}),
+]
+ACP_INVALID = [
+    ("_rebound.auto_retry_start", {"attempt": 1, "maxAttempts": 3, "delayMs": 2000, "errorMessage": "e"}),
+    ("_rebound.auto_retry_start", {"sessionId": "S", "type": "auto_retry_start", "attempt": 1, "maxAttempts": 3, "delayMs": 2000, "errorMessage": "e"}),
+    ("_rebound.auto_retry_end", {"sessionId": "S", "success": True, "attempt": 1, "finalError": "x"}),
+    ("result._rebound.set_auto_retry", {"enabled": True}),
+    ("prompt-meta", {"rebound": {"outcome": "failed", "retries": 0}}),
+    ("prompt-meta", {"rebound": {"outcome": "stop"}}),
+]
+
+
+def acp_definitions(store):
+    import jsonschema
+    own = store["acp.schema.json"]
+    resolver = jsonschema.RefResolver(base_uri=own["$id"], referrer=own, store=store)
+    failed = passed = 0
+    for expect, samples in ((True, ACP_VALID), (False, ACP_INVALID)):
+        for name, doc in samples:
+            v = jsonschema.Draft202012Validator({"$ref": own["$id"] + "#/$defs/" + name}, resolver=resolver)
+            if v.is_valid(doc) == expect:
+                passed += 1
+            else:
+                failed += 1
+                print(f"should {'pass' if expect else 'fail'} acp {name}: {json.dumps(doc)[:160]}")
+    return passed, failed
+
 
 def conformance_scripts():
     """The shared conformance scenarios' scripts, when the shared folder is beside the repo."""
@@ -154,6 +187,9 @@ def main(schema_dir):
                 print(f"should fail {name}: {json.dumps(d)[:160]}")
             else:
                 passed += 1
+    acp_passed, acp_failed = acp_definitions(store)
+    passed += acp_passed
+    failed += acp_failed
     print(f"{passed} passed, {failed} failed")
     return 1 if failed else 0
 

@@ -28,7 +28,7 @@ class ReboundProcess {
   explicit ReboundProcess(std::vector<std::string> extra_args = {"--no-session"},
                           SubprocessOptions options = {}, Files files = {})
       : files_written_(write_files(files)),
-        proc_(argv(extra_args), with_defaults(std::move(options))) {}
+        proc_(argv(extra_args), with_defaults(std::move(options), is_acp(extra_args))) {}
 
   Subprocess& proc() { return proc_; }
   const TempDir& dir() const { return dir_; }
@@ -100,13 +100,22 @@ class ReboundProcess {
     return a;
   }
 
-  SubprocessOptions with_defaults(SubprocessOptions o) {
+  // acp mode's lines are not rpc output; tests/node/acp_sdk.test.mjs captures them for their
+  // own schema check.
+  static bool is_acp(const std::vector<std::string>& args) {
+    for (std::size_t i = 0; i + 1 < args.size(); ++i) {
+      if (args[i] == "--mode" && args[i + 1] == "acp") return true;
+    }
+    return false;
+  }
+
+  SubprocessOptions with_defaults(SubprocessOptions o, bool acp) {
     o.env.emplace("HOME", dir_.path().string());
     o.env.emplace("REBOUND_AGENT_DIR", (dir_.path() / "agent").string());
     o.unset_env.push_back("OPENAI_API_KEY");
     o.unset_env.push_back("ANTHROPIC_API_KEY");
     if (!o.cwd) o.cwd = dir_.path();
-    o.capture_stdout = true;
+    o.capture_stdout = !acp;
     return o;
   }
 

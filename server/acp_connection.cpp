@@ -1,0 +1,767 @@
+#include "server/acp_connection.h"
+
+#include <spdlog/spdlog.h>
+
+#include <filesystem>
+#include <utility>
+
+#include "protocol/json_line.h"
+#include "protocol/jsonrpc.h"
+#include "server/pi_encoder.h"
+
+namespace rebound::server {
+
+using protocol::Json;
+namespace code = protocol::jsonrpc_code;
+namespace ev = session::ev;
+
+namespace {
+
+constexpr int kResourceNotFound = -32002;
+
+// The methods of section 11 this build serves (all of them: the rpc commands exist).
+const char* const kReboundMethods[] = {"_rebound/abort_retry", "_rebound/set_auto_retry",
+                                       "_rebound/get_retry_state", "_rebound/retry_now",
+                                       "_rebound/set_retry_policy"};
+
+bool flag(const Json& object, std::initializer_list<const char*> path) {
+  const Json* at = &object;
+  for (const char* key : path) {
+    if (!at->is_object()) return false;
+    const auto it = at->find(key);
+    if (it == at->end()) return false;
+    at = &*it;
+  }
+  return at->is_boolean() ? at->get<bool>() : at->is_object();
+}
+
+bool valid_id(const Json& id) {
+  return id.is_string() || id.is_number_integer() || id.is_number_unsigned() || id.is_null();
+}
+
+// "Invalid field 'x': expected k" (the rpc commands' form) → "Invalid params: x: expected k".
+std::string acp_params_message(const std::string& message) {
+  const std::string prefix = "Invalid field '";
+  if (message.rfind(prefix, 0) != 0) return message;
+  const auto end = message.find("': ", prefix.size());
+  if (end == std::string::npos) return message;
+  return "Invalid params: " + message.substr(prefix.size(), end - prefix.size()) + ": " +
+         message.substr(end + 3);
+}
+
+Json text_content(std::string text) {
+  Json content = Json::object();
+  content["type"] = "text";
+  content["text"] = std::move(text);
+  return content;
+}
+
+}  // namespace
+
+AcpConnection::AcpConnection(AcpOptions options, AcpSessionFactory factory, JsonSink out)
+    : options_(std::move(options)), factory_(std::move(factory)), out_(std::move(out)) {}
+
+AcpConnection::~AcpConnection() = default;
+
+// ---- the wire ----
+
+void AcpConnection::respond(const Json& id, Json result) {
+  out_(protocol::jsonrpc_result(id, std::move(result)));
+}
+
+void AcpConnection::respond_error(std::optional<Json> id, int error_code, std::string message) {
+  out_(protocol::jsonrpc_error(
+      protocol::JsonRpcError{std::move(id), error_code, std::move(message), std::nullopt}));
+}
+
+void AcpConnection::notify(std::string_view method, Json params) {
+  Json j = Json::object();
+  j["jsonrpc"] = "2.0";
+  j["method"] = std::string(method);
+  j["params"] = std::move(params);
+  out_(j);
+}
+
+void AcpConnection::update(Open& s, Json body) {
+  Json params = Json::object();
+  params["sessionId"] = s.id;
+  params["update"] = std::move(body);
+  notify("session/update", std::move(params));
+}
+
+void AcpConnection::session_notification(Open& s, std::string_view method, Json event) {
+  Json params = Json::object();
+  params["sessionId"] = s.id;
+  for (auto& [key, value] : event.items()) {
+    if (key != "type") params[key] = value;
+  }
+  notify(method, std::move(params));
+}
+
+// ---- reading ----
+
+void AcpConnection::handle_too_long(std::size_t max_line_bytes) {
+  respond_error(
+      std::nullopt, code::parse_error,
+      "Parse error: line exceeds the limit of " + std::to_string(max_line_bytes) + " bytes");
+}
+
+void AcpConnection::handle_line(std::string_view line) {
+  protocol::JsonLine parsed = protocol::parse_json_line(line);
+  if (!parsed.value) {
+    respond_error(std::nullopt, code::parse_error, "Parse error: " + parsed.error);
+    return;
+  }
+  Json& message = *parsed.value;
+  if (message.is_array()) {
+    respond_error(std::nullopt, code::invalid_request,
+                  "Invalid Request: batch requests are not supported");
+    return;
+  }
+  if (!message.is_object()) {
+    respond_error(std::nullopt, code::invalid_request, "Invalid request: expected a JSON object");
+    return;
+  }
+  std::optional<Json> id;
+  if (const auto it = message.find("id"); it != message.end()) id = *it;
+  const bool id_ok = !id || valid_id(*id);
+  const std::optional<Json> echo = id && id_ok ? id : std::nullopt;
+  const auto version = message.find("jsonrpc");
+  if (version == message.end() || !version->is_string() || *version != "2.0") {
+    respond_error(echo, code::invalid_request, "Invalid request: jsonrpc must be \"2.0\"");
+    return;
+  }
+  if (!id_ok) {
+    respond_error(std::nullopt, code::invalid_request,
+                  "Invalid request: id must be a string, an integer or null");
+    return;
+  }
+  const auto method = message.find("method");
+  if (method == message.end()) {
+    if (id && (message.contains("result") || message.contains("error"))) {
+      handle_response(message);
+      return;
+    }
+    respond_error(echo, code::invalid_request, "Invalid request: neither a request nor a response");
+    return;
+  }
+  if (!method->is_string()) {
+    respond_error(echo, code::invalid_request, "Invalid request: method must be a string");
+    return;
+  }
+  Json params = Json::object();
+  if (const auto it = message.find("params"); it != message.end() && !it->is_null()) {
+    if (!it->is_object()) {
+      if (id) respond_error(id, code::invalid_params, "Invalid params: params: expected object");
+      return;
+    }
+    params = *it;
+  }
+  handle_request(method->get<std::string>(), id, params);
+}
+
+void AcpConnection::handle_response(const Json& message) {
+  // Rebound sends no requests of its own yet (permissions and file access come with them).
+  spdlog::warn("acp: a response to request {} that was never sent; ignored", message["id"].dump());
+}
+
+void AcpConnection::handle_request(const std::string& method, std::optional<Json> id,
+                                   const Json& params) {
+  if (shutting_down_) return;
+  if (method == "session/cancel") {
+    cancel(params);
+    return;
+  }
+  if (method == "$/cancel_request") {
+    cancel_request(params);
+    return;
+  }
+  if (method.rfind("_rebound/", 0) == 0) {
+    for (const char* name : kReboundMethods) {
+      if (method == name) {
+        rebound_request(method, id, params);
+        return;
+      }
+    }
+  }
+  if (!id) {
+    // A notification for a method that is not one: nothing to answer.
+    if (method == "initialize" || method.rfind("session/", 0) == 0)
+      spdlog::warn("acp: {} sent as a notification; ignored", method);
+    return;
+  }
+  if (method == "initialize") {
+    initialize(*id, params);
+  } else if (method == "authenticate") {
+    const auto it = params.find("methodId");
+    const std::string which = it != params.end() && it->is_string() ? it->get<std::string>() : "";
+    respond_error(id, code::invalid_params, "Invalid params: unknown auth method: " + which);
+  } else if (method == "session/new") {
+    new_session(*id, params);
+  } else if (method == "session/prompt") {
+    prompt(*id, params);
+  } else if (method == "session/close") {
+    close(*id, params);
+  } else {
+    respond_error(id, code::method_not_found, "Method not found: " + method);
+  }
+}
+
+// ---- methods ----
+
+void AcpConnection::initialize(const Json& id, const Json& params) {
+  const auto version = params.find("protocolVersion");
+  if (version == params.end() || !(version->is_number_integer() || version->is_number_unsigned())) {
+    respond_error(id, code::invalid_params, "Invalid params: protocolVersion: expected integer");
+    return;
+  }
+  initialized_ = true;
+  const Json none = Json::object();
+  const auto caps_it = params.find("clientCapabilities");
+  const Json& caps = caps_it != params.end() && caps_it->is_object() ? *caps_it : none;
+  fs_read_ = flag(caps, {"fs", "readTextFile"});
+  fs_write_ = flag(caps, {"fs", "writeTextFile"});
+  notices_ = flag(caps, {"session", "notices"});
+  compaction_updates_ = flag(caps, {"session", "compaction"});
+
+  Json prompt_caps = Json::object();
+  prompt_caps["image"] = true;
+  prompt_caps["audio"] = false;
+  prompt_caps["embeddedContext"] = true;
+  Json mcp = Json::object();
+  mcp["http"] = false;
+  mcp["sse"] = false;
+  Json session_caps = Json::object();
+  session_caps["close"] = Json::object();
+  Json methods = Json::array();
+  for (const char* name : kReboundMethods)
+    methods.push_back(name);
+  Json rebound = Json::object();
+  rebound["retryNotifications"] = true;
+  rebound["compactionNotifications"] = true;
+  rebound["methods"] = std::move(methods);
+  Json agent = Json::object();
+  // Loading and resuming sessions from their files is not served yet (docs/decisions.md).
+  agent["loadSession"] = false;
+  agent["promptCapabilities"] = std::move(prompt_caps);
+  agent["mcpCapabilities"] = std::move(mcp);
+  agent["sessionCapabilities"] = std::move(session_caps);
+  agent["_meta"] = Json{{"rebound", std::move(rebound)}};
+  Json info = Json::object();
+  info["name"] = "rebound";
+  info["title"] = "Rebound";
+  info["version"] = options_.version;
+  Json result = Json::object();
+  result["protocolVersion"] = 1;
+  result["agentCapabilities"] = std::move(agent);
+  result["agentInfo"] = std::move(info);
+  result["authMethods"] = Json::array();
+  respond(id, std::move(result));
+}
+
+void AcpConnection::new_session(const Json& id, const Json& params) {
+  const auto cwd_it = params.find("cwd");
+  if (cwd_it == params.end() || !cwd_it->is_string()) {
+    respond_error(id, code::invalid_params, "Invalid params: cwd: expected string");
+    return;
+  }
+  const std::string cwd = cwd_it->get<std::string>();
+  if (cwd.empty() || cwd.front() != '/') {
+    respond_error(id, code::invalid_params, "Invalid params: cwd must be an absolute path");
+    return;
+  }
+  std::error_code ec;
+  if (!std::filesystem::is_directory(cwd, ec)) {
+    respond_error(id, code::invalid_params, "Invalid params: cwd is not a directory: " + cwd);
+    return;
+  }
+  if (const auto servers = params.find("mcpServers");
+      servers != params.end() && !servers->is_null() && !servers->is_array()) {
+    respond_error(id, code::invalid_params, "Invalid params: mcpServers: expected array");
+    return;
+  }
+  const session::SessionSlot slot = next_slot_++;
+  auto made = factory_(cwd, slot, *this);
+  if (auto* error = std::get_if<std::string>(&made)) {
+    respond_error(id, code::internal_error, "Internal error: " + *error);
+    return;
+  }
+  auto open = std::make_unique<Open>();
+  open->cwd = cwd;
+  open->slot = slot;
+  open->parts = std::move(std::get<AcpSessionParts>(made));
+  open->id = open->parts.session->session_id();
+  if (retry_control_) open->parts.session->enable_retry_control();
+  // MCP servers named here wait for the MCP client (acp.md section 4); none is started.
+  if (const auto servers = params.find("mcpServers");
+      servers != params.end() && servers->is_array() && !servers->empty())
+    spdlog::warn("acp: {} MCP server(s) of session/new not started: no MCP client in this build",
+                 servers->size());
+  Json result = Json::object();
+  result["sessionId"] = open->id;
+  if (const auto& file = open->parts.session->session_file())
+    result["_meta"] = Json{{"rebound", Json{{"sessionFile", *file}}}};
+  by_id_[open->id] = slot;
+  sessions_[slot] = std::move(open);
+  respond(id, std::move(result));
+}
+
+AcpConnection::Open* AcpConnection::session_param(const std::optional<Json>& id, const Json& params,
+                                                  int unknown_code,
+                                                  const std::string& unknown_prefix) {
+  const auto it = params.find("sessionId");
+  if (it == params.end() || !it->is_string()) {
+    if (id) respond_error(id, code::invalid_params, "Invalid params: sessionId: expected string");
+    return nullptr;
+  }
+  const std::string name = it->get<std::string>();
+  const auto found = by_id_.find(name);
+  if (found == by_id_.end() || sessions_.at(found->second)->closing) {
+    if (id) respond_error(id, unknown_code, unknown_prefix + name);
+    return nullptr;
+  }
+  return sessions_.at(found->second).get();
+}
+
+void AcpConnection::prompt(const Json& id, const Json& params) {
+  Open* s = session_param(id, params, code::invalid_params, "Invalid params: unknown session: ");
+  if (!s) return;
+  const auto blocks = params.find("prompt");
+  if (blocks == params.end()) {
+    respond_error(id, code::invalid_params, "Invalid params: prompt: expected array");
+    return;
+  }
+  auto input = acp::prompt_input(*blocks);
+  if (auto* error = std::get_if<std::string>(&input)) {
+    respond_error(id, code::invalid_params, *error);
+    return;
+  }
+  if (s->turn || s->next) {
+    // No queueing in ACP v1: the earlier prompt is cancelled and answered first, then this one
+    // runs (a prompt that was itself waiting is answered `cancelled` at once).
+    if (s->next) {
+      Json result = Json::object();
+      result["stopReason"] = "cancelled";
+      result["_meta"] = Json{{"rebound", Json{{"outcome", "cancelled"}, {"retries", 0}}}};
+      respond(s->next->id, std::move(result));
+    }
+    s->next = NextPrompt{id, std::move(std::get<session::UserInput>(input))};
+    if (s->turn) cancel_turn(*s);
+    return;
+  }
+  start_turn(*s, id, std::move(std::get<session::UserInput>(input)));
+}
+
+void AcpConnection::start_turn(Open& s, Json id, session::UserInput input) {
+  const std::uint64_t serial = next_serial_++;
+  s.turn = Turn{};
+  s.turn->id = std::move(id);
+  s.turn->serial = serial;
+  s.tools.clear();
+  const session::SessionSlot slot = s.slot;
+  auto status = s.parts.session->prompt(
+      std::move(input), std::nullopt, [] {}, [this, slot, serial] { finish_turn(slot, serial); });
+  if (!status) {
+    Json request_id = std::move(s.turn->id);
+    s.turn.reset();
+    respond_error(request_id, code::internal_error, "Internal error: " + status.error().message);
+  }
+}
+
+void AcpConnection::cancel_turn(Open& s) {
+  if (!s.turn || s.turn->cancelled) return;
+  s.turn->cancelled = true;
+  s.parts.session->abort();
+}
+
+void AcpConnection::cancel(const Json& params) {
+  Open* s = session_param(std::nullopt, params, code::invalid_params, "");
+  if (s) cancel_turn(*s);
+}
+
+void AcpConnection::cancel_request(const Json& params) {
+  const auto it = params.find("requestId");
+  if (it == params.end()) return;
+  for (auto& [slot, s] : sessions_) {
+    if (s->turn && s->turn->id == *it) {
+      cancel_turn(*s);
+      return;
+    }
+  }
+}
+
+void AcpConnection::finish_turn(session::SessionSlot slot, std::uint64_t serial) {
+  const auto found = sessions_.find(slot);
+  if (found == sessions_.end()) return;
+  Open& s = *found->second;
+  if (!s.turn || s.turn->serial != serial) return;
+  Turn turn = std::move(*s.turn);
+  const bool error = !turn.cancelled && turn.compaction_error.has_value();
+  const acp::TurnEnding ending = acp::turn_ending(turn.cancelled, turn.last, error);
+  Json meta = Json::object();
+  meta["outcome"] = ending.outcome;
+  meta["retries"] = turn.retries;
+  if (ending.outcome == "error") {
+    const std::string message = turn.compaction_error && turn.last != protocol::StopReason::stop
+                                    ? *turn.compaction_error
+                                    : turn.last_error.value_or("Unknown error");
+    meta["errorMessage"] = message;
+    // The user sees why the turn stopped (section 6.4).
+    Json chunk = Json::object();
+    chunk["sessionUpdate"] = "agent_message_chunk";
+    chunk["content"] = text_content((turn.wrote_text ? "\n\nError: " : "Error: ") + message);
+    chunk["messageId"] = "m" + std::to_string(next_message_++);
+    update(s, std::move(chunk));
+  }
+  s.turn.reset();
+  s.tools.clear();
+  Json result = Json::object();
+  result["stopReason"] = ending.stop_reason;
+  result["_meta"] = Json{{"rebound", std::move(meta)}};
+  respond(turn.id, std::move(result));
+  for (auto& f : std::exchange(s.when_idle, {}))
+    f();
+  // `s` may be gone now (session/close).
+  const auto again = sessions_.find(slot);
+  if (again == sessions_.end()) return;
+  Open& still = *again->second;
+  if (still.next && !still.closing && !shutting_down_) {
+    NextPrompt next = std::move(*still.next);
+    still.next.reset();
+    start_turn(still, std::move(next.id), std::move(next.input));
+  }
+}
+
+void AcpConnection::close(const Json& id, const Json& params) {
+  Open* s = session_param(id, params, kResourceNotFound, "Resource not found: session ");
+  if (!s) return;
+  s->closing = true;
+  if (s->next) {
+    Json result = Json::object();
+    result["stopReason"] = "cancelled";
+    result["_meta"] = Json{{"rebound", Json{{"outcome", "cancelled"}, {"retries", 0}}}};
+    respond(s->next->id, std::move(result));
+    s->next.reset();
+  }
+  const session::SessionSlot slot = s->slot;
+  auto finish = [this, slot, id] {
+    const auto found = sessions_.find(slot);
+    if (found == sessions_.end()) return;
+    std::unique_ptr<Open> open = std::move(found->second);
+    sessions_.erase(found);
+    by_id_.erase(open->id);
+    open->parts.session->shutdown();
+    open->parts.session.reset();
+    open->parts.keep.reset();
+    respond(id, Json::object());
+  };
+  if (s->turn) {
+    s->when_idle.push_back(std::move(finish));
+    cancel_turn(*s);
+  } else {
+    finish();
+  }
+}
+
+void AcpConnection::enable_retry_control() {
+  if (retry_control_) return;
+  retry_control_ = true;
+  for (auto& [slot, s] : sessions_)
+    s->parts.session->enable_retry_control();
+}
+
+void AcpConnection::rebound_request(const std::string& method, const std::optional<Json>& id,
+                                    const Json& params) {
+  Open* s = session_param(id, params, code::invalid_params, "Invalid params: unknown session: ");
+  if (!s) return;
+  session::AgentSession& session = *s->parts.session;
+  auto answer = [this, &id](Json result) {
+    if (id) respond(*id, std::move(result));
+  };
+  if (method == "_rebound/abort_retry") {
+    session.abort_retry();
+    answer(Json::object());
+  } else if (method == "_rebound/set_auto_retry") {
+    const auto it = params.find("enabled");
+    if (it == params.end() || !it->is_boolean()) {
+      if (id) respond_error(id, code::invalid_params, "Invalid params: enabled: expected boolean");
+      return;
+    }
+    session.set_auto_retry(it->get<bool>(), /*persist=*/false);
+    answer(Json::object());
+  } else if (method == "_rebound/get_retry_state") {
+    Json state = session.retry_state_json();
+    enable_retry_control();
+    answer(std::move(state));
+  } else if (method == "_rebound/set_retry_policy") {
+    Json command = params;
+    command.erase("sessionId");
+    command["type"] = "set_retry_policy";
+    auto policy = session.set_retry_policy(command);
+    if (!policy) {
+      const std::string message = policy.error().message;
+      if (id) {
+        if (message.rfind("Invalid field '", 0) == 0) {
+          respond_error(id, code::invalid_params, acp_params_message(message));
+        } else {
+          respond_error(id, code::internal_error, "Internal error: " + message);
+        }
+      }
+      return;
+    }
+    enable_retry_control();
+    answer(std::move(*policy));
+  } else if (method == "_rebound/retry_now") {
+    enable_retry_control();
+    const std::optional<Json> request_id = id;
+    session.retry_now([this, request_id](const Json& data) {
+      if (request_id) respond(*request_id, data.is_object() ? data : Json::object());
+    });
+  }
+}
+
+// ---- shutdown ----
+
+void AcpConnection::shutdown() {
+  if (shutting_down_) return;
+  shutting_down_ = true;
+  for (auto& [slot, s] : sessions_) {
+    if (s->next) {
+      Json result = Json::object();
+      result["stopReason"] = "cancelled";
+      result["_meta"] = Json{{"rebound", Json{{"outcome", "cancelled"}, {"retries", 0}}}};
+      respond(s->next->id, std::move(result));
+      s->next.reset();
+    }
+    if (s->turn) s->turn->cancelled = true;
+  }
+  std::vector<session::SessionSlot> slots;
+  for (auto& [slot, s] : sessions_)
+    slots.push_back(slot);
+  for (const auto slot : slots) {
+    const auto found = sessions_.find(slot);
+    if (found == sessions_.end()) continue;
+    found->second->parts.session->shutdown();
+  }
+  // Whatever did not end with the shutdown (a tool call still winding down) is answered now:
+  // the process is leaving.
+  for (const auto slot : slots) {
+    const auto found = sessions_.find(slot);
+    if (found == sessions_.end() || !found->second->turn) continue;
+    finish_turn(slot, found->second->turn->serial);
+  }
+}
+
+bool AcpConnection::busy() const {
+  for (const auto& [slot, s] : sessions_) {
+    if (s->parts.session && s->parts.session->is_bash_running()) return true;
+  }
+  return false;
+}
+
+// ---- events ----
+
+void AcpConnection::on_event(const session::Event& event) {
+  const auto found = sessions_.find(event.session);
+  if (found == sessions_.end()) return;
+  Open& s = *found->second;
+  if (!s.turn) return;  // nothing for a session outside its prompt (section 12)
+  std::visit(
+      [&](const auto& e) {
+        using T = std::decay_t<decltype(e)>;
+        if constexpr (std::is_same_v<T, ev::MessageStart>) {
+          if (e.message.is_assistant()) s.message_id = "m" + std::to_string(next_message_++);
+        } else if constexpr (std::is_same_v<T, ev::MessageUpdate>) {
+          on_message_update(s, e);
+        } else if constexpr (std::is_same_v<T, ev::MessageEnd>) {
+          on_message_end(s, e);
+        } else if constexpr (std::is_same_v<T, ev::ToolExecutionStart>) {
+          on_tool_start(s, e);
+        } else if constexpr (std::is_same_v<T, ev::ToolExecutionUpdate>) {
+          on_tool_update(s, e);
+        } else if constexpr (std::is_same_v<T, ev::ToolExecutionEnd>) {
+          on_tool_end(s, e);
+        } else if constexpr (std::is_same_v<T, ev::AutoRetryStart> ||
+                             std::is_same_v<T, ev::AutoRetryEnd>) {
+          on_retry(s, event);
+        } else if constexpr (std::is_same_v<T, ev::AutoCompactionStart> ||
+                             std::is_same_v<T, ev::AutoCompactionEnd>) {
+          on_compaction(s, event);
+        }
+      },
+      event.body);
+}
+
+void AcpConnection::on_message_update(Open& s, const ev::MessageUpdate& e) {
+  using K = session::AssistantUpdateKind;
+  if (e.kind == K::text_delta || e.kind == K::thinking_delta) {
+    if (e.delta.empty()) return;
+    Json chunk = Json::object();
+    chunk["sessionUpdate"] =
+        e.kind == K::text_delta ? "agent_message_chunk" : "agent_thought_chunk";
+    chunk["content"] = text_content(std::string(e.delta));
+    chunk["messageId"] = s.message_id;
+    if (e.kind == K::text_delta) s.turn->wrote_text = true;
+    update(s, std::move(chunk));
+  } else if (e.kind == K::toolcall_end) {
+    if (e.content_index >= e.partial.content.size()) return;
+    const protocol::ContentBlock& call = e.partial.content[e.content_index];
+    ToolState state{acp::tool_call_info(call.name, call.arguments, s.cwd), std::nullopt};
+    Json body = Json::object();
+    body["sessionUpdate"] = "tool_call";
+    body["toolCallId"] = call.id;
+    body["title"] = state.info.title;
+    body["kind"] = state.info.kind;
+    body["status"] = "pending";
+    if (!state.info.locations.is_null()) body["locations"] = state.info.locations;
+    body["rawInput"] = call.arguments.is_object() ? call.arguments : Json::object();
+    s.tools[call.id] = std::move(state);
+    update(s, std::move(body));
+  }
+}
+
+void AcpConnection::on_message_end(Open& s, const ev::MessageEnd& e) {
+  if (!e.message.is_assistant()) return;
+  s.turn->last = e.message.stop_reason;
+  s.turn->last_error = e.message.error_message;
+  if (e.message.failed()) return;
+  const session::AgentSession& session = *s.parts.session;
+  Json body = Json::object();
+  body["sessionUpdate"] = "usage_update";
+  body["used"] = e.message.usage.total_tokens;
+  const auto model = session.state().model;
+  body["size"] = model ? model->context_window : 0;
+  Json cost = Json::object();
+  cost["amount"] = session.stats().tokens.cost_total;
+  cost["currency"] = "USD";
+  body["cost"] = std::move(cost);
+  update(s, std::move(body));
+}
+
+void AcpConnection::on_tool_start(Open& s, const ev::ToolExecutionStart& e) {
+  auto it = s.tools.find(e.tool_call_id);
+  if (it == s.tools.end()) {
+    it = s.tools
+             .emplace(e.tool_call_id,
+                      ToolState{acp::tool_call_info(e.tool_name, e.args, s.cwd), std::nullopt})
+             .first;
+  }
+  // edit and write: the file before the call, for the diff (section 7.2).
+  if (it->second.info.edits_file) it->second.before = acp::read_whole_file(it->second.info.path);
+  Json body = Json::object();
+  body["sessionUpdate"] = "tool_call_update";
+  body["toolCallId"] = e.tool_call_id;
+  body["status"] = "in_progress";
+  update(s, std::move(body));
+}
+
+void AcpConnection::on_tool_update(Open& s, const ev::ToolExecutionUpdate& e) {
+  if (!acp::has_text(e.partial_result)) return;
+  Json text_entry = Json::object();
+  text_entry["type"] = "content";
+  text_entry["content"] = text_content(acp::result_text(e.partial_result));
+  Json body = Json::object();
+  body["sessionUpdate"] = "tool_call_update";
+  body["toolCallId"] = e.tool_call_id;
+  body["content"] = Json::array({std::move(text_entry)});
+  update(s, std::move(body));
+}
+
+void AcpConnection::on_tool_end(Open& s, const ev::ToolExecutionEnd& e) {
+  Json body = Json::object();
+  body["sessionUpdate"] = "tool_call_update";
+  body["toolCallId"] = e.tool_call_id;
+  body["status"] = e.result.is_error ? "failed" : "completed";
+  const auto it = s.tools.find(e.tool_call_id);
+  std::optional<std::string> after;
+  if (!e.result.is_error && it != s.tools.end() && it->second.info.edits_file)
+    after = acp::read_whole_file(it->second.info.path);
+  if (after) {
+    body["content"] =
+        Json::array({acp::diff_content(it->second.info.path, it->second.before, *after)});
+  } else {
+    body["content"] = acp::content_of(e.result);
+  }
+  body["rawOutput"] = pi_tool_result_json(e.result);
+  if (it != s.tools.end()) s.tools.erase(it);
+  update(s, std::move(body));
+}
+
+void AcpConnection::on_retry(Open& s, const session::Event& event) {
+  const Json rpc = pi_event_json(event);
+  if (const auto* start = std::get_if<ev::AutoRetryStart>(&event.body)) {
+    ++s.turn->retries;
+    session_notification(s, "_rebound/auto_retry_start", rpc);
+    if (!notices_) return;
+    Json meta = Json::object();
+    meta["event"] = "auto_retry_start";
+    meta["attempt"] = start->attempt;
+    meta["maxAttempts"] = start->max_attempts;
+    meta["delayMs"] = start->delay_ms;
+    Json body = Json::object();
+    body["sessionUpdate"] = "notice";
+    body["severity"] = "warning";
+    body["title"] = acp::retry_notice_title(start->attempt, start->max_attempts, start->delay_ms);
+    body["description"] = start->error_message;
+    body["_meta"] = Json{{"rebound", std::move(meta)}};
+    update(s, std::move(body));
+    return;
+  }
+  const auto& end = std::get<ev::AutoRetryEnd>(event.body);
+  session_notification(s, "_rebound/auto_retry_end", rpc);
+  if (!notices_ || !end.success) return;
+  Json meta = Json::object();
+  meta["event"] = "auto_retry_end";
+  meta["success"] = true;
+  meta["attempt"] = end.attempt;
+  Json body = Json::object();
+  body["sessionUpdate"] = "notice";
+  body["severity"] = "info";
+  body["title"] = acp::recovered_notice_title(end.attempt);
+  body["_meta"] = Json{{"rebound", std::move(meta)}};
+  update(s, std::move(body));
+}
+
+void AcpConnection::on_compaction(Open& s, const session::Event& event) {
+  const Json rpc = pi_event_json(event);
+  if (const auto* start = std::get_if<ev::AutoCompactionStart>(&event.body)) {
+    s.turn->overflow_compaction = start->reason == session::CompactionReason::overflow;
+    s.compaction_id = acp::random_hex_id();
+    session_notification(s, "_rebound/auto_compaction_start", rpc);
+    if (compaction_updates_) {
+      Json body = Json::object();
+      body["sessionUpdate"] = "compaction_update";
+      body["compactionId"] = s.compaction_id;
+      body["status"] = "in_progress";
+      update(s, std::move(body));
+    } else if (notices_) {
+      Json body = Json::object();
+      body["sessionUpdate"] = "notice";
+      body["severity"] = "info";
+      body["title"] = "Compacting the conversation (" +
+                      std::string(session::compaction_reason_name(start->reason)) + ")";
+      update(s, std::move(body));
+    }
+    return;
+  }
+  const auto& end = std::get<ev::AutoCompactionEnd>(event.body);
+  if (end.error_message && !end.aborted && s.turn->overflow_compaction)
+    s.turn->compaction_error = std::string(*end.error_message);
+  session_notification(s, "_rebound/auto_compaction_end", rpc);
+  if (!compaction_updates_) return;
+  Json body = Json::object();
+  body["sessionUpdate"] = "compaction_update";
+  body["compactionId"] = s.compaction_id;
+  if (end.result) {
+    body["status"] = "completed";
+    body["summary"] = Json::array({text_content(end.result->summary)});
+  } else if (end.aborted) {
+    body["status"] = "cancelled";
+  } else {
+    body["status"] = "failed";
+    body["error"] = end.error_message ? std::string(*end.error_message) : std::string();
+  }
+  update(s, std::move(body));
+}
+
+}  // namespace rebound::server

@@ -1,0 +1,151 @@
+#pragma once
+// ACP mode (acp.md): one JSON-RPC 2.0 connection over stdio with several agent sessions. Lines
+// from the client become session calls; the sessions' typed events become `session/update` and
+// `_rebound/*` notifications while a prompt of their session is pending; a prompt is answered
+// once its session is idle again (retries, compaction and the continued run included). Every
+// request gets exactly one response. Event loop only.
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <variant>
+#include <vector>
+
+#include "protocol/json.h"
+#include "server/acp_updates.h"
+#include "server/reply.h"
+#include "session/agent_session.h"
+#include "session/event_sink.h"
+
+namespace rebound::server {
+
+struct AcpOptions {
+  bool no_session = false;       // --no-session: no loadSession, no resume
+  bool ask_permissions = false;  // --acp-permissions ask
+  std::string version;           // agentInfo.version
+};
+
+/// A session the factory made, with whatever it depends on (settings, storage), which must
+/// outlive it.
+struct AcpSessionParts {
+  std::shared_ptr<void> keep;  // destroyed after `session`
+  std::unique_ptr<session::AgentSession> session;
+};
+
+/// Builds a new session whose tools and files live in `cwd` (absolute, an existing directory),
+/// its events going to `events` with `slot`; or the reason it cannot.
+using AcpSessionFactory = std::function<std::variant<AcpSessionParts, std::string>(
+    const std::string& cwd, session::SessionSlot slot, session::EventSink& events)>;
+
+class AcpConnection : public session::EventSink {
+ public:
+  AcpConnection(AcpOptions options, AcpSessionFactory factory, JsonSink out);
+  ~AcpConnection() override;
+
+  /// One complete, non-blank line from stdin.
+  void handle_line(std::string_view line);
+  /// A line that exceeded the limit (its bytes were dropped).
+  void handle_too_long(std::size_t max_line_bytes);
+  /// End of input or a signal (section 13): every session is cancelled, every pending prompt
+  /// answered `cancelled`.
+  void shutdown();
+  /// A session still has a bash command or tool call that must end before the process exits.
+  bool busy() const;
+
+  void on_event(const session::Event& event) override;
+
+  std::size_t session_count() const { return sessions_.size(); }
+
+ private:
+  struct Turn {
+    protocol::Json id;  // the session/prompt request's id
+    std::uint64_t serial = 0;
+    bool cancelled = false;
+    std::int64_t retries = 0;
+    bool wrote_text = false;
+    std::optional<protocol::StopReason> last;
+    std::optional<std::string> last_error;
+    std::optional<std::string> compaction_error;
+    bool overflow_compaction = false;
+  };
+  struct NextPrompt {
+    protocol::Json id;
+    session::UserInput input;
+  };
+  struct ToolState {
+    acp::ToolCallInfo info;
+    std::optional<std::string> before;  // edit/write: the file before the call (none: absent)
+  };
+  struct Open {
+    std::string id;
+    std::string cwd;
+    session::SessionSlot slot = 0;
+    AcpSessionParts parts;
+    std::optional<Turn> turn;
+    std::optional<NextPrompt> next;
+    std::vector<std::function<void()>> when_idle;  // session/close waiting for the turn
+    std::map<std::string, ToolState> tools;
+    std::string message_id;
+    std::string compaction_id;
+    bool closing = false;
+  };
+
+  // The wire.
+  void respond(const protocol::Json& id, protocol::Json result);
+  void respond_error(std::optional<protocol::Json> id, int code, std::string message);
+  void notify(std::string_view method, protocol::Json params);
+  void update(Open& s, protocol::Json update);
+  void session_notification(Open& s, std::string_view method, protocol::Json event);
+
+  void handle_request(const std::string& method, std::optional<protocol::Json> id,
+                      const protocol::Json& params);
+  void handle_response(const protocol::Json& message);
+
+  // Methods (id is none for a notification).
+  void initialize(const protocol::Json& id, const protocol::Json& params);
+  void new_session(const protocol::Json& id, const protocol::Json& params);
+  void prompt(const protocol::Json& id, const protocol::Json& params);
+  void cancel(const protocol::Json& params);
+  void cancel_request(const protocol::Json& params);
+  void close(const protocol::Json& id, const protocol::Json& params);
+  void rebound_request(const std::string& method, const std::optional<protocol::Json>& id,
+                       const protocol::Json& params);
+
+  /// The open session named by params.sessionId; otherwise answers the error itself (`id`)
+  /// and returns null.
+  Open* session_param(const std::optional<protocol::Json>& id, const protocol::Json& params,
+                      int unknown_code, const std::string& unknown_prefix);
+  void start_turn(Open& s, protocol::Json id, session::UserInput input);
+  void cancel_turn(Open& s);
+  void finish_turn(session::SessionSlot slot, std::uint64_t serial);
+  void enable_retry_control();
+
+  // Events of one session, translated (section 7).
+  void on_message_update(Open& s, const session::ev::MessageUpdate& e);
+  void on_message_end(Open& s, const session::ev::MessageEnd& e);
+  void on_tool_start(Open& s, const session::ev::ToolExecutionStart& e);
+  void on_tool_update(Open& s, const session::ev::ToolExecutionUpdate& e);
+  void on_tool_end(Open& s, const session::ev::ToolExecutionEnd& e);
+  void on_retry(Open& s, const session::Event& event);
+  void on_compaction(Open& s, const session::Event& event);
+
+  AcpOptions options_;
+  AcpSessionFactory factory_;
+  JsonSink out_;
+  std::map<session::SessionSlot, std::unique_ptr<Open>> sessions_;
+  std::map<std::string, session::SessionSlot, std::less<>> by_id_;
+  session::SessionSlot next_slot_ = 1;
+  std::uint64_t next_serial_ = 1;
+  std::uint64_t next_message_ = 1;
+  bool initialized_ = false;
+  bool shutting_down_ = false;
+  bool retry_control_ = false;
+  // Client capabilities (section 3).
+  bool fs_read_ = false, fs_write_ = false, notices_ = false, compaction_updates_ = false;
+};
+
+}  // namespace rebound::server

@@ -1,0 +1,442 @@
+// `rebound --mode acp` driven by the official ACP client library (npm @agentclientprotocol/sdk
+// 2.4.0) with the scripted provider: handshake, prompts, retry progress, cancellation, tool
+// calls, several sessions and the error codes of acp.md. Every line the server writes is kept
+// with what the client sent (REBOUND_CAPTURE_DIR/acp, one {"from","message"} per line) for the
+// schema check (tests/schema/validate_acp.py).
+// usage: node --test acp_sdk.test.mjs   (REBOUND_BINARY names the server binary)
+
+import { test, after } from "node:test";
+import assert from "node:assert/strict";
+import { spawn } from "node:child_process";
+import { mkdtempSync, writeFileSync, readFileSync, appendFileSync, mkdirSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { PassThrough, Readable, Writable } from "node:stream";
+import * as acp from "@agentclientprotocol/sdk";
+
+const binary = process.env.REBOUND_BINARY;
+if (!binary) throw new Error("REBOUND_BINARY must name the rebound binary");
+
+const children = new Set();
+after(() => {
+  for (const child of children) child.kill("SIGKILL");
+});
+
+// Starts `rebound --mode acp` on a script, connects the SDK's client app and runs `op` with a
+// harness: the SDK context, every update and custom notification in arrival order, every raw
+// line the server wrote, and helpers.
+async function withAgent({ script, settings = {}, args = [], capabilities = {} }, op) {
+  const dir = mkdtempSync(join(tmpdir(), "rebound-acp-"));
+  mkdirSync(join(dir, "agent"));
+  mkdirSync(join(dir, "proj"));
+  writeFileSync(join(dir, "agent", "settings.json"), JSON.stringify(settings));
+  writeFileSync(join(dir, "script.json"), JSON.stringify(script));
+  const child = spawn(
+    binary,
+    ["--mode", "acp", "--agent-dir", join(dir, "agent"), "--no-session", "--provider", "scripted",
+     "--script", join(dir, "script.json"), ...args],
+    { cwd: dir, env: { ...process.env, HOME: dir, OPENAI_API_KEY: "", ANTHROPIC_API_KEY: "" },
+      stdio: ["pipe", "pipe", "pipe"] });
+  children.add(child);
+  const exited = new Promise((resolve) => child.on("exit", (code) => {
+    children.delete(child);
+    resolve(code);
+  }));
+  let stderr = "";
+  child.stderr.on("data", (d) => { stderr += d; });
+  const captureDir = process.env.REBOUND_CAPTURE_DIR ? join(process.env.REBOUND_CAPTURE_DIR, "acp") : null;
+  const capture = captureDir ? join(captureDir, `sdk-${child.pid}.jsonl`) : null;
+  if (capture) mkdirSync(captureDir, { recursive: true });
+  const keep = (from, line) => {
+    if (capture) appendFileSync(capture, `{"from":"${from}","message":${line}}\n`);
+  };
+  // What the client writes passes through here on its way to the server's stdin.
+  const toAgent = new PassThrough();
+  toAgent.pipe(child.stdin);
+  let sent = "";
+  toAgent.on("data", (d) => {
+    sent += d;
+    let nl;
+    while ((nl = sent.indexOf("\n")) >= 0) {
+      keep("client", sent.slice(0, nl));
+      sent = sent.slice(nl + 1);
+    }
+  });
+
+  const lines = [];
+  let partial = "";
+  child.stdout.on("data", (d) => {
+    partial += d;
+    let nl;
+    while ((nl = partial.indexOf("\n")) >= 0) {
+      const line = partial.slice(0, nl);
+      partial = partial.slice(nl + 1);
+      lines.push(JSON.parse(line));
+      keep("agent", line);
+    }
+  });
+
+  const seen = [];  // {method, params} of every notification, in order
+  const waiters = [];
+  const record = (method, params) => {
+    seen.push({ method, params });
+    for (const w of waiters.splice(0)) w();
+  };
+  const app = acp.client({ name: "rebound-test" })
+    .onNotification("session/update", ({ params }) => record("session/update", params))
+    .onNotification("*", ({ method, params }) => record(method, params));
+  const stream = acp.ndJsonStream(Writable.toWeb(toAgent), Readable.toWeb(child.stdout));
+  const waitFor = (predicate, what) => new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`no ${what} within 10 s; stderr: ${stderr}`)), 10000);
+    const check = () => {
+      const hit = seen.find(predicate);
+      if (hit) {
+        clearTimeout(timer);
+        resolve(hit);
+      } else {
+        waiters.push(check);
+      }
+    };
+    check();
+  });
+  const updates = (sessionId) => seen.filter((n) => n.method === "session/update" &&
+                                                    n.params.sessionId === sessionId)
+    .map((n) => n.params.update);
+  const cwd = join(dir, "proj");
+  try {
+    return await app.connectWith(stream, async (ctx) => {
+      const init = await ctx.request("initialize", {
+        protocolVersion: 1,
+        clientCapabilities: { fs: { readTextFile: false, writeTextFile: false }, ...capabilities },
+        clientInfo: { name: "rebound-test", version: "1" },
+      });
+      const h = {
+        ctx, init, seen, lines, waitFor, updates, dir, cwd,
+        stderr: () => stderr,
+        newSession: async () => (await ctx.request("session/new", { cwd, mcpServers: [] })).sessionId,
+        prompt: (sessionId, text) => ctx.request("session/prompt",
+                                                 { sessionId, prompt: [{ type: "text", text }] }),
+      };
+      return await op(h);
+    });
+  } finally {
+    toAgent.end();
+    const code = await Promise.race([exited, new Promise((r) => setTimeout(() => r("timeout"), 5000))]);
+    rmSync(dir, { recursive: true, force: true });
+    assert.equal(code, 0, `exit status; stderr: ${stderr}`);
+  }
+}
+
+// The index of the response to request `id` among the raw lines.
+const responseIndex = (lines, id) => lines.findIndex((l) => l.id === id && !("method" in l));
+// Lines that concern `sessionId` (its notifications).
+const forSession = (line, sessionId) => line.method && line.params && line.params.sessionId === sessionId;
+
+const text = (updates) => updates.filter((u) => u.sessionUpdate === "agent_message_chunk")
+  .map((u) => u.content.text).join("");
+
+test("handshake: capabilities, agent info, a session", { timeout: 30000 }, async () => {
+  await withAgent({ script: [{ text: "hi" }] }, async (h) => {
+    assert.equal(h.init.protocolVersion, 1);
+    assert.deepEqual(h.init.agentCapabilities.promptCapabilities,
+                     { image: true, audio: false, embeddedContext: true });
+    assert.deepEqual(h.init.agentCapabilities.mcpCapabilities, { http: false, sse: false });
+    assert.deepEqual(h.init.agentCapabilities._meta.rebound.methods,
+                     ["_rebound/abort_retry", "_rebound/set_auto_retry", "_rebound/get_retry_state",
+                      "_rebound/retry_now", "_rebound/set_retry_policy"]);
+    assert.equal(h.init.agentInfo.name, "rebound");
+    assert.deepEqual(h.init.authMethods, []);
+    const id = await h.newSession();
+    assert.match(id, /^[0-9a-f-]{36}$/);
+    // Nothing was written before the first request, nothing but the two answers since.
+    assert.equal(h.lines.length, 2);
+  });
+});
+
+test("a plain prompt: chunks, usage, end_turn with the outcome", { timeout: 30000 }, async () => {
+  await withAgent({ script: [{ text: "Hello there", chunks: 2, usage: { input: 30, output: 12 } }] },
+                  async (h) => {
+    const s = await h.newSession();
+    const answer = await h.prompt(s, "say hello");
+    assert.equal(answer.stopReason, "end_turn");
+    assert.deepEqual(answer._meta, { rebound: { outcome: "stop", retries: 0 } });
+    const ups = h.updates(s);
+    assert.deepEqual(ups.map((u) => u.sessionUpdate),
+                     ["agent_message_chunk", "agent_message_chunk", "usage_update"]);
+    assert.equal(text(ups), "Hello there");
+    assert.equal(ups[0].messageId, ups[1].messageId);
+    assert.equal(ups[2].used, 42);
+    assert.equal(ups[2].size, 128000);
+    assert.deepEqual(ups[2].cost, { amount: 0, currency: "USD" });
+    // A second prompt's message has another id.
+    await h.prompt(s, "again");
+    const later = h.updates(s).filter((u) => u.sessionUpdate === "agent_message_chunk");
+    assert.notEqual(later[2].messageId, later[0].messageId);
+  });
+});
+
+test("a 503 then success: retry notifications and notices before the answer, nothing after", { timeout: 30000 }, async () => {
+  await withAgent({
+    script: [{ error: "503 overloaded" }, { text: "Hello" }],
+    settings: { retry: { baseDelayMs: 50 } },
+    capabilities: { session: { notices: {} } },
+  }, async (h) => {
+    const s = await h.newSession();
+    const answer = await h.ctx.request("session/prompt", { sessionId: s, prompt: [{ type: "text", text: "hi" }] });
+    assert.equal(answer.stopReason, "end_turn");
+    assert.deepEqual(answer._meta, { rebound: { outcome: "stop", retries: 1 } });
+    const kinds = h.seen.filter((n) => n.params.sessionId === s)
+      .map((n) => n.method === "session/update" ? n.params.update.sessionUpdate : n.method);
+    assert.deepEqual(kinds, ["_rebound/auto_retry_start", "notice", "agent_message_chunk",
+                             "usage_update", "_rebound/auto_retry_end", "notice"]);
+    const start = h.seen.find((n) => n.method === "_rebound/auto_retry_start").params;
+    assert.deepEqual(start, { sessionId: s, attempt: 1, maxAttempts: 3, delayMs: 50,
+                              errorMessage: "503 overloaded" });
+    const notices = h.updates(s).filter((u) => u.sessionUpdate === "notice");
+    assert.equal(notices[0].title, "Retrying (1/3) in 50 ms");
+    assert.equal(notices[0].severity, "warning");
+    assert.equal(notices[0].description, "503 overloaded");
+    assert.equal(notices[1].title, "Recovered after 1 retry");
+    const end = h.seen.find((n) => n.method === "_rebound/auto_retry_end").params;
+    assert.deepEqual(end, { sessionId: s, success: true, attempt: 1 });
+    // The failed attempt's text is not written as retry progress; the answer is the last line.
+    await new Promise((r) => setTimeout(r, 200));
+    const last = h.lines.length - 1;
+    assert.equal(h.lines[last].result?.stopReason, "end_turn");
+  });
+});
+
+test("without notices: the custom notifications only", { timeout: 30000 }, async () => {
+  await withAgent({
+    script: [{ error: "503 overloaded" }, { text: "Hello" }],
+    settings: { retry: { baseDelayMs: 1500 } },
+  }, async (h) => {
+    const s = await h.newSession();
+    await h.prompt(s, "hi");
+    assert.equal(h.updates(s).filter((u) => u.sessionUpdate === "notice").length, 0);
+    const start = h.seen.find((n) => n.method === "_rebound/auto_retry_start").params;
+    assert.equal(start.delayMs, 1500);
+  });
+});
+
+test("cancel during a long backoff answers cancelled within 1 s, the chain's end first", { timeout: 30000 }, async () => {
+  await withAgent({
+    script: [{ error: "503 overloaded" }, { text: "never" }],
+    settings: { retry: { baseDelayMs: 30000 } },
+  }, async (h) => {
+    const s = await h.newSession();
+    const pending = h.prompt(s, "hi");
+    await h.waitFor((n) => n.method === "_rebound/auto_retry_start", "auto_retry_start");
+    const t0 = Date.now();
+    await h.ctx.notify("session/cancel", { sessionId: s });
+    const answer = await pending;
+    const elapsed = Date.now() - t0;
+    assert.ok(elapsed < 1000, `cancelled after ${elapsed} ms`);
+    assert.equal(answer.stopReason, "cancelled");
+    assert.deepEqual(answer._meta, { rebound: { outcome: "cancelled", retries: 1 } });
+    const end = h.seen.find((n) => n.method === "_rebound/auto_retry_end").params;
+    assert.deepEqual(end, { sessionId: s, success: false, attempt: 1, finalError: "Retry cancelled" });
+    // The chain's end comes before the answer; nothing of the session after it.
+    const endAt = h.lines.findIndex((l) => l.method === "_rebound/auto_retry_end");
+    const answerAt = h.lines.findIndex((l) => l.result?.stopReason === "cancelled");
+    assert.ok(endAt < answerAt);
+    assert.ok(!h.lines.slice(answerAt + 1).some((l) => forSession(l, s)));
+    // The session still works.
+    const next = await h.prompt(s, "again");
+    assert.equal(next.stopReason, "end_turn");
+  });
+});
+
+test("cancel during a hanging request answers cancelled within 1 s", { timeout: 30000 }, async () => {
+  await withAgent({ script: [{ hang: true }, { text: "after" }] }, async (h) => {
+    const s = await h.newSession();
+    const pending = h.prompt(s, "hi");
+    await new Promise((r) => setTimeout(r, 200));  // the request hangs (streams nothing)
+    const t0 = Date.now();
+    await h.ctx.notify("session/cancel", { sessionId: s });
+    const answer = await pending;
+    assert.ok(Date.now() - t0 < 1000);
+    assert.equal(answer.stopReason, "cancelled");
+    assert.equal(answer._meta.rebound.outcome, "cancelled");
+    // An aborted message gets no usage update and no error text.
+    assert.ok(!h.updates(s).some((u) => u.sessionUpdate === "usage_update"));
+    assert.ok(!text(h.updates(s)).includes("Error"));
+  });
+});
+
+test("retries exhausted: end_turn, the outcome error and the error as text", { timeout: 30000 }, async () => {
+  await withAgent({
+    script: [{ error: "503 overloaded" }],
+    settings: { retry: { baseDelayMs: 10, maxRetries: 2 } },
+  }, async (h) => {
+    const s = await h.newSession();
+    const answer = await h.prompt(s, "hi");
+    assert.equal(answer.stopReason, "end_turn");
+    assert.deepEqual(answer._meta,
+                     { rebound: { outcome: "error", retries: 2, errorMessage: "503 overloaded" } });
+    const ends = h.seen.filter((n) => n.method === "_rebound/auto_retry_end");
+    assert.deepEqual(ends.map((n) => n.params),
+                     [{ sessionId: s, success: false, attempt: 2, finalError: "503 overloaded" }]);
+    const chunks = h.updates(s).filter((u) => u.sessionUpdate === "agent_message_chunk");
+    assert.equal(chunks.length, 1);
+    assert.equal(chunks[0].content.text, "Error: 503 overloaded");
+  });
+});
+
+test("tool calls: kinds, titles, locations, raw input and output, the edit's diff", { timeout: 30000 }, async () => {
+  const script = [
+    // The calls of one message may run at once: the file is written by a message of its own.
+    { toolCalls: [{ name: "write", arguments: { path: "notes.txt", content: "hello world\n" } }] },
+    { toolCalls: [
+      { name: "read", arguments: { path: "notes.txt", offset: 1 } },
+      { name: "bash", arguments: { command: "echo out; cat notes.txt\nexit 0" } },
+      { name: "ls", arguments: {} },
+      { name: "grep", arguments: { pattern: "hello", path: "." } },
+      { name: "find", arguments: { pattern: "*.txt" } },
+    ] },
+    { toolCalls: [{ name: "edit", arguments: { path: "notes.txt", edits: [{ oldText: "hello", newText: "goodbye" }] } }] },
+    { toolCalls: [{ name: "read", arguments: { path: "missing.txt" } }] },
+    { text: "Done." },
+  ];
+  await withAgent({ script, args: ["--tools", "read,bash,edit,write,grep,find,ls"] }, async (h) => {
+    const s = await h.newSession();
+    const answer = await h.prompt(s, "work");
+    assert.equal(answer.stopReason, "end_turn");
+    const ups = h.updates(s);
+    const calls = ups.filter((u) => u.sessionUpdate === "tool_call");
+    const abs = join(h.cwd, "notes.txt");
+    assert.deepEqual(calls.map((c) => [c.kind, c.title, c.status]), [
+      ["edit", "Write notes.txt", "pending"],
+      ["read", "Read notes.txt", "pending"],
+      ["execute", "echo out; cat notes.txt", "pending"],
+      ["read", "ls .", "pending"],
+      ["search", "grep hello in .", "pending"],
+      ["search", "find *.txt", "pending"],
+      ["edit", "Edit notes.txt", "pending"],
+      ["read", "Read missing.txt", "pending"],
+    ]);
+    assert.deepEqual(calls[0].locations, [{ path: abs }]);
+    assert.deepEqual(calls[1].locations, [{ path: abs, line: 1 }]);
+    assert.equal(calls[2].locations, undefined);
+    assert.deepEqual(calls[3].locations, [{ path: h.cwd }]);
+    assert.deepEqual(calls[4].locations, [{ path: h.cwd }]);
+    assert.equal(calls[5].locations, undefined);
+    assert.deepEqual(calls[6].rawInput, script[2].toolCalls[0].arguments);
+
+    const finals = ups.filter((u) => u.sessionUpdate === "tool_call_update" && u.status &&
+                                     u.status !== "in_progress");
+    const byId = Object.fromEntries(finals.map((u) => [u.toolCallId, u]));
+    const write = byId[calls[0].toolCallId];
+    assert.equal(write.status, "completed");
+    assert.deepEqual(write.content, [{ type: "diff", path: abs, oldText: null, newText: "hello world\n" }]);
+    const read = byId[calls[1].toolCallId];
+    assert.deepEqual(read.content, [{ type: "content", content: { type: "text", text: "hello world\n" } }]);
+    assert.equal(read.rawOutput.content[0].text, "hello world\n");
+    const bash = byId[calls[2].toolCallId];
+    assert.equal(bash.status, "completed");
+    assert.equal(bash.content[0].content.text, "out\nhello world\n");
+    const edit = byId[calls[6].toolCallId];
+    assert.equal(edit.status, "completed");
+    assert.deepEqual(edit.content, [{ type: "diff", path: abs, oldText: "hello world\n", newText: "goodbye world\n" }]);
+    assert.equal(typeof edit.rawOutput.details.diff, "string");
+    const missing = byId[calls[7].toolCallId];
+    assert.equal(missing.status, "failed");
+    assert.equal(missing.content[0].type, "content");
+    assert.match(missing.content[0].content.text, /missing\.txt/);
+    // Every call went pending → in_progress → its final state, in that order.
+    for (const call of calls) {
+      const states = ups.filter((u) => u.toolCallId === call.toolCallId)
+        .map((u) => u.status ?? "content");
+      assert.equal(states[0], "pending");
+      assert.equal(states[1], "in_progress");
+      assert.ok(["completed", "failed"].includes(states.at(-1)), states.join(","));
+    }
+    assert.equal(readFileSync(abs, "utf8"), "goodbye world\n");
+    assert.equal(text(ups), "Done.");
+  });
+});
+
+test("two sessions at once, each with its own updates and answer", { timeout: 30000 }, async () => {
+  await withAgent({ script: [{ text: "same answer", chunks: 3, chunkDelayMs: 20 }] }, async (h) => {
+    const a = await h.newSession();
+    const b = await h.newSession();
+    assert.notEqual(a, b);
+    const [ra, rb] = await Promise.all([h.prompt(a, "one"), h.prompt(b, "two")]);
+    assert.equal(ra.stopReason, "end_turn");
+    assert.equal(rb.stopReason, "end_turn");
+    assert.equal(text(h.updates(a)), "same answer");
+    assert.equal(text(h.updates(b)), "same answer");
+    // Closing one leaves the other usable.
+    assert.deepEqual(await h.ctx.request("session/close", { sessionId: a }), {});
+    assert.equal((await h.prompt(b, "three")).stopReason, "end_turn");
+  });
+});
+
+test("a new prompt while one runs cancels the first", { timeout: 30000 }, async () => {
+  await withAgent({ script: [{ hang: true }, { text: "second" }] }, async (h) => {
+    const s = await h.newSession();
+    const first = h.prompt(s, "one");
+    await new Promise((r) => setTimeout(r, 100));
+    const second = h.prompt(s, "two");
+    assert.equal((await first).stopReason, "cancelled");
+    assert.equal((await second).stopReason, "end_turn");
+  });
+});
+
+test("custom requests: retry state, session policy, session-scoped auto-retry", { timeout: 30000 }, async () => {
+  await withAgent({ script: [{ error: "503 overloaded" }, { text: "ok" }],
+                    settings: { retry: { baseDelayMs: 10 } } }, async (h) => {
+    const s = await h.newSession();
+    const state = await h.ctx.request("_rebound/get_retry_state", { sessionId: s });
+    assert.equal(state.enabled, true);
+    const policy = await h.ctx.request("_rebound/set_retry_policy", { sessionId: s, maxRetries: 5 });
+    assert.equal(policy.maxRetries, 5);
+    await assert.rejects(h.ctx.request("_rebound/set_retry_policy", { sessionId: s, maxRetries: "x" }),
+                         (e) => e.code === -32602 && /^Invalid params: maxRetries: expected/.test(e.message));
+    assert.deepEqual(await h.ctx.request("_rebound/set_auto_retry", { sessionId: s, enabled: false }), {});
+    const answer = await h.prompt(s, "hi");
+    assert.deepEqual(answer._meta.rebound, { outcome: "error", retries: 0, errorMessage: "503 overloaded" });
+    // Not persisted: the settings file is as it was.
+    assert.deepEqual(JSON.parse(readFileSync(join(h.dir, "agent", "settings.json"), "utf8")),
+                     { retry: { baseDelayMs: 10 } });
+    assert.deepEqual(await h.ctx.request("_rebound/abort_retry", { sessionId: s }), {});
+  });
+});
+
+test("error codes of acp.md section 10", { timeout: 30000 }, async () => {
+  await withAgent({ script: [{ text: "hi" }] }, async (h) => {
+    const code = async (promise) => {
+      try {
+        await promise;
+      } catch (e) {
+        return [e.code, e.message];
+      }
+      assert.fail("expected an error");
+    };
+    assert.deepEqual(await code(h.ctx.request("session/prompt", { sessionId: "nope", prompt: [{ type: "text", text: "x" }] })),
+                     [-32602, "Invalid params: unknown session: nope"]);
+    assert.deepEqual(await code(h.ctx.request("session/new", { cwd: "relative/dir", mcpServers: [] })),
+                     [-32602, "Invalid params: cwd must be an absolute path"]);
+    assert.deepEqual(await code(h.ctx.request("session/new", { cwd: "/nonexistent/dir", mcpServers: [] })),
+                     [-32602, "Invalid params: cwd is not a directory: /nonexistent/dir"]);
+    assert.deepEqual(await code(h.ctx.request("session/set_mode", { sessionId: "x", modeId: "y" })),
+                     [-32601, "Method not found: session/set_mode"]);
+    assert.deepEqual(await code(h.ctx.request("_rebound/unknown", {})),
+                     [-32601, "Method not found: _rebound/unknown"]);
+    assert.deepEqual(await code(h.ctx.request("authenticate", { methodId: "key" })),
+                     [-32602, "Invalid params: unknown auth method: key"]);
+    const s = await h.newSession();
+    assert.deepEqual(await code(h.ctx.request("session/prompt", { sessionId: s, prompt: [{ type: "audio", data: "AA==", mimeType: "audio/wav" }] })),
+                     [-32602, "Invalid params: unsupported content block: audio"]);
+    assert.deepEqual(await code(h.ctx.request("_rebound/set_auto_retry", { sessionId: s })),
+                     [-32602, "Invalid params: enabled: expected boolean"]);
+    assert.deepEqual(await code(h.ctx.request("_rebound/get_retry_state", {})),
+                     [-32602, "Invalid params: sessionId: expected string"]);
+    // The SDK turns -32002 for session/close into success; the raw line carries the code.
+    await h.ctx.request("session/close", { sessionId: "gone" });
+    const closeError = h.lines.find((l) => l.error?.code === -32002);
+    assert.equal(closeError.error.message, "Resource not found: session gone");
+    // The session is intact after all that.
+    assert.equal((await h.prompt(s, "hi")).stopReason, "end_turn");
+  });
+});
