@@ -113,6 +113,28 @@ std::optional<std::string> FileSessionStorage::new_session_path(const std::strin
   return (dir / session_file_name(session_id, epoch_ms)).string();
 }
 
+std::optional<std::string> FileSessionStorage::find_session_file(
+    const std::string& session_id) const {
+  if (options_.no_session || session_id.empty()) return std::nullopt;
+  const fs::path dir = options_.session_dir
+                           ? *options_.session_dir
+                           : options_.agent_dir / "sessions" / encode_cwd(options_.cwd);
+  const std::string suffix = "_" + session_id + ".jsonl";
+  std::optional<std::string> best;
+  std::error_code ec;
+  for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
+    const std::string name = it->path().filename().string();
+    if (name.size() <= suffix.size() ||
+        name.compare(name.size() - suffix.size(), suffix.size(), suffix) != 0)
+      continue;
+    std::error_code type_error;
+    if (!it->is_regular_file(type_error)) continue;
+    // Names start with their creation time, so the greatest is the newest.
+    if (!best || it->path().string() > *best) best = it->path().string();
+  }
+  return best;
+}
+
 std::variant<session::LoadedSession, std::string> FileSessionStorage::load(
     const std::string& path) {
   const FileRead file = read_regular_file(path, kMaxSessionFileBytes);

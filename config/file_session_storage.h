@@ -41,6 +41,11 @@ class FileSessionStorage : public session::SessionStorage {
   std::unique_ptr<session::SessionFileSink> open_for_append(const std::string& path,
                                                             std::string& error) override;
 
+  /// The file of session `session_id` in this cwd's session directory (or --session-dir): a
+  /// regular file named `*_<session_id>.jsonl`; the newest name when several match. None when
+  /// there is none, or sessions are not kept.
+  std::optional<std::string> find_session_file(const std::string& session_id) const;
+
  private:
   SessionStorageOptions options_;
 };

@@ -32,6 +32,7 @@ case "$mode" in
     ;;
   full)
     build="$root/build-asan"
+    bash "$root/scripts/node_deps.sh"  # the tests against npm clients run here too
     cmake -S "$root" -B "$build" -G Ninja -DREBOUND_SANITIZE=ON -DREBOUND_TESTS=ON \
       -DREBOUND_WERROR=$werror >/dev/null
     cmake --build "$build"

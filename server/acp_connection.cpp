@@ -197,7 +197,9 @@ void AcpConnection::handle_request(const std::string& method, std::optional<Json
     const std::string which = it != params.end() && it->is_string() ? it->get<std::string>() : "";
     respond_error(id, code::invalid_params, "Invalid params: unknown auth method: " + which);
   } else if (method == "session/new") {
-    new_session(*id, params);
+    open_session(*id, params, OpenKind::create);
+  } else if ((method == "session/load" || method == "session/resume") && !options_.no_session) {
+    open_session(*id, params, method == "session/load" ? OpenKind::load : OpenKind::resume);
   } else if (method == "session/prompt") {
     prompt(*id, params);
   } else if (method == "session/close") {
@@ -232,6 +234,7 @@ void AcpConnection::initialize(const Json& id, const Json& params) {
   mcp["http"] = false;
   mcp["sse"] = false;
   Json session_caps = Json::object();
+  if (!options_.no_session) session_caps["resume"] = Json::object();
   session_caps["close"] = Json::object();
   Json methods = Json::array();
   for (const char* name : kReboundMethods)
@@ -241,8 +244,7 @@ void AcpConnection::initialize(const Json& id, const Json& params) {
   rebound["compactionNotifications"] = true;
   rebound["methods"] = std::move(methods);
   Json agent = Json::object();
-  // Loading and resuming sessions from their files is not served yet (docs/decisions.md).
-  agent["loadSession"] = false;
+  agent["loadSession"] = !options_.no_session;
   agent["promptCapabilities"] = std::move(prompt_caps);
   agent["mcpCapabilities"] = std::move(mcp);
   agent["sessionCapabilities"] = std::move(session_caps);
@@ -259,7 +261,16 @@ void AcpConnection::initialize(const Json& id, const Json& params) {
   respond(id, std::move(result));
 }
 
-void AcpConnection::new_session(const Json& id, const Json& params) {
+void AcpConnection::open_session(const Json& id, const Json& params, OpenKind kind) {
+  std::optional<std::string> load;
+  if (kind != OpenKind::create) {
+    const auto it = params.find("sessionId");
+    if (it == params.end() || !it->is_string()) {
+      respond_error(id, code::invalid_params, "Invalid params: sessionId: expected string");
+      return;
+    }
+    load = it->get<std::string>();
+  }
   const auto cwd_it = params.find("cwd");
   if (cwd_it == params.end() || !cwd_it->is_string()) {
     respond_error(id, code::invalid_params, "Invalid params: cwd: expected string");
@@ -275,15 +286,19 @@ void AcpConnection::new_session(const Json& id, const Json& params) {
     respond_error(id, code::invalid_params, "Invalid params: cwd is not a directory: " + cwd);
     return;
   }
-  if (const auto servers = params.find("mcpServers");
-      servers != params.end() && !servers->is_null() && !servers->is_array()) {
+  const auto servers = params.find("mcpServers");
+  if (servers != params.end() && !servers->is_null() && !servers->is_array()) {
     respond_error(id, code::invalid_params, "Invalid params: mcpServers: expected array");
     return;
   }
+  if (load && by_id_.count(*load)) {
+    respond_error(id, code::invalid_params, "Invalid params: session already open: " + *load);
+    return;
+  }
   const session::SessionSlot slot = next_slot_++;
-  auto made = factory_(cwd, slot, *this);
-  if (auto* error = std::get_if<std::string>(&made)) {
-    respond_error(id, code::internal_error, "Internal error: " + *error);
+  auto made = factory_(cwd, slot, *this, load);
+  if (auto* error = std::get_if<AcpOpenError>(&made)) {
+    respond_error(id, error->code, error->message);
     return;
   }
   auto open = std::make_unique<Open>();
@@ -293,17 +308,22 @@ void AcpConnection::new_session(const Json& id, const Json& params) {
   open->id = open->parts.session->session_id();
   if (retry_control_) open->parts.session->enable_retry_control();
   // MCP servers named here wait for the MCP client (acp.md section 4); none is started.
-  if (const auto servers = params.find("mcpServers");
-      servers != params.end() && servers->is_array() && !servers->empty())
-    spdlog::warn("acp: {} MCP server(s) of session/new not started: no MCP client in this build",
-                 servers->size());
-  Json result = Json::object();
-  result["sessionId"] = open->id;
-  if (const auto& file = open->parts.session->session_file())
-    result["_meta"] = Json{{"rebound", Json{{"sessionFile", *file}}}};
+  if (servers != params.end() && servers->is_array() && !servers->empty())
+    spdlog::warn("acp: {} MCP server(s) of {} not started: no MCP client in this build",
+                 servers->size(), kind == OpenKind::create ? "session/new" : "session/load");
+  Open& s = *open;
   by_id_[open->id] = slot;
   sessions_[slot] = std::move(open);
-  respond(id, std::move(result));
+  if (kind == OpenKind::create) {
+    Json result = Json::object();
+    result["sessionId"] = s.id;
+    if (const auto& file = s.parts.session->session_file())
+      result["_meta"] = Json{{"rebound", Json{{"sessionFile", *file}}}};
+    respond(id, std::move(result));
+    return;
+  }
+  if (kind == OpenKind::load) replay(s);
+  respond(id, Json::object());
 }
 
 AcpConnection::Open* AcpConnection::session_param(const std::optional<Json>& id, const Json& params,
@@ -517,6 +537,96 @@ void AcpConnection::rebound_request(const std::string& method, const std::option
     session.retry_now([this, request_id](const Json& data) {
       if (request_id) respond(*request_id, data.is_object() ? data : Json::object());
     });
+  }
+}
+
+// ---- session/load's replay (section 4) ----
+
+void AcpConnection::replay(Open& s) {
+  using protocol::ContentBlock;
+  using protocol::Role;
+  using protocol::StopReason;
+  const auto& history = s.parts.session->history();
+  std::map<std::string, const protocol::AgentMessage*> results;
+  for (const auto& m : history) {
+    if (m.role == Role::tool_result) results[m.tool_call_id] = &m;
+  }
+  auto chunk = [&](const char* kind, Json content, const std::string& message_id) {
+    Json body = Json::object();
+    body["sessionUpdate"] = kind;
+    body["content"] = std::move(content);
+    body["messageId"] = message_id;
+    update(s, std::move(body));
+  };
+  for (std::size_t i = 0; i < history.size(); ++i) {
+    const protocol::AgentMessage& m = history[i];
+    if (m.role == Role::user) {
+      for (const auto& block : m.content) {
+        if (block.kind == ContentBlock::Kind::text) {
+          chunk("user_message_chunk", text_content(block.text), m.entry_id);
+        } else if (block.kind == ContentBlock::Kind::image) {
+          Json image = Json::object();
+          image["type"] = "image";
+          image["data"] = block.text;
+          image["mimeType"] = block.mime_type;
+          chunk("user_message_chunk", std::move(image), m.entry_id);
+        }
+      }
+      continue;
+    }
+    if (!m.is_assistant()) continue;  // tool results complete their call; the rest is not shown
+    const bool error = m.stop_reason == StopReason::error;
+    // An attempt that was retried: the next message on the path is the retry's.
+    if (error && i + 1 < history.size() && history[i + 1].is_assistant()) continue;
+    bool wrote_text = false;
+    for (const auto& block : m.content) {
+      if (block.kind == ContentBlock::Kind::text) {
+        chunk("agent_message_chunk", text_content(block.text), m.entry_id);
+        wrote_text = true;
+      } else if (block.kind == ContentBlock::Kind::thinking && !error) {
+        chunk("agent_thought_chunk", text_content(block.text), m.entry_id);
+      }
+    }
+    if (error) {
+      chunk("agent_message_chunk",
+            text_content((wrote_text ? "\n\nError: " : "Error: ") +
+                         m.error_message.value_or("Unknown error")),
+            m.entry_id + "-error");
+      continue;
+    }
+    if (m.stop_reason == StopReason::aborted) continue;
+    for (const auto& block : m.content) {
+      if (block.kind != ContentBlock::Kind::tool_call) continue;
+      const acp::ToolCallInfo info = acp::tool_call_info(block.name, block.arguments, s.cwd);
+      const auto found = results.find(block.id);
+      const protocol::AgentMessage* result = found == results.end() ? nullptr : found->second;
+      Json body = Json::object();
+      body["sessionUpdate"] = "tool_call";
+      body["toolCallId"] = block.id;
+      body["title"] = info.title;
+      body["kind"] = info.kind;
+      body["status"] = !result || result->is_error ? "failed" : "completed";
+      session::ToolResult tool_result;
+      if (result) {
+        tool_result.content = result->content;
+        if (!result->details.is_null()) tool_result.details = result->details;
+        tool_result.is_error = result->is_error;
+        body["content"] = acp::content_of(tool_result);
+      }
+      Json locations = info.locations;
+      // An edit's first changed line is known once it ran (tools.md section 4.3's details).
+      if (block.name == "edit" && result && locations.is_array() && !locations.empty() &&
+          result->details.is_object()) {
+        const auto line = result->details.find("firstChangedLine");
+        if (line != result->details.end() && line->is_number_integer() && *line >= 1 &&
+            *line <= 4294967295LL)
+          locations[0]["line"] = *line;
+      }
+      if (!locations.is_null()) body["locations"] = std::move(locations);
+      body["rawInput"] = block.arguments.is_object() ? block.arguments : Json::object();
+      if (result) body["rawOutput"] = pi_tool_result_json(tool_result);
+      update(s, std::move(body));
+    }
   }
 }
 

@@ -36,10 +36,18 @@ struct AcpSessionParts {
   std::unique_ptr<session::AgentSession> session;
 };
 
-/// Builds a new session whose tools and files live in `cwd` (absolute, an existing directory),
-/// its events going to `events` with `slot`; or the reason it cannot.
-using AcpSessionFactory = std::function<std::variant<AcpSessionParts, std::string>(
-    const std::string& cwd, session::SessionSlot slot, session::EventSink& events)>;
+/// Why a session could not be opened: the JSON-RPC error to answer with.
+struct AcpOpenError {
+  int code;
+  std::string message;
+};
+
+/// Builds a session whose tools and files live in `cwd` (absolute, an existing directory), its
+/// events going to `events` with `slot`: a new one, or with `load` the session of that id from
+/// its file in the cwd's session directory (session/load and session/resume).
+using AcpSessionFactory = std::function<std::variant<AcpSessionParts, AcpOpenError>(
+    const std::string& cwd, session::SessionSlot slot, session::EventSink& events,
+    const std::optional<std::string>& load)>;
 
 class AcpConnection : public session::EventSink {
  public:
@@ -107,7 +115,11 @@ class AcpConnection : public session::EventSink {
 
   // Methods (id is none for a notification).
   void initialize(const protocol::Json& id, const protocol::Json& params);
-  void new_session(const protocol::Json& id, const protocol::Json& params);
+  enum class OpenKind { create, load, resume };
+  /// session/new, session/load and session/resume.
+  void open_session(const protocol::Json& id, const protocol::Json& params, OpenKind kind);
+  /// session/load: the conversation of a session just opened, as updates (section 4).
+  void replay(Open& s);
   void prompt(const protocol::Json& id, const protocol::Json& params);
   void cancel(const protocol::Json& params);
   void cancel_request(const protocol::Json& params);

@@ -181,8 +181,8 @@ int run_server(const CliOptions& options) {
       config::FileSessionStorage storage;
     };
     AcpSessionFactory factory =
-        [&](const std::string& session_cwd, session::SessionSlot slot,
-            session::EventSink& sink) -> std::variant<AcpSessionParts, std::string> {
+        [&](const std::string& session_cwd, session::SessionSlot slot, session::EventSink& sink,
+            const std::optional<std::string>& load) -> std::variant<AcpSessionParts, AcpOpenError> {
       const fs::path dir(session_cwd);
       auto files = std::make_shared<SessionFiles>(
           agent_dir, dir,
@@ -191,12 +191,26 @@ int run_server(const CliOptions& options) {
                                             ? std::optional(fs::absolute(*options.session_dir, ec))
                                             : std::nullopt,
                                         options.no_session});
+      std::optional<std::string> file;
+      std::optional<session::LoadedSession> loaded;
+      std::string id = session::new_session_id();
+      if (load) {
+        file = files->storage.find_session_file(*load);
+        if (!file) return AcpOpenError{-32002, "Resource not found: session " + *load};
+        auto read = files->storage.load(*file);
+        if (auto* error = std::get_if<std::string>(&read))
+          return AcpOpenError{-32603, "Internal error: " + *error};
+        loaded = std::move(std::get<session::LoadedSession>(read));
+        for (const auto& w : loaded->warnings)
+          spdlog::warn("{}: {}", *file, w);
+        id = loaded->header.id;
+      }
       auto prompt = [&, dir](const std::string& base) {
         return build_system_prompt(base, active_tools, !options.no_context_files, agent_dir, dir);
       };
       auto made = std::make_unique<session::AgentSession>(
-          session::SessionOptions{providers.start_model, session::new_session_id(),
-                                  providers.has_key, std::nullopt, std::nullopt,
+          session::SessionOptions{providers.start_model, std::move(id), providers.has_key,
+                                  std::move(file), std::move(loaded),
                                   !options.model && !options.provider, slot},
           providers.models,
           session::SessionDeps{scheduler, sink, *providers.router, credentials, files->settings,

@@ -25,15 +25,19 @@ after(() => {
 // Starts `rebound --mode acp` on a script, connects the SDK's client app and runs `op` with a
 // harness: the SDK context, every update and custom notification in arrival order, every raw
 // line the server wrote, and helpers.
-async function withAgent({ script, settings = {}, args = [], capabilities = {} }, op) {
-  const dir = mkdtempSync(join(tmpdir(), "rebound-acp-"));
-  mkdirSync(join(dir, "agent"));
-  mkdirSync(join(dir, "proj"));
+// `shared`: a directory kept by the caller (and reused by a second process) instead of a fresh
+// one; `keepSessions`: session files under it instead of --no-session.
+async function withAgent({ script, settings = {}, args = [], capabilities = {}, shared, keepSessions },
+                         op) {
+  const dir = shared ?? mkdtempSync(join(tmpdir(), "rebound-acp-"));
+  mkdirSync(join(dir, "agent"), { recursive: true });
+  mkdirSync(join(dir, "proj"), { recursive: true });
   writeFileSync(join(dir, "agent", "settings.json"), JSON.stringify(settings));
   writeFileSync(join(dir, "script.json"), JSON.stringify(script));
   const child = spawn(
     binary,
-    ["--mode", "acp", "--agent-dir", join(dir, "agent"), "--no-session", "--provider", "scripted",
+    ["--mode", "acp", "--agent-dir", join(dir, "agent"),
+     ...(keepSessions ? ["--session-dir", join(dir, "sessions")] : ["--no-session"]), "--provider", "scripted",
      "--script", join(dir, "script.json"), ...args],
     { cwd: dir, env: { ...process.env, HOME: dir, OPENAI_API_KEY: "", ANTHROPIC_API_KEY: "" },
       stdio: ["pipe", "pipe", "pipe"] });
@@ -122,7 +126,7 @@ async function withAgent({ script, settings = {}, args = [], capabilities = {} }
   } finally {
     toAgent.end();
     const code = await Promise.race([exited, new Promise((r) => setTimeout(() => r("timeout"), 5000))]);
-    rmSync(dir, { recursive: true, force: true });
+    if (!shared) rmSync(dir, { recursive: true, force: true });
     assert.equal(code, 0, `exit status; stderr: ${stderr}`);
   }
 }
@@ -438,5 +442,69 @@ test("error codes of acp.md section 10", { timeout: 30000 }, async () => {
     assert.equal(closeError.error.message, "Resource not found: session gone");
     // The session is intact after all that.
     assert.equal((await h.prompt(s, "hi")).stopReason, "end_turn");
+  });
+});
+
+test("session/load replays the conversation before its answer; resume replays nothing", { timeout: 30000 }, async () => {
+  const shared = mkdtempSync(join(tmpdir(), "rebound-acp-load-"));
+  try {
+    const script = [
+      { text: "noted: blue", toolCalls: [{ name: "bash", arguments: { command: "echo hi" } }] },
+      { error: "503 overloaded" },
+      { text: "done" },
+    ];
+    const id = await withAgent({ script, shared, keepSessions: true, settings: { retry: { baseDelayMs: 10 } } },
+                               async (h) => {
+      assert.equal(h.init.agentCapabilities.loadSession, true);
+      assert.deepEqual(h.init.agentCapabilities.sessionCapabilities, { resume: {}, close: {} });
+      const created = await h.ctx.request("session/new", { cwd: h.cwd, mcpServers: [] });
+      assert.match(created._meta.rebound.sessionFile, new RegExp(`_${created.sessionId}\\.jsonl$`));
+      await h.prompt(created.sessionId, "remember blue");
+      return created.sessionId;
+    });
+    await withAgent({ script: [{ text: "again" }], shared, keepSessions: true }, async (h) => {
+      const before = h.lines.length;
+      const answer = await h.ctx.request("session/load", { sessionId: id, cwd: h.cwd, mcpServers: [] });
+      assert.deepEqual(answer, {});
+      const replayed = h.lines.slice(before, -1).map((l) => l.params.update);
+      assert.deepEqual(replayed.map((u) => u.sessionUpdate),
+                       ["user_message_chunk", "agent_message_chunk", "tool_call", "agent_message_chunk"]);
+      assert.equal(replayed[0].content.text, "remember blue");
+      assert.equal(replayed[1].content.text, "noted: blue");
+      assert.notEqual(replayed[0].messageId, replayed[1].messageId);
+      const call = replayed[2];
+      assert.deepEqual(Object.keys(call), ["sessionUpdate", "toolCallId", "title", "kind", "status",
+                                           "content", "rawInput", "rawOutput"]);
+      assert.equal(call.kind, "execute");
+      assert.equal(call.status, "completed");
+      assert.deepEqual(call.content, [{ type: "content", content: { type: "text", text: "hi\n" } }]);
+      assert.deepEqual(call.rawInput, { command: "echo hi" });
+      // The failed attempt that was retried is not replayed; the retry's answer is.
+      assert.equal(replayed[3].content.text, "done");
+      // The answer came last; the loaded session works.
+      assert.deepEqual(h.lines.at(-1).result, {});
+      assert.equal((await h.prompt(id, "more")).stopReason, "end_turn");
+      const code = async (promise) => promise.then(() => null, (e) => [e.code, e.message]);
+      assert.deepEqual(await code(h.ctx.request("session/load", { sessionId: id, cwd: h.cwd, mcpServers: [] })),
+                       [-32602, `Invalid params: session already open: ${id}`]);
+      assert.deepEqual(await code(h.ctx.request("session/resume", { sessionId: "no-such", cwd: h.cwd })),
+                       [-32002, "Resource not found: session no-such"]);
+      await h.ctx.request("session/close", { sessionId: id });
+      const count = h.lines.length;
+      assert.deepEqual(await h.ctx.request("session/resume", { sessionId: id, cwd: h.cwd, mcpServers: [] }), {});
+      assert.equal(h.lines.length, count + 1);  // the answer only
+      assert.equal((await h.prompt(id, "after resume")).stopReason, "end_turn");
+    });
+  } finally {
+    rmSync(shared, { recursive: true, force: true });
+  }
+});
+
+test("with --no-session there is nothing to load", { timeout: 30000 }, async () => {
+  await withAgent({ script: [{ text: "hi" }] }, async (h) => {
+    assert.equal(h.init.agentCapabilities.loadSession, false);
+    assert.deepEqual(h.init.agentCapabilities.sessionCapabilities, { close: {} });
+    await assert.rejects(h.ctx.request("session/load", { sessionId: "x", cwd: h.cwd, mcpServers: [] }),
+                         (e) => e.code === -32601 && e.message === "Method not found: session/load");
   });
 });
