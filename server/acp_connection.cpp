@@ -1,5 +1,8 @@
 #include "server/acp_connection.h"
 
+#include <fcntl.h>
+#include <unistd.h>
+
 #include <spdlog/spdlog.h>
 
 #include <filesystem>
@@ -8,6 +11,11 @@
 #include "protocol/json_line.h"
 #include "protocol/jsonrpc.h"
 #include "server/pi_encoder.h"
+#include "tools/builtin_tools.h"
+#include "tools/edit_core.h"
+#include "tools/file_io.h"
+#include "tools/paths.h"
+#include "tools/tool_args.h"
 
 namespace rebound::server {
 
@@ -58,10 +66,88 @@ Json text_content(std::string text) {
 
 }  // namespace
 
-AcpConnection::AcpConnection(AcpOptions options, AcpSessionFactory factory, JsonSink out)
-    : options_(std::move(options)), factory_(std::move(factory)), out_(std::move(out)) {}
+AcpConnection::AcpConnection(AcpOptions options, AcpSessionFactory factory, JsonSink out,
+                             const session::ToolRegistry& base_tools, session::Scheduler& scheduler)
+    : options_(std::move(options)),
+      factory_(std::move(factory)),
+      out_(std::move(out)),
+      base_tools_(base_tools),
+      scheduler_(scheduler) {}
 
-AcpConnection::~AcpConnection() = default;
+AcpConnection::~AcpConnection() {
+  *alive_ = false;
+  // Sessions first: their running calls refer to this connection.
+  for (auto& [slot, s] : sessions_)
+    s->parts.session.reset();
+}
+
+struct AcpConnection::CallState {
+  session::SessionSlot slot = 0;
+  std::string session_id;
+  std::string call_id;
+  std::string name;
+  session::Tool* inner_tool = nullptr;
+  Json args;
+  session::ToolContext context;
+  session::Tool::Progress progress;
+  session::Tool::Done done;
+  std::unique_ptr<session::ToolCall> inner;  // the call running locally
+  bool dead = false;                         // the session let go of the call
+  bool finished = false;                     // `done` ran
+  bool waiting_permission = false;
+  bool waiting_client = false;
+  bool cancelled = false;
+};
+
+// A built-in tool as acp mode runs it.
+class AcpConnection::GatedTool : public session::Tool {
+ public:
+  GatedTool(AcpConnection& connection, session::SessionSlot slot, session::Tool& inner)
+      : connection_(connection), slot_(slot), inner_(inner) {}
+  const session::ToolDefinition& definition() const override { return inner_.definition(); }
+  void prepare_arguments(Json& args) const override { inner_.prepare_arguments(args); }
+  std::unique_ptr<session::ToolCall> start(const Json& args, const session::ToolContext& context,
+                                           Progress progress, Done done) override {
+    return connection_.start_call(slot_, inner_, args, context, std::move(progress),
+                                  std::move(done));
+  }
+
+ private:
+  AcpConnection& connection_;
+  session::SessionSlot slot_;
+  session::Tool& inner_;
+};
+
+class AcpConnection::GatedCall : public session::ToolCall {
+ public:
+  GatedCall(AcpConnection& connection, std::shared_ptr<CallState> state)
+      : connection_(connection), state_(std::move(state)) {}
+  ~GatedCall() override {
+    state_->dead = true;
+    state_->inner.reset();
+  }
+  void cancel() override {
+    CallState& c = *state_;
+    if (c.finished || c.cancelled) return;
+    c.cancelled = true;
+    if (c.inner) {
+      c.inner->cancel();
+      return;
+    }
+    // A pending permission request counts as rejected; a file request through the client is
+    // abandoned (its answer is ignored). The completion comes on a later loop turn.
+    const char* text = c.waiting_permission ? "Permission denied by the user" : "Operation aborted";
+    c.waiting_permission = c.waiting_client = false;
+    std::weak_ptr<bool> alive = connection_.alive_;
+    connection_.scheduler_.post([&connection = connection_, alive, state = state_, text] {
+      if (!alive.expired()) connection.finish_call(state, session::ToolResult::error(text));
+    });
+  }
+
+ private:
+  AcpConnection& connection_;
+  std::shared_ptr<CallState> state_;
+};
 
 // ---- the wire ----
 
@@ -161,8 +247,27 @@ void AcpConnection::handle_line(std::string_view line) {
 }
 
 void AcpConnection::handle_response(const Json& message) {
-  // Rebound sends no requests of its own yet (permissions and file access come with them).
-  spdlog::warn("acp: a response to request {} that was never sent; ignored", message["id"].dump());
+  const Json& id = message["id"];
+  const auto found = id.is_number_integer() ? client_requests_.find(id.get<std::int64_t>())
+                                            : client_requests_.end();
+  if (found == client_requests_.end()) {
+    spdlog::warn("acp: a response to request {} that was never sent; ignored", id.dump());
+    return;
+  }
+  ClientAnswer answer = std::move(found->second);
+  client_requests_.erase(found);
+  answer(message);
+}
+
+void AcpConnection::request_client(const std::string& method, Json params, ClientAnswer answer) {
+  const std::int64_t id = next_client_id_++;
+  client_requests_.emplace(id, std::move(answer));
+  Json j = Json::object();
+  j["jsonrpc"] = "2.0";
+  j["id"] = id;
+  j["method"] = method;
+  j["params"] = std::move(params);
+  out_(j);
 }
 
 void AcpConnection::handle_request(const std::string& method, std::optional<Json> id,
@@ -296,14 +401,19 @@ void AcpConnection::open_session(const Json& id, const Json& params, OpenKind ki
     return;
   }
   const session::SessionSlot slot = next_slot_++;
-  auto made = factory_(cwd, slot, *this, load);
+  auto open = std::make_unique<Open>();
+  open->cwd = cwd;
+  open->slot = slot;
+  open->gated_tools = std::make_unique<session::ToolRegistry>();
+  for (const auto& definition : base_tools_.definitions()) {
+    if (session::Tool* tool = base_tools_.find(definition.name))
+      open->gated_tools->add(std::make_shared<GatedTool>(*this, slot, *tool));
+  }
+  auto made = factory_(cwd, slot, *this, *open->gated_tools, load);
   if (auto* error = std::get_if<AcpOpenError>(&made)) {
     respond_error(id, error->code, error->message);
     return;
   }
-  auto open = std::make_unique<Open>();
-  open->cwd = cwd;
-  open->slot = slot;
   open->parts = std::move(std::get<AcpSessionParts>(made));
   open->id = open->parts.session->session_id();
   if (retry_control_) open->parts.session->enable_retry_control();
@@ -540,6 +650,327 @@ void AcpConnection::rebound_request(const std::string& method, const std::option
   }
 }
 
+// ---- tool calls: permissions and files through the client (sections 7.3 and 7.4) ----
+
+bool AcpConnection::asks_permission(const Open& s, std::string_view tool) const {
+  if (!options_.ask_permissions) return false;
+  if (tool != "edit" && tool != "write" && tool != "bash") return false;
+  return s.always_allowed.find(tool) == s.always_allowed.end();
+}
+
+AcpConnection::ToolState* AcpConnection::tool_state(session::SessionSlot slot,
+                                                    const std::string& call_id) {
+  const auto found = sessions_.find(slot);
+  if (found == sessions_.end()) return nullptr;
+  const auto it = found->second->tools.find(call_id);
+  return it == found->second->tools.end() ? nullptr : &it->second;
+}
+
+std::unique_ptr<session::ToolCall> AcpConnection::start_call(session::SessionSlot slot,
+                                                             session::Tool& inner, const Json& args,
+                                                             const session::ToolContext& context,
+                                                             session::Tool::Progress progress,
+                                                             session::Tool::Done done) {
+  auto call = std::make_shared<CallState>();
+  call->slot = slot;
+  call->call_id = context.tool_call_id;
+  call->name = inner.definition().name;
+  call->inner_tool = &inner;
+  call->args = args;
+  call->context = context;
+  call->progress = std::move(progress);
+  call->done = std::move(done);
+  auto handle = std::make_unique<GatedCall>(*this, call);
+  const auto found = sessions_.find(slot);
+  if (found == sessions_.end()) {
+    run_call(call);
+    return handle;
+  }
+  Open& s = *found->second;
+  call->session_id = s.id;
+  if (!asks_permission(s, call->name)) {
+    run_call(call);
+    return handle;
+  }
+  // Ask first: the tool_call update went out already (message_update toolcall_end).
+  const acp::ToolCallInfo info = acp::tool_call_info(call->name, args, s.cwd);
+  Json tool_call = Json::object();
+  tool_call["toolCallId"] = call->call_id;
+  tool_call["title"] = info.title;
+  tool_call["kind"] = info.kind;
+  tool_call["status"] = "pending";
+  tool_call["rawInput"] = args.is_object() ? args : Json::object();
+  Json options = Json::array();
+  for (const auto& [id, name] :
+       {std::pair{"allow_once", "Allow"}, std::pair{"allow_always", "Always allow"},
+        std::pair{"reject_once", "Reject"}}) {
+    Json option = Json::object();
+    option["optionId"] = id;
+    option["name"] = name;
+    option["kind"] = id;
+    options.push_back(std::move(option));
+  }
+  Json params = Json::object();
+  params["sessionId"] = s.id;
+  params["toolCall"] = std::move(tool_call);
+  params["options"] = std::move(options);
+  call->waiting_permission = true;
+  request_client("session/request_permission", std::move(params), [this, call](const Json& answer) {
+    if (call->dead || call->finished || !call->waiting_permission) return;
+    call->waiting_permission = false;
+    std::string option;
+    if (const auto result = answer.find("result"); result != answer.end() && result->is_object()) {
+      const auto outcome = result->find("outcome");
+      if (outcome != result->end() && outcome->is_object() &&
+          outcome->value("outcome", "") == "selected")
+        option = outcome->value("optionId", "");
+    }
+    if (option != "allow_once" && option != "allow_always") {
+      finish_call(call, session::ToolResult::error("Permission denied by the user"));
+      return;
+    }
+    const auto found = sessions_.find(call->slot);
+    if (found != sessions_.end()) {
+      Open& s = *found->second;
+      if (option == "allow_always") s.always_allowed[call->name] = true;
+      if (s.turn) {
+        Json body = Json::object();
+        body["sessionUpdate"] = "tool_call_update";
+        body["toolCallId"] = call->call_id;
+        body["status"] = "in_progress";
+        update(s, std::move(body));
+      }
+    }
+    run_call(call);
+  });
+  return handle;
+}
+
+void AcpConnection::run_call(const std::shared_ptr<CallState>& call) {
+  if (call->dead || call->finished) return;
+  const std::string& name = call->name;
+  if (name == "read" && fs_read_) {
+    // Images are read locally (the client's text read cannot carry them).
+    const std::string abs =
+        tools::resolve_path(tools::string_arg(call->args, "path"), call->context.cwd);
+    if (!acp::is_image_file(abs)) {
+      client_read(call);
+      return;
+    }
+  } else if (name == "edit" && (fs_read_ || fs_write_)) {
+    client_edit(call);
+    return;
+  } else if (name == "write" && fs_write_) {
+    client_write(call);
+    return;
+  }
+  std::weak_ptr<CallState> weak = call;
+  call->inner = call->inner_tool->start(
+      call->args, call->context,
+      [weak](session::ToolResult partial) {
+        if (auto c = weak.lock(); c && !c->dead && !c->finished) c->progress(std::move(partial));
+      },
+      [this, weak](session::ToolResult result) {
+        if (auto c = weak.lock()) finish_call(c, std::move(result));
+      });
+}
+
+void AcpConnection::finish_call(const std::shared_ptr<CallState>& call,
+                                session::ToolResult result) {
+  if (call->dead || call->finished) return;
+  call->finished = true;
+  call->waiting_client = call->waiting_permission = false;
+  call->done(std::move(result));
+}
+
+namespace {
+
+// The client's answer to a file request: the error text, or none.
+std::optional<std::string> client_error(const Json& answer) {
+  if (const auto error = answer.find("error"); error != answer.end()) {
+    if (error->is_object() && error->contains("message") && (*error)["message"].is_string())
+      return (*error)["message"].get<std::string>();
+    return std::string("The client could not do it");
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+void AcpConnection::client_read(const std::shared_ptr<CallState>& call) {
+  const std::string abs =
+      tools::resolve_path(tools::string_arg(call->args, "path"), call->context.cwd);
+  Json params = Json::object();
+  params["sessionId"] = call->session_id;
+  params["path"] = abs;
+  call->waiting_client = true;
+  request_client("fs/read_text_file", std::move(params), [this, call](const Json& answer) {
+    if (call->dead || call->finished || !call->waiting_client) return;
+    call->waiting_client = false;
+    if (auto error = client_error(answer)) {
+      finish_call(call, session::ToolResult::error(*error));
+      return;
+    }
+    const Json& result = answer["result"];
+    if (!result.is_object() || !result.contains("content") || !result["content"].is_string()) {
+      finish_call(call, session::ToolResult::error(
+                            "The client's fs/read_text_file answer has no content text"));
+      return;
+    }
+    finish_call(call, tools::read_text(call->args, result["content"].get<std::string>()));
+  });
+}
+
+void AcpConnection::client_write(const std::shared_ptr<CallState>& call) {
+  const std::string given = tools::string_arg(call->args, "path");
+  const std::string abs = tools::resolve_path(given, call->context.cwd);
+  const std::string content = tools::string_arg(call->args, "content");
+  auto write = [this, call, given, abs, content] {
+    if (call->dead || call->finished) return;
+    // Rebound makes the parent directories itself (section 7.4).
+    std::string failed_dir;
+    if (const int err = tools::make_parent_dirs(abs, failed_dir)) {
+      finish_call(call, session::ToolResult::error(tools::fs_error(err, "mkdir", failed_dir)));
+      return;
+    }
+    Json params = Json::object();
+    params["sessionId"] = call->session_id;
+    params["path"] = abs;
+    params["content"] = content;
+    call->waiting_client = true;
+    request_client(
+        "fs/write_text_file", std::move(params), [this, call, given, content](const Json& answer) {
+          if (call->dead || call->finished || !call->waiting_client) return;
+          call->waiting_client = false;
+          if (auto error = client_error(answer)) {
+            finish_call(call, session::ToolResult::error(*error));
+            return;
+          }
+          if (ToolState* state = tool_state(call->slot, call->call_id)) state->after = content;
+          finish_call(call,
+                      tools::text_result("Successfully wrote " + std::to_string(content.size()) +
+                                         " bytes to " + given));
+        });
+  };
+  if (!fs_read_) {
+    write();
+    return;
+  }
+  // The diff's "before" is read the way the tool reads (acp.md section 15): through the client.
+  Json params = Json::object();
+  params["sessionId"] = call->session_id;
+  params["path"] = abs;
+  call->waiting_client = true;
+  request_client("fs/read_text_file", std::move(params), [this, call, write](const Json& answer) {
+    if (call->dead || call->finished || !call->waiting_client) return;
+    call->waiting_client = false;
+    if (ToolState* state = tool_state(call->slot, call->call_id)) {
+      const auto result = answer.find("result");
+      if (!client_error(answer) && result != answer.end() && result->is_object() &&
+          result->contains("content") && (*result)["content"].is_string()) {
+        state->before = (*result)["content"].get<std::string>();
+      } else {
+        state->before.reset();  // it did not exist (or cannot be read): a new file
+      }
+    }
+    write();
+  });
+}
+
+void AcpConnection::client_edit(const std::shared_ptr<CallState>& call) {
+  const std::string given = tools::string_arg(call->args, "path");
+  const std::string abs = tools::resolve_path(given, call->context.cwd);
+  std::vector<tools::TextEdit> edits;
+  for (const auto& e : call->args.value("edits", Json::array())) {
+    if (e.is_object()) edits.push_back({e.value("oldText", ""), e.value("newText", "")});
+  }
+  if (edits.empty()) {
+    finish_call(call,
+                session::ToolResult::error(
+                    "Edit tool input is invalid. edits must contain at least one replacement."));
+    return;
+  }
+  // Edit the text, then write it back (through the client or locally).
+  auto apply = [this, call, given, abs, edits](const std::string& original) {
+    if (call->dead || call->finished) return;
+    tools::EditOutcome outcome = tools::apply_edits(original, edits, given);
+    if (outcome.error) {
+      finish_call(call, session::ToolResult::error(std::move(*outcome.error)));
+      return;
+    }
+    if (ToolState* state = tool_state(call->slot, call->call_id)) state->before = original;
+    session::ToolResult done = tools::text_result(
+        "Successfully replaced " + std::to_string(edits.size()) + " block(s) in " + given + ".");
+    done.details = Json{{"diff", outcome.diff}, {"firstChangedLine", outcome.first_changed_line}};
+    if (!fs_write_) {
+      const int fd = ::open(abs.c_str(), O_WRONLY | O_TRUNC | O_CLOEXEC);
+      const bool ok = fd >= 0 && tools::write_all(fd, outcome.content);
+      const int err = errno;
+      if (fd >= 0) ::close(fd);
+      if (!ok) {
+        finish_call(call,
+                    session::ToolResult::error("Could not edit file: " + given +
+                                               ". Error code: " + tools::errno_name(err) + "."));
+        return;
+      }
+      if (ToolState* state = tool_state(call->slot, call->call_id)) state->after = outcome.content;
+      finish_call(call, std::move(done));
+      return;
+    }
+    Json params = Json::object();
+    params["sessionId"] = call->session_id;
+    params["path"] = abs;
+    params["content"] = outcome.content;
+    call->waiting_client = true;
+    request_client("fs/write_text_file", std::move(params),
+                   [this, call, content = outcome.content, done](const Json& answer) mutable {
+                     if (call->dead || call->finished || !call->waiting_client) return;
+                     call->waiting_client = false;
+                     if (auto error = client_error(answer)) {
+                       finish_call(call, session::ToolResult::error(*error));
+                       return;
+                     }
+                     if (ToolState* state = tool_state(call->slot, call->call_id))
+                       state->after = content;
+                     finish_call(call, std::move(done));
+                   });
+  };
+  if (!fs_read_) {
+    auto original = acp::read_whole_file(abs);
+    if (!original) {
+      finish_call(call, session::ToolResult::error("Could not edit file: " + given +
+                                                   ". Error code: ENOENT."));
+      return;
+    }
+    // Not from inside start(): the completion may come at once.
+    std::weak_ptr<bool> alive = alive_;
+    scheduler_.post([alive, apply, text = std::move(*original)] {
+      if (!alive.expired()) apply(text);
+    });
+    return;
+  }
+  Json params = Json::object();
+  params["sessionId"] = call->session_id;
+  params["path"] = abs;
+  call->waiting_client = true;
+  request_client("fs/read_text_file", std::move(params), [this, call, apply](const Json& answer) {
+    if (call->dead || call->finished || !call->waiting_client) return;
+    call->waiting_client = false;
+    if (auto error = client_error(answer)) {
+      finish_call(call, session::ToolResult::error(*error));
+      return;
+    }
+    const auto result = answer.find("result");
+    if (result == answer.end() || !result->is_object() || !result->contains("content") ||
+        !(*result)["content"].is_string()) {
+      finish_call(call, session::ToolResult::error(
+                            "The client's fs/read_text_file answer has no content text"));
+      return;
+    }
+    apply((*result)["content"].get<std::string>());
+  });
+}
+
 // ---- session/load's replay (section 4) ----
 
 void AcpConnection::replay(Open& s) {
@@ -716,7 +1147,8 @@ void AcpConnection::on_message_update(Open& s, const ev::MessageUpdate& e) {
   } else if (e.kind == K::toolcall_end) {
     if (e.content_index >= e.partial.content.size()) return;
     const protocol::ContentBlock& call = e.partial.content[e.content_index];
-    ToolState state{acp::tool_call_info(call.name, call.arguments, s.cwd), std::nullopt};
+    ToolState state;
+    state.info = acp::tool_call_info(call.name, call.arguments, s.cwd);
     Json body = Json::object();
     body["sessionUpdate"] = "tool_call";
     body["toolCallId"] = call.id;
@@ -751,13 +1183,15 @@ void AcpConnection::on_message_end(Open& s, const ev::MessageEnd& e) {
 void AcpConnection::on_tool_start(Open& s, const ev::ToolExecutionStart& e) {
   auto it = s.tools.find(e.tool_call_id);
   if (it == s.tools.end()) {
-    it = s.tools
-             .emplace(e.tool_call_id,
-                      ToolState{acp::tool_call_info(e.tool_name, e.args, s.cwd), std::nullopt})
-             .first;
+    ToolState state;
+    state.info = acp::tool_call_info(e.tool_name, e.args, s.cwd);
+    it = s.tools.emplace(e.tool_call_id, std::move(state)).first;
   }
   // edit and write: the file before the call, for the diff (section 7.2).
   if (it->second.info.edits_file) it->second.before = acp::read_whole_file(it->second.info.path);
+  // A call that asks first shows in_progress only once the client allowed it (section 7.3).
+  it->second.asks = asks_permission(s, e.tool_name);
+  if (it->second.asks) return;
   Json body = Json::object();
   body["sessionUpdate"] = "tool_call_update";
   body["toolCallId"] = e.tool_call_id;
@@ -784,8 +1218,9 @@ void AcpConnection::on_tool_end(Open& s, const ev::ToolExecutionEnd& e) {
   body["status"] = e.result.is_error ? "failed" : "completed";
   const auto it = s.tools.find(e.tool_call_id);
   std::optional<std::string> after;
-  if (!e.result.is_error && it != s.tools.end() && it->second.info.edits_file)
-    after = acp::read_whole_file(it->second.info.path);
+  if (!e.result.is_error && it != s.tools.end() && it->second.info.edits_file) {
+    after = it->second.after ? it->second.after : acp::read_whole_file(it->second.info.path);
+  }
   if (after) {
     body["content"] =
         Json::array({acp::diff_content(it->second.info.path, it->second.before, *after)});

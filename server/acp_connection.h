@@ -20,6 +20,8 @@
 #include "server/reply.h"
 #include "session/agent_session.h"
 #include "session/event_sink.h"
+#include "session/scheduler.h"
+#include "session/tool.h"
 
 namespace rebound::server {
 
@@ -43,15 +45,19 @@ struct AcpOpenError {
 };
 
 /// Builds a session whose tools and files live in `cwd` (absolute, an existing directory), its
-/// events going to `events` with `slot`: a new one, or with `load` the session of that id from
-/// its file in the cwd's session directory (session/load and session/resume).
+/// events going to `events` with `slot` and its tool calls to `tools`: a new one, or with
+/// `load` the session of that id from its file in the cwd's session directory (session/load
+/// and session/resume).
 using AcpSessionFactory = std::function<std::variant<AcpSessionParts, AcpOpenError>(
     const std::string& cwd, session::SessionSlot slot, session::EventSink& events,
-    const std::optional<std::string>& load)>;
+    session::ToolRegistry& tools, const std::optional<std::string>& load)>;
 
 class AcpConnection : public session::EventSink {
  public:
-  AcpConnection(AcpOptions options, AcpSessionFactory factory, JsonSink out);
+  /// `base_tools` are the process's tools; each session runs them through acp mode's gate
+  /// (permissions, files through the client). `scheduler` defers completions.
+  AcpConnection(AcpOptions options, AcpSessionFactory factory, JsonSink out,
+                const session::ToolRegistry& base_tools, session::Scheduler& scheduler);
   ~AcpConnection() override;
 
   /// One complete, non-blank line from stdin.
@@ -87,7 +93,13 @@ class AcpConnection : public session::EventSink {
   struct ToolState {
     acp::ToolCallInfo info;
     std::optional<std::string> before;  // edit/write: the file before the call (none: absent)
+    std::optional<std::string> after;   // what a call through the client wrote
+    bool asks = false;                  // in_progress waits for the permission
   };
+  struct CallState;
+  class GatedTool;
+  class GatedCall;
+  using ClientAnswer = std::function<void(const protocol::Json& response)>;
   struct Open {
     std::string id;
     std::string cwd;
@@ -100,6 +112,8 @@ class AcpConnection : public session::EventSink {
     std::string message_id;
     std::string compaction_id;
     bool closing = false;
+    std::unique_ptr<session::ToolRegistry> gated_tools;  // this session's tools, as acp runs them
+    std::map<std::string, bool, std::less<>> always_allowed;  // by tool name
   };
 
   // The wire.
@@ -136,6 +150,21 @@ class AcpConnection : public session::EventSink {
   void finish_turn(session::SessionSlot slot, std::uint64_t serial);
   void enable_retry_control();
 
+  // Tool calls (sections 7.3 and 7.4).
+  std::unique_ptr<session::ToolCall> start_call(session::SessionSlot slot, session::Tool& inner,
+                                                const protocol::Json& args,
+                                                const session::ToolContext& context,
+                                                session::Tool::Progress progress,
+                                                session::Tool::Done done);
+  bool asks_permission(const Open& s, std::string_view tool) const;
+  void run_call(const std::shared_ptr<CallState>& call);
+  void client_read(const std::shared_ptr<CallState>& call);
+  void client_edit(const std::shared_ptr<CallState>& call);
+  void client_write(const std::shared_ptr<CallState>& call);
+  void finish_call(const std::shared_ptr<CallState>& call, session::ToolResult result);
+  ToolState* tool_state(session::SessionSlot slot, const std::string& call_id);
+  void request_client(const std::string& method, protocol::Json params, ClientAnswer answer);
+
   // Events of one session, translated (section 7).
   void on_message_update(Open& s, const session::ev::MessageUpdate& e);
   void on_message_end(Open& s, const session::ev::MessageEnd& e);
@@ -148,6 +177,11 @@ class AcpConnection : public session::EventSink {
   AcpOptions options_;
   AcpSessionFactory factory_;
   JsonSink out_;
+  const session::ToolRegistry& base_tools_;
+  session::Scheduler& scheduler_;
+  std::map<std::int64_t, ClientAnswer> client_requests_;  // by the id Rebound sent
+  std::int64_t next_client_id_ = 0;
+  std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
   std::map<session::SessionSlot, std::unique_ptr<Open>> sessions_;
   std::map<std::string, session::SessionSlot, std::less<>> by_id_;
   session::SessionSlot next_slot_ = 1;

@@ -6,6 +6,7 @@
 #include <random>
 #include <sstream>
 
+#include "tools/file_io.h"
 #include "tools/paths.h"
 
 namespace rebound::server::acp {
@@ -138,6 +139,15 @@ Json diff_content(const std::string& path, const std::optional<std::string>& old
   diff["oldText"] = old_text ? Json(*old_text) : Json(nullptr);
   diff["newText"] = new_text;
   return diff;
+}
+
+bool is_image_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return false;
+  char head[12] = {};
+  in.read(head, sizeof head);
+  return tools::image_type(std::string_view(head, static_cast<std::size_t>(in.gcount()))) !=
+         nullptr;
 }
 
 std::optional<std::string> read_whole_file(const std::string& path) {

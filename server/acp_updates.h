@@ -44,6 +44,9 @@ Json content_of(const session::ToolResult& result);
 Json diff_content(const std::string& path, const std::optional<std::string>& old_text,
                   const std::string& new_text);
 
+/// Whether the local file starts like a jpeg, png, gif or webp image (read's image check).
+bool is_image_file(const std::string& path);
+
 /// A whole file's bytes; nullopt when it cannot be read (does not exist). Local disk.
 std::optional<std::string> read_whole_file(const std::string& path);
 

@@ -182,6 +182,7 @@ int run_server(const CliOptions& options) {
     };
     AcpSessionFactory factory =
         [&](const std::string& session_cwd, session::SessionSlot slot, session::EventSink& sink,
+            session::ToolRegistry& tools,
             const std::optional<std::string>& load) -> std::variant<AcpSessionParts, AcpOpenError> {
       const fs::path dir(session_cwd);
       auto files = std::make_shared<SessionFiles>(
@@ -214,12 +215,12 @@ int run_server(const CliOptions& options) {
                                   !options.model && !options.provider, slot},
           providers.models,
           session::SessionDeps{scheduler, sink, *providers.router, credentials, files->settings,
-                               files->storage, bash, builtin_tools.registry, prompt, &jitter});
+                               files->storage, bash, tools, prompt, &jitter});
       return AcpSessionParts{std::move(files), std::move(made)};
     };
     acp = std::make_unique<AcpConnection>(
         AcpOptions{options.no_session, options.acp_ask_permissions, REBOUND_VERSION},
-        std::move(factory), out);
+        std::move(factory), out, builtin_tools.registry, scheduler);
   } else {
     rpc_slot = host.add([&](session::SessionSlot slot) {
       return std::make_unique<session::AgentSession>(

@@ -227,6 +227,7 @@ void AgentSession::start_tool_batch() {
       end_tool_call(generation, i, ToolResult::error(std::move(*problem)));
       continue;
     }
+    context.tool_call_id = call.block.id;
     call.handle = tool->start(
         checked, context,
         [this, alive, generation, i](ToolResult partial) {

@@ -43,6 +43,7 @@ class ToolCall {
 
 struct ToolContext {
   std::string cwd;           // the session's working directory
+  std::string tool_call_id;  // the call being started (its tool_execution_start came just before)
   bool model_images = true;  // whether the model's input includes "image"
   /// Whether a call that waited for its file must be skipped now (a steering message is
   /// queued and interruptMode is "immediate", tools.md section 7). Event loop only.

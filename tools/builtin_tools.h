@@ -32,6 +32,9 @@ using WriteBegins = std::function<void()>;
 
 session::ToolResult run_read(const protocol::Json& args, const session::ToolContext& context,
                              const std::atomic<bool>& cancelled);
+/// read's text result for a file whose whole text is `text` (an editor's buffer, acp.md section
+/// 7.4): the same selection, truncation and notes as run_read on a file holding it.
+session::ToolResult read_text(const protocol::Json& args, std::string_view text);
 session::ToolResult run_write(const protocol::Json& args, const session::ToolContext& context,
                               const std::atomic<bool>& cancelled, const WriteBegins& begins);
 session::ToolResult run_edit(const protocol::Json& args, const session::ToolContext& context,

@@ -102,6 +102,18 @@ bool LineScanner::each_line(const std::function<bool(std::string_view, std::size
   return true;
 }
 
+const char* image_type(std::string_view head) {
+  auto u = [&](std::size_t i) { return static_cast<unsigned char>(head[i]); };
+  if (head.size() >= 3 && u(0) == 0xFF && u(1) == 0xD8 && u(2) == 0xFF) return "image/jpeg";
+  if (head.size() >= 8 && head.substr(0, 8) == std::string_view("\x89PNG\r\n\x1A\n", 8))
+    return "image/png";
+  if (head.size() >= 6 && (head.substr(0, 6) == "GIF87a" || head.substr(0, 6) == "GIF89a"))
+    return "image/gif";
+  if (head.size() >= 12 && head.substr(0, 4) == "RIFF" && head.substr(8, 4) == "WEBP")
+    return "image/webp";
+  return nullptr;
+}
+
 std::string notices_suffix(const std::vector<std::string>& notices) {
   if (notices.empty()) return "";
   std::string s = "\n\n[";

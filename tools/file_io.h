@@ -57,6 +57,9 @@ class LineScanner {
 };
 
 /// "" or "\n\n[notice. notice]".
+/// The image type read recognises from a file's first 12 bytes (jpeg, png, gif, webp), or null.
+const char* image_type(std::string_view head);
+
 std::string notices_suffix(const std::vector<std::string>& notices);
 
 }  // namespace rebound::tools

@@ -55,18 +55,6 @@ std::string existing_variant(const std::string& abs) {
   return abs;
 }
 
-const char* image_type(std::string_view head) {
-  auto u = [&](std::size_t i) { return static_cast<unsigned char>(head[i]); };
-  if (head.size() >= 3 && u(0) == 0xFF && u(1) == 0xD8 && u(2) == 0xFF) return "image/jpeg";
-  if (head.size() >= 8 && head.substr(0, 8) == std::string_view("\x89PNG\r\n\x1A\n", 8))
-    return "image/png";
-  if (head.size() >= 6 && (head.substr(0, 6) == "GIF87a" || head.substr(0, 6) == "GIF89a"))
-    return "image/gif";
-  if (head.size() >= 12 && head.substr(0, 4) == "RIFF" && head.substr(8, 4) == "WEBP")
-    return "image/webp";
-  return nullptr;
-}
-
 std::string base64(std::string_view data) {
   static const char* kAlphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
   std::string out;
@@ -155,36 +143,26 @@ struct HeadSelection {
 
 }  // namespace
 
-ToolResult run_read(const Json& args, const session::ToolContext& context,
-                    const std::atomic<bool>& cancelled) {
-  const std::string given = string_arg(args, "path");
-  const std::string abs = existing_variant(resolve_path(given, context.cwd));
-  if (::access(abs.c_str(), R_OK) != 0) return ToolResult::error(fs_error(errno, "access", abs));
-  UniqueFd fd(::open(abs.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK));
-  if (!fd) return ToolResult::error(fs_error(errno, "open", abs));
-  struct stat st {};
-  if (::fstat(fd.get(), &st) != 0) return ToolResult::error(fs_error(errno, "read", ""));
-  if (S_ISDIR(st.st_mode)) return ToolResult::error(fs_error(EISDIR, "read", ""));
-  // The descriptor stays non-blocking: a FIFO or device with nothing to read ends the text
-  // there instead of holding a worker thread (and the shutdown that joins it) forever.
+using LineVisitor = std::function<bool(std::string_view line, std::size_t size)>;
 
+// read's text path (section 4.1) over the lines `each_line` produces: the offset/limit
+// selection, head truncation and the continuation notes.
+static ToolResult read_lines(const Json& args, const std::string& given,
+                             const std::function<bool(const LineVisitor&)>& each_line,
+                             const std::atomic<bool>& cancelled) {
   std::int64_t offset = count_arg(args, "offset", 1);
   if (offset < 1) offset = 1;
   std::int64_t limit = count_arg(args, "limit", 0);
   const bool limited = limit > 0;
 
-  if (const char* mime = image_type(read_head(fd.get(), 12)))
-    return read_image(fd.get(), st, mime, context.model_images);
-
   HeadSelection sel;
   std::int64_t line_no = 0;
-  LineScanner scanner(fd.get(), &cancelled);
-  const bool ok = scanner.each_line([&](std::string_view line, std::size_t size) {
+  const bool ok = each_line([&](std::string_view line, std::size_t size) {
     ++line_no;
     if (line_no >= offset && (!limited || line_no < offset + limit)) sel.add(line, size);
     return !cancelled.load(std::memory_order_relaxed);
   });
-  if (!ok) return ToolResult::error(fs_error(errno, "read", ""));
+  if (!ok) return ToolResult::error("read failed");  // the caller reports the cause
   if (cancelled) return ToolResult::error("Operation aborted");
   const std::int64_t total = line_no;
   if (offset > total) {
@@ -226,6 +204,56 @@ ToolResult run_read(const Json& args, const session::ToolContext& context,
   ToolResult r = text_result(std::move(text));
   r.details = Json{{"truncation", t.to_json()}};
   return r;
+}
+
+ToolResult run_read(const Json& args, const session::ToolContext& context,
+                    const std::atomic<bool>& cancelled) {
+  const std::string given = string_arg(args, "path");
+  const std::string abs = existing_variant(resolve_path(given, context.cwd));
+  if (::access(abs.c_str(), R_OK) != 0) return ToolResult::error(fs_error(errno, "access", abs));
+  UniqueFd fd(::open(abs.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK));
+  if (!fd) return ToolResult::error(fs_error(errno, "open", abs));
+  struct stat st {};
+  if (::fstat(fd.get(), &st) != 0) return ToolResult::error(fs_error(errno, "read", ""));
+  if (S_ISDIR(st.st_mode)) return ToolResult::error(fs_error(EISDIR, "read", ""));
+  // The descriptor stays non-blocking: a FIFO or device with nothing to read ends the text
+  // there instead of holding a worker thread (and the shutdown that joins it) forever.
+
+  if (const char* mime = image_type(read_head(fd.get(), 12)))
+    return read_image(fd.get(), st, mime, context.model_images);
+
+  LineScanner scanner(fd.get(), &cancelled);
+  int read_errno = 0;
+  ToolResult r = read_lines(
+      args, given,
+      [&](const LineVisitor& visit) {
+        if (scanner.each_line(visit)) return true;
+        read_errno = errno;
+        return false;
+      },
+      cancelled);
+  if (read_errno != 0) return ToolResult::error(fs_error(read_errno, "read", ""));
+  return r;
+}
+
+ToolResult read_text(const Json& args, std::string_view text) {
+  static const std::atomic<bool> never{false};
+  return read_lines(
+      args, string_arg(args, "path"),
+      [&](const LineVisitor& visit) {
+        // Every LF ends a line; what follows the last one is a line too (empty after a final
+        // LF), as the scanner counts them.
+        std::size_t start = 0;
+        while (true) {
+          const std::size_t end = text.find('\n', start);
+          const std::string_view line = text.substr(
+              start, end == std::string_view::npos ? std::string_view::npos : end - start);
+          if (!visit(line, line.size())) return true;
+          if (end == std::string_view::npos) return true;
+          start = end + 1;
+        }
+      },
+      never);
 }
 
 ToolResult run_write(const Json& args, const session::ToolContext& context,

@@ -27,8 +27,9 @@ after(() => {
 // line the server wrote, and helpers.
 // `shared`: a directory kept by the caller (and reused by a second process) instead of a fresh
 // one; `keepSessions`: session files under it instead of --no-session.
-async function withAgent({ script, settings = {}, args = [], capabilities = {}, shared, keepSessions },
-                         op) {
+// `handlers(app)` registers the client's request handlers (permissions, files).
+async function withAgent({ script, settings = {}, args = [], capabilities = {}, shared, keepSessions,
+                           handlers }, op) {
   const dir = shared ?? mkdtempSync(join(tmpdir(), "rebound-acp-"));
   mkdirSync(join(dir, "agent"), { recursive: true });
   mkdirSync(join(dir, "proj"), { recursive: true });
@@ -89,6 +90,7 @@ async function withAgent({ script, settings = {}, args = [], capabilities = {}, 
   const app = acp.client({ name: "rebound-test" })
     .onNotification("session/update", ({ params }) => record("session/update", params))
     .onNotification("*", ({ method, params }) => record(method, params));
+  if (handlers) handlers(app);
   const stream = acp.ndJsonStream(Writable.toWeb(toAgent), Readable.toWeb(child.stdout));
   const waitFor = (predicate, what) => new Promise((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`no ${what} within 10 s; stderr: ${stderr}`)), 10000);
@@ -506,5 +508,135 @@ test("with --no-session there is nothing to load", { timeout: 30000 }, async () 
     assert.deepEqual(h.init.agentCapabilities.sessionCapabilities, { close: {} });
     await assert.rejects(h.ctx.request("session/load", { sessionId: "x", cwd: h.cwd, mcpServers: [] }),
                          (e) => e.code === -32601 && e.message === "Method not found: session/load");
+  });
+});
+
+test("--acp-permissions ask: allow, always allow, reject; refused calls never run", { timeout: 30000 }, async () => {
+  const script = [
+    { toolCalls: [{ name: "bash", arguments: { command: "echo one > one.txt" } }] },
+    { toolCalls: [{ name: "write", arguments: { path: "two.txt", content: "two" } }] },
+    { toolCalls: [{ name: "bash", arguments: { command: "echo three > three.txt" } }] },
+    { toolCalls: [{ name: "read", arguments: { path: "one.txt" } }] },
+    { toolCalls: [{ name: "bash", arguments: { command: "echo four > four.txt" } }] },
+    { text: "done" },
+  ];
+  const asked = [];
+  const answers = ["allow_once", "reject_once", "allow_always"];
+  await withAgent({
+    script, args: ["--acp-permissions", "ask"],
+    handlers: (app) => app.onRequest("session/request_permission", ({ params }) => {
+      asked.push(params);
+      return { outcome: { outcome: "selected", optionId: answers[asked.length - 1] ?? "reject_once" } };
+    }),
+  }, async (h) => {
+    const s = await h.newSession();
+    assert.equal((await h.prompt(s, "go")).stopReason, "end_turn");
+    // bash (allowed once), write (rejected), bash (always), read (never asks), bash (allowed always).
+    assert.deepEqual(asked.map((p) => p.toolCall.kind), ["execute", "edit", "execute"]);
+    assert.deepEqual(asked[0].options.map((o) => o.optionId), ["allow_once", "allow_always", "reject_once"]);
+    // Key order as written (the SDK hands the handler a re-parsed object).
+    const raw = h.lines.find((l) => l.method === "session/request_permission");
+    assert.deepEqual(Object.keys(raw.params), ["sessionId", "toolCall", "options"]);
+    assert.deepEqual(Object.keys(raw.params.toolCall), ["toolCallId", "title", "kind", "status", "rawInput"]);
+    assert.equal(asked[0].sessionId, s);
+    assert.equal(asked[1].toolCall.title, "Write two.txt");
+    const files = (name) => { try { return readFileSync(join(h.cwd, name), "utf8"); } catch { return null; } };
+    assert.equal(files("one.txt"), "one\n");
+    assert.equal(files("two.txt"), null);  // refused: never written
+    assert.equal(files("three.txt"), "three\n");
+    assert.equal(files("four.txt"), "four\n");
+    const ups = h.updates(s);
+    const write = ups.find((u) => u.sessionUpdate === "tool_call" && u.title === "Write two.txt");
+    const states = ups.filter((u) => u.toolCallId === write.toolCallId).map((u) => u.status ?? "content");
+    assert.deepEqual(states, ["pending", "failed"]);  // no in_progress for a refused call
+    const refused = ups.filter((u) => u.toolCallId === write.toolCallId).at(-1);
+    assert.equal(refused.content[0].content.text, "Permission denied by the user");
+    const bash = ups.find((u) => u.sessionUpdate === "tool_call" && u.kind === "execute");
+    assert.deepEqual(ups.filter((u) => u.toolCallId === bash.toolCallId).map((u) => u.status ?? "content")
+                       .filter((x) => x !== "content"), ["pending", "in_progress", "completed"]);
+    // The permission request came after the call's tool_call update and before its in_progress.
+    const requestAt = h.lines.findIndex((l) => l.method === "session/request_permission");
+    const pendingAt = h.lines.findIndex((l) => l.params?.update?.toolCallId === bash.toolCallId);
+    const progressAt = h.lines.findIndex((l) => l.params?.update?.toolCallId === bash.toolCallId &&
+                                                l.params.update.status === "in_progress");
+    assert.ok(pendingAt < requestAt && requestAt < progressAt);
+    assert.equal(h.lines[requestAt].id, 0);  // Rebound's own ids count from 0
+  });
+});
+
+test("cancel while a permission request is pending: the call fails, the prompt answers cancelled", { timeout: 30000 }, async () => {
+  let release;
+  await withAgent({
+    script: [{ toolCalls: [{ name: "bash", arguments: { command: "echo x > x.txt" } }] }, { text: "after" }],
+    args: ["--acp-permissions", "ask"],
+    handlers: (app) => app.onRequest("session/request_permission", () => new Promise((r) => { release = r; })),
+  }, async (h) => {
+    const s = await h.newSession();
+    const pending = h.prompt(s, "go");
+    await h.waitFor((n) => n.params?.update?.sessionUpdate === "tool_call", "tool_call");
+    while (!release) await new Promise((r) => setTimeout(r, 10));
+    await h.ctx.notify("session/cancel", { sessionId: s });
+    const answer = await pending;
+    assert.equal(answer.stopReason, "cancelled");
+    const final = h.updates(s).filter((u) => u.sessionUpdate === "tool_call_update").at(-1);
+    assert.equal(final.status, "failed");
+    // The late answer is ignored; nothing ran.
+    release({ outcome: { outcome: "selected", optionId: "allow_once" } });
+    await new Promise((r) => setTimeout(r, 100));
+    assert.throws(() => readFileSync(join(h.cwd, "x.txt")));
+  });
+});
+
+test("files through the client: read and edit see the editor's buffer, writes go to the editor", { timeout: 30000 }, async () => {
+  const buffers = new Map();
+  const requests = [];
+  const script = [
+    { toolCalls: [{ name: "read", arguments: { path: "notes.txt" } }] },
+    { toolCalls: [{ name: "edit", arguments: { path: "notes.txt", edits: [{ oldText: "unsaved", newText: "saved" }] } }] },
+    { toolCalls: [{ name: "write", arguments: { path: "sub/new.txt", content: "fresh\n" } }] },
+    { toolCalls: [{ name: "read", arguments: { path: "gone.txt" } }] },
+    { text: "Done." },
+  ];
+  await withAgent({
+    script,
+    capabilities: { fs: { readTextFile: true, writeTextFile: true } },
+    handlers: (app) => app
+      .onRequest("fs/read_text_file", ({ params }) => {
+        requests.push(["read", params]);
+        if (!buffers.has(params.path)) throw acp.RequestError.resourceNotFound(params.path);
+        return { content: buffers.get(params.path) };
+      })
+      .onRequest("fs/write_text_file", ({ params }) => {
+        requests.push(["write", params]);
+        buffers.set(params.path, params.content);
+        return {};
+      }),
+  }, async (h) => {
+    const notes = join(h.cwd, "notes.txt");
+    writeFileSync(notes, "on disk\n");
+    buffers.set(notes, "unsaved buffer\n");
+    const s = await h.newSession();
+    assert.equal((await h.prompt(s, "go")).stopReason, "end_turn");
+    const ups = h.updates(s);
+    const finals = ups.filter((u) => u.sessionUpdate === "tool_call_update" &&
+                                     ["completed", "failed"].includes(u.status));
+    assert.equal(finals[0].status, "completed");
+    assert.equal(finals[0].content[0].content.text, "unsaved buffer\n");
+    assert.deepEqual(finals[1].content, [{ type: "diff", path: notes, oldText: "unsaved buffer\n",
+                                           newText: "saved buffer\n" }]);
+    assert.equal(buffers.get(notes), "saved buffer\n");
+    assert.equal(readFileSync(notes, "utf8"), "on disk\n");  // the disk was not touched
+    const created = join(h.cwd, "sub", "new.txt");
+    assert.deepEqual(finals[2].content, [{ type: "diff", path: created, oldText: null, newText: "fresh\n" }]);
+    assert.equal(buffers.get(created), "fresh\n");
+    assert.equal(finals[3].status, "failed");
+    assert.match(finals[3].content[0].content.text, /not found/i);
+    assert.deepEqual(requests.map(([kind, p]) => [kind, p.path]), [
+      ["read", notes], ["read", notes], ["write", notes], ["read", created], ["write", created],
+      ["read", join(h.cwd, "gone.txt")],
+    ]);
+    const raw = h.lines.filter((l) => l.method?.startsWith("fs/"));
+    assert.deepEqual(Object.keys(raw[0].params), ["sessionId", "path"]);
+    assert.deepEqual(Object.keys(raw[2].params), ["sessionId", "path", "content"]);
   });
 });

@@ -349,3 +349,34 @@ TEST_CASE("definitions: key order and the system prompt's base text") {
         "B\n\n# Project Context\n\nProject-specific instructions and guidelines:\n\n## "
         "/w/AGENTS.md\n\nHaiku.\n\n\n\nCurrent date: 2026-11-30\nCurrent working directory: /w");
 }
+
+TEST_CASE("read_text (an editor's buffer) gives what run_read gives on a file holding the text") {
+  TempDir dir;
+  const auto c = context_in(dir);
+  std::string long_lines;
+  for (int i = 0; i < 2500; ++i)
+    long_lines += "line " + std::to_string(i) + "\n";
+  const std::vector<std::string> texts = {"",
+                                          "one line",
+                                          "alpha\nbeta\ngamma\n",
+                                          "no final newline\nsecond",
+                                          "caf\xc3\xa9 \xff bad byte\n",
+                                          long_lines,
+                                          std::string(60000, 'x') + "\nshort\n"};
+  const std::vector<Json> args = {
+      Json::object(),      Json{{"offset", 2}},    Json{{"offset", 2}, {"limit", 1}},
+      Json{{"offset", 9}}, Json{{"offset", 2001}}, Json{{"limit", 0}, {"offset", -3}}};
+  for (std::size_t t = 0; t < texts.size(); ++t) {
+    dir.write("buffer.txt", texts[t]);
+    for (Json a : args) {
+      a["path"] = "buffer.txt";
+      const auto local = tools::run_read(a, c, kNotCancelled);
+      const auto buffer = tools::read_text(a, texts[t]);
+      CAPTURE(t);
+      CAPTURE(a.dump());
+      CHECK(text_of(buffer) == text_of(local));
+      CHECK(buffer.is_error == local.is_error);
+      CHECK(buffer.details == local.details);
+    }
+  }
+}
