@@ -5,82 +5,21 @@
 // schema check (tests/schema/validate_acp.py).
 // usage: node --test acp_sdk.test.mjs   (REBOUND_BINARY names the server binary)
 
-import { test, after } from "node:test";
+import { test } from "node:test";
 import assert from "node:assert/strict";
-import { spawn } from "node:child_process";
-import { mkdtempSync, writeFileSync, readFileSync, appendFileSync, mkdirSync, rmSync } from "node:fs";
+import { mkdtempSync, writeFileSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { PassThrough, Readable, Writable } from "node:stream";
 import * as acp from "@agentclientprotocol/sdk";
+import { spawnAcp } from "./acp_harness.mjs";
 
-const binary = process.env.REBOUND_BINARY;
-if (!binary) throw new Error("REBOUND_BINARY must name the rebound binary");
-
-const children = new Set();
-after(() => {
-  for (const child of children) child.kill("SIGKILL");
-});
-
-// Starts `rebound --mode acp` on a script, connects the SDK's client app and runs `op` with a
-// harness: the SDK context, every update and custom notification in arrival order, every raw
-// line the server wrote, and helpers.
-// `shared`: a directory kept by the caller (and reused by a second process) instead of a fresh
-// one; `keepSessions`: session files under it instead of --no-session.
-// `handlers(app)` registers the client's request handlers (permissions, files).
-async function withAgent({ script, settings = {}, args = [], capabilities = {}, shared, keepSessions,
-                           handlers }, op) {
-  const dir = shared ?? mkdtempSync(join(tmpdir(), "rebound-acp-"));
-  mkdirSync(join(dir, "agent"), { recursive: true });
-  mkdirSync(join(dir, "proj"), { recursive: true });
-  writeFileSync(join(dir, "agent", "settings.json"), JSON.stringify(settings));
-  writeFileSync(join(dir, "script.json"), JSON.stringify(script));
-  const child = spawn(
-    binary,
-    ["--mode", "acp", "--agent-dir", join(dir, "agent"),
-     ...(keepSessions ? ["--session-dir", join(dir, "sessions")] : ["--no-session"]), "--provider", "scripted",
-     "--script", join(dir, "script.json"), ...args],
-    { cwd: dir, env: { ...process.env, HOME: dir, OPENAI_API_KEY: "", ANTHROPIC_API_KEY: "" },
-      stdio: ["pipe", "pipe", "pipe"] });
-  children.add(child);
-  const exited = new Promise((resolve) => child.on("exit", (code) => {
-    children.delete(child);
-    resolve(code);
-  }));
-  let stderr = "";
-  child.stderr.on("data", (d) => { stderr += d; });
-  const captureDir = process.env.REBOUND_CAPTURE_DIR ? join(process.env.REBOUND_CAPTURE_DIR, "acp") : null;
-  const capture = captureDir ? join(captureDir, `sdk-${child.pid}.jsonl`) : null;
-  if (capture) mkdirSync(captureDir, { recursive: true });
-  const keep = (from, line) => {
-    if (capture) appendFileSync(capture, `{"from":"${from}","message":${line}}\n`);
-  };
-  // What the client writes passes through here on its way to the server's stdin.
-  const toAgent = new PassThrough();
-  toAgent.pipe(child.stdin);
-  let sent = "";
-  toAgent.on("data", (d) => {
-    sent += d;
-    let nl;
-    while ((nl = sent.indexOf("\n")) >= 0) {
-      keep("client", sent.slice(0, nl));
-      sent = sent.slice(nl + 1);
-    }
-  });
-
-  const lines = [];
-  let partial = "";
-  child.stdout.on("data", (d) => {
-    partial += d;
-    let nl;
-    while ((nl = partial.indexOf("\n")) >= 0) {
-      const line = partial.slice(0, nl);
-      partial = partial.slice(nl + 1);
-      lines.push(JSON.parse(line));
-      keep("agent", line);
-    }
-  });
-
+// Connects the SDK's client app to a fresh server and runs `op` with a harness: the SDK
+// context, every update and custom notification in arrival order, every raw line the server
+// wrote, and helpers. `handlers(app)` registers the client's request handlers (permissions,
+// files); the other options go to spawnAcp (acp_harness.mjs).
+async function withAgent({ capabilities = {}, handlers, ...spawnOptions }, op) {
+  const server = spawnAcp({ ...spawnOptions, name: "sdk" });
+  const { dir, cwd, lines } = server;
   const seen = [];  // {method, params} of every notification, in order
   const waiters = [];
   const record = (method, params) => {
@@ -91,9 +30,9 @@ async function withAgent({ script, settings = {}, args = [], capabilities = {}, 
     .onNotification("session/update", ({ params }) => record("session/update", params))
     .onNotification("*", ({ method, params }) => record(method, params));
   if (handlers) handlers(app);
-  const stream = acp.ndJsonStream(Writable.toWeb(toAgent), Readable.toWeb(child.stdout));
+  const stream = acp.ndJsonStream(server.output, server.input);
   const waitFor = (predicate, what) => new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`no ${what} within 10 s; stderr: ${stderr}`)), 10000);
+    const timer = setTimeout(() => reject(new Error(`no ${what} within 10 s; stderr: ${server.stderr()}`)), 10000);
     const check = () => {
       const hit = seen.find(predicate);
       if (hit) {
@@ -108,7 +47,6 @@ async function withAgent({ script, settings = {}, args = [], capabilities = {}, 
   const updates = (sessionId) => seen.filter((n) => n.method === "session/update" &&
                                                     n.params.sessionId === sessionId)
     .map((n) => n.params.update);
-  const cwd = join(dir, "proj");
   try {
     return await app.connectWith(stream, async (ctx) => {
       const init = await ctx.request("initialize", {
@@ -118,7 +56,7 @@ async function withAgent({ script, settings = {}, args = [], capabilities = {}, 
       });
       const h = {
         ctx, init, seen, lines, waitFor, updates, dir, cwd,
-        stderr: () => stderr,
+        stderr: server.stderr,
         newSession: async () => (await ctx.request("session/new", { cwd, mcpServers: [] })).sessionId,
         prompt: (sessionId, text) => ctx.request("session/prompt",
                                                  { sessionId, prompt: [{ type: "text", text }] }),
@@ -126,10 +64,7 @@ async function withAgent({ script, settings = {}, args = [], capabilities = {}, 
       return await op(h);
     });
   } finally {
-    toAgent.end();
-    const code = await Promise.race([exited, new Promise((r) => setTimeout(() => r("timeout"), 5000))]);
-    if (!shared) rmSync(dir, { recursive: true, force: true });
-    assert.equal(code, 0, `exit status; stderr: ${stderr}`);
+    await server.finish();
   }
 }
 
@@ -638,5 +573,50 @@ test("files through the client: read and edit see the editor's buffer, writes go
     const raw = h.lines.filter((l) => l.method?.startsWith("fs/"));
     assert.deepEqual(Object.keys(raw[0].params), ["sessionId", "path"]);
     assert.deepEqual(Object.keys(raw[2].params), ["sessionId", "path", "content"]);
+  });
+});
+
+test("compaction: overflow recovery inside the turn, as notifications and compaction updates", { timeout: 30000 }, async () => {
+  await withAgent({
+    script: [{ text: "first answer" }, { error: "prompt is too long" }, { text: "THE SUMMARY" },
+             { text: "second answer" }],
+    settings: { compaction: { enabled: true, keepRecentTokens: 1 } },
+    capabilities: { session: { compaction: {} } },
+  }, async (h) => {
+    const s = await h.newSession();
+    await h.prompt(s, "one");
+    const answer = await h.prompt(s, "two");
+    assert.deepEqual(answer._meta, { rebound: { outcome: "stop", retries: 0 } });
+    const start = h.seen.find((n) => n.method === "_rebound/auto_compaction_start");
+    assert.deepEqual(start.params, { sessionId: s, reason: "overflow" });
+    const end = h.seen.find((n) => n.method === "_rebound/auto_compaction_end");
+    assert.equal(end.params.sessionId, s);
+    assert.equal(end.params.result.summary, "THE SUMMARY");
+    const updates = h.updates(s).filter((u) => u.sessionUpdate === "compaction_update");
+    assert.equal(updates.length, 2);
+    assert.match(updates[0].compactionId, /^[0-9a-f]{16}$/);
+    assert.equal(updates[1].compactionId, updates[0].compactionId);
+    assert.deepEqual(updates.map((u) => u.status), ["in_progress", "completed"]);
+    assert.deepEqual(updates[1].summary, [{ type: "text", text: "THE SUMMARY" }]);
+    // The continued run's answer is part of the turn; the answer came after it.
+    assert.ok(text(h.updates(s)).endsWith("second answer"));
+  });
+});
+
+test("compaction: a failed overflow recovery ends the turn with the outcome error", { timeout: 30000 }, async () => {
+  await withAgent({
+    script: [{ error: "prompt is too long" }, { error: "summary model exploded" }],
+    settings: { compaction: { enabled: true, keepRecentTokens: 1 } },
+    capabilities: { session: { notices: {} } },
+  }, async (h) => {
+    const s = await h.newSession();
+    const answer = await h.prompt(s, "one");
+    assert.equal(answer.stopReason, "end_turn");
+    assert.equal(answer._meta.rebound.outcome, "error");
+    assert.match(answer._meta.rebound.errorMessage, /overflow recovery failed: summary model exploded/);
+    const notice = h.updates(s).find((u) => u.sessionUpdate === "notice");
+    assert.equal(notice.title, "Compacting the conversation (overflow)");
+    const last = h.updates(s).filter((u) => u.sessionUpdate === "agent_message_chunk").at(-1);
+    assert.equal(last.content.text, `Error: ${answer._meta.rebound.errorMessage}`);
   });
 });
