@@ -65,7 +65,11 @@ export function spawnAcp({ script, settings = {}, args = [], shared, keepSession
   // What the client writes passes through here on its way to the server's stdin.
   const toAgent = new PassThrough();
   toAgent.pipe(child.stdin);
-  toAgent.on("data", splitter((line) => keep("client", line)));
+  const sent = [];  // what the client wrote, parsed
+  toAgent.on("data", splitter((line) => {
+    sent.push(JSON.parse(line));
+    keep("client", line);
+  }));
   const lines = [];
   child.stdout.on("data", splitter((line) => {
     lines.push(JSON.parse(line));
@@ -78,7 +82,7 @@ export function spawnAcp({ script, settings = {}, args = [], shared, keepSession
     assert.equal(code, 0, `exit status; stderr: ${stderr}`);
   };
   return {
-    dir, cwd: join(dir, "proj"), lines, finish, stderr: () => stderr,
+    dir, cwd: join(dir, "proj"), lines, sent, finish, stderr: () => stderr,
     output: Writable.toWeb(toAgent), input: Readable.toWeb(child.stdout),
   };
 }

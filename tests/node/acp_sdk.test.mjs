@@ -55,7 +55,7 @@ async function withAgent({ capabilities = {}, handlers, ...spawnOptions }, op) {
         clientInfo: { name: "rebound-test", version: "1" },
       });
       const h = {
-        ctx, init, seen, lines, waitFor, updates, dir, cwd,
+        ctx, init, seen, lines, waitFor, updates, dir, cwd, sent: server.sent,
         stderr: server.stderr,
         newSession: async () => (await ctx.request("session/new", { cwd, mcpServers: [] })).sessionId,
         prompt: (sessionId, text) => ctx.request("session/prompt",
@@ -618,5 +618,48 @@ test("compaction: a failed overflow recovery ends the turn with the outcome erro
     assert.equal(notice.title, "Compacting the conversation (overflow)");
     const last = h.updates(s).filter((u) => u.sessionUpdate === "agent_message_chunk").at(-1);
     assert.equal(last.content.text, `Error: ${answer._meta.rebound.errorMessage}`);
+  });
+});
+
+test("thinking as thought chunks; cancel while bash runs; $/cancel_request; _rebound/* as a notification", { timeout: 30000 }, async () => {
+  await withAgent({
+    script: [{ thinking: "let me think", text: "answer" },
+             { toolCalls: [{ name: "bash", arguments: { command: "sleep 30" } }] },
+             { hang: true },
+             { text: "after" }],
+  }, async (h) => {
+    const s = await h.newSession();
+    await h.prompt(s, "think");
+    const first = h.updates(s).filter((u) => u.sessionUpdate.endsWith("_chunk"));
+    assert.deepEqual(first.map((u) => [u.sessionUpdate, u.content.text]),
+                     [["agent_thought_chunk", "let me think"], ["agent_message_chunk", "answer"]]);
+    assert.equal(first[0].messageId, first[1].messageId);
+
+    // A running bash call: the cancel kills its process group; the answer within 1 s.
+    const pending = h.prompt(s, "run");
+    await h.waitFor((n) => n.params?.update?.status === "in_progress", "the bash call running");
+    let t0 = Date.now();
+    await h.ctx.notify("session/cancel", { sessionId: s });
+    assert.equal((await pending).stopReason, "cancelled");
+    assert.ok(Date.now() - t0 < 1000, `${Date.now() - t0} ms`);
+    const bashEnd = h.updates(s).filter((u) => u.sessionUpdate === "tool_call_update").at(-1);
+    assert.equal(bashEnd.status, "failed");
+
+    // $/cancel_request naming the pending prompt's id acts as session/cancel (the SDK picks
+    // the id; it is read off the wire).
+    const hanging = h.prompt(s, "hang");
+    await h.ctx.request("_rebound/get_retry_state", { sessionId: s });  // the prompt is running
+    const promptId = h.sent.filter((m) => m.method === "session/prompt").at(-1).id;
+    t0 = Date.now();
+    await h.ctx.notify("$/cancel_request", { requestId: promptId });
+    assert.equal((await hanging).stopReason, "cancelled");
+    assert.ok(Date.now() - t0 < 1000);
+
+    // A custom request sent as a notification runs and is not answered.
+    const before = h.lines.length;
+    await h.ctx.notify("_rebound/set_auto_retry", { sessionId: s, enabled: false });
+    const state = await h.ctx.request("_rebound/get_retry_state", { sessionId: s });
+    assert.equal(state.enabled, false);
+    assert.equal(h.lines.length, before + 1);  // get_retry_state's answer only
   });
 });
