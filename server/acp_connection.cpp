@@ -469,17 +469,21 @@ void AcpConnection::prompt(const Json& id, const Json& params) {
   if (s->turn || s->next) {
     // No queueing in ACP v1: the earlier prompt is cancelled and answered first, then this one
     // runs (a prompt that was itself waiting is answered `cancelled` at once).
-    if (s->next) {
-      Json result = Json::object();
-      result["stopReason"] = "cancelled";
-      result["_meta"] = Json{{"rebound", Json{{"outcome", "cancelled"}, {"retries", 0}}}};
-      respond(s->next->id, std::move(result));
-    }
+    drop_next(*s);
     s->next = NextPrompt{id, std::move(std::get<session::UserInput>(input))};
     if (s->turn) cancel_turn(*s);
     return;
   }
   start_turn(*s, id, std::move(std::get<session::UserInput>(input)));
+}
+
+void AcpConnection::drop_next(Open& s) {
+  if (!s.next) return;
+  Json result = Json::object();
+  result["stopReason"] = "cancelled";
+  result["_meta"] = Json{{"rebound", Json{{"outcome", "cancelled"}, {"retries", 0}}}};
+  respond(s.next->id, std::move(result));
+  s.next.reset();
 }
 
 void AcpConnection::start_turn(Open& s, Json id, session::UserInput input) {
@@ -566,13 +570,7 @@ void AcpConnection::close(const Json& id, const Json& params) {
   Open* s = session_param(id, params, kResourceNotFound, "Resource not found: session ");
   if (!s) return;
   s->closing = true;
-  if (s->next) {
-    Json result = Json::object();
-    result["stopReason"] = "cancelled";
-    result["_meta"] = Json{{"rebound", Json{{"outcome", "cancelled"}, {"retries", 0}}}};
-    respond(s->next->id, std::move(result));
-    s->next.reset();
-  }
+  drop_next(*s);
   const session::SessionSlot slot = s->slot;
   auto finish = [this, slot, id] {
     const auto found = sessions_.find(slot);
@@ -795,29 +793,45 @@ std::optional<std::string> client_error(const Json& answer) {
   return std::nullopt;
 }
 
+// The text of a successful fs/read_text_file answer.
+std::optional<std::string> read_content(const Json& answer) {
+  const auto result = answer.find("result");
+  if (result == answer.end() || !result->is_object()) return std::nullopt;
+  const auto content = result->find("content");
+  if (content == result->end() || !content->is_string()) return std::nullopt;
+  return content->get<std::string>();
+}
+
+constexpr const char* kNoContent = "The client's fs/read_text_file answer has no content text";
+
 }  // namespace
+
+void AcpConnection::call_client(const std::shared_ptr<CallState>& call, const char* method,
+                                const std::string& path, const std::string* content,
+                                ClientAnswer answer) {
+  Json params = Json::object();
+  params["sessionId"] = call->session_id;
+  params["path"] = path;
+  if (content) params["content"] = *content;
+  call->waiting_client = true;
+  request_client(method, std::move(params),
+                 [call, answer = std::move(answer)](const Json& response) {
+                   // A call that ended meanwhile (cancelled, its session gone) ignores it.
+                   if (call->dead || call->finished || !call->waiting_client) return;
+                   call->waiting_client = false;
+                   answer(response);
+                 });
+}
 
 void AcpConnection::client_read(const std::shared_ptr<CallState>& call) {
   const std::string abs =
       tools::resolve_path(tools::string_arg(call->args, "path"), call->context.cwd);
-  Json params = Json::object();
-  params["sessionId"] = call->session_id;
-  params["path"] = abs;
-  call->waiting_client = true;
-  request_client("fs/read_text_file", std::move(params), [this, call](const Json& answer) {
-    if (call->dead || call->finished || !call->waiting_client) return;
-    call->waiting_client = false;
-    if (auto error = client_error(answer)) {
-      finish_call(call, session::ToolResult::error(*error));
-      return;
-    }
-    const Json& result = answer["result"];
-    if (!result.is_object() || !result.contains("content") || !result["content"].is_string()) {
-      finish_call(call, session::ToolResult::error(
-                            "The client's fs/read_text_file answer has no content text"));
-      return;
-    }
-    finish_call(call, tools::read_text(call->args, result["content"].get<std::string>()));
+  call_client(call, "fs/read_text_file", abs, nullptr, [this, call](const Json& answer) {
+    if (auto error = client_error(answer))
+      return finish_call(call, session::ToolResult::error(*error));
+    const auto text = read_content(answer);
+    if (!text) return finish_call(call, session::ToolResult::error(kNoContent));
+    finish_call(call, tools::read_text(call->args, *text));
   });
 }
 
@@ -833,46 +847,23 @@ void AcpConnection::client_write(const std::shared_ptr<CallState>& call) {
       finish_call(call, session::ToolResult::error(tools::fs_error(err, "mkdir", failed_dir)));
       return;
     }
-    Json params = Json::object();
-    params["sessionId"] = call->session_id;
-    params["path"] = abs;
-    params["content"] = content;
-    call->waiting_client = true;
-    request_client(
-        "fs/write_text_file", std::move(params), [this, call, given, content](const Json& answer) {
-          if (call->dead || call->finished || !call->waiting_client) return;
-          call->waiting_client = false;
-          if (auto error = client_error(answer)) {
-            finish_call(call, session::ToolResult::error(*error));
-            return;
-          }
-          if (ToolState* state = tool_state(call->slot, call->call_id)) state->after = content;
-          finish_call(call,
-                      tools::text_result("Successfully wrote " + std::to_string(content.size()) +
-                                         " bytes to " + given));
-        });
+    call_client(call, "fs/write_text_file", abs, &content,
+                [this, call, given, content](const Json& answer) {
+                  if (auto error = client_error(answer))
+                    return finish_call(call, session::ToolResult::error(*error));
+                  if (ToolState* state = tool_state(call->slot, call->call_id))
+                    state->after = content;
+                  finish_call(call, tools::text_result("Successfully wrote " +
+                                                       std::to_string(content.size()) +
+                                                       " bytes to " + given));
+                });
   };
-  if (!fs_read_) {
-    write();
-    return;
-  }
-  // The diff's "before" is read the way the tool reads (acp.md section 15): through the client.
-  Json params = Json::object();
-  params["sessionId"] = call->session_id;
-  params["path"] = abs;
-  call->waiting_client = true;
-  request_client("fs/read_text_file", std::move(params), [this, call, write](const Json& answer) {
-    if (call->dead || call->finished || !call->waiting_client) return;
-    call->waiting_client = false;
-    if (ToolState* state = tool_state(call->slot, call->call_id)) {
-      const auto result = answer.find("result");
-      if (!client_error(answer) && result != answer.end() && result->is_object() &&
-          result->contains("content") && (*result)["content"].is_string()) {
-        state->before = (*result)["content"].get<std::string>();
-      } else {
-        state->before.reset();  // it did not exist (or cannot be read): a new file
-      }
-    }
+  if (!fs_read_) return write();
+  // The diff's "before" is read the way the tool reads (acp.md section 15): through the client;
+  // a file it cannot read counts as new.
+  call_client(call, "fs/read_text_file", abs, nullptr, [this, call, write](const Json& answer) {
+    if (ToolState* state = tool_state(call->slot, call->call_id))
+      state->before = client_error(answer) ? std::nullopt : read_content(answer);
     write();
   });
 }
@@ -894,80 +885,54 @@ void AcpConnection::client_edit(const std::shared_ptr<CallState>& call) {
   auto apply = [this, call, given, abs, edits](const std::string& original) {
     if (call->dead || call->finished) return;
     tools::EditOutcome outcome = tools::apply_edits(original, edits, given);
-    if (outcome.error) {
-      finish_call(call, session::ToolResult::error(std::move(*outcome.error)));
-      return;
-    }
+    if (outcome.error)
+      return finish_call(call, session::ToolResult::error(std::move(*outcome.error)));
     if (ToolState* state = tool_state(call->slot, call->call_id)) state->before = original;
     session::ToolResult done = tools::text_result(
         "Successfully replaced " + std::to_string(edits.size()) + " block(s) in " + given + ".");
     done.details = Json{{"diff", outcome.diff}, {"firstChangedLine", outcome.first_changed_line}};
+    auto written = [this, call, content = outcome.content, done]() mutable {
+      if (ToolState* state = tool_state(call->slot, call->call_id)) state->after = content;
+      finish_call(call, std::move(done));
+    };
     if (!fs_write_) {
       const int fd = ::open(abs.c_str(), O_WRONLY | O_TRUNC | O_CLOEXEC);
       const bool ok = fd >= 0 && tools::write_all(fd, outcome.content);
       const int err = errno;
       if (fd >= 0) ::close(fd);
-      if (!ok) {
-        finish_call(call,
-                    session::ToolResult::error("Could not edit file: " + given +
-                                               ". Error code: " + tools::errno_name(err) + "."));
-        return;
-      }
-      if (ToolState* state = tool_state(call->slot, call->call_id)) state->after = outcome.content;
-      finish_call(call, std::move(done));
-      return;
+      if (!ok)
+        return finish_call(
+            call, session::ToolResult::error("Could not edit file: " + given +
+                                             ". Error code: " + tools::errno_name(err) + "."));
+      return written();
     }
-    Json params = Json::object();
-    params["sessionId"] = call->session_id;
-    params["path"] = abs;
-    params["content"] = outcome.content;
-    call->waiting_client = true;
-    request_client("fs/write_text_file", std::move(params),
-                   [this, call, content = outcome.content, done](const Json& answer) mutable {
-                     if (call->dead || call->finished || !call->waiting_client) return;
-                     call->waiting_client = false;
-                     if (auto error = client_error(answer)) {
-                       finish_call(call, session::ToolResult::error(*error));
-                       return;
-                     }
-                     if (ToolState* state = tool_state(call->slot, call->call_id))
-                       state->after = content;
-                     finish_call(call, std::move(done));
-                   });
+    call_client(call, "fs/write_text_file", abs, &outcome.content,
+                [this, call, written](const Json& answer) mutable {
+                  if (auto error = client_error(answer))
+                    return finish_call(call, session::ToolResult::error(*error));
+                  written();
+                });
   };
-  if (!fs_read_) {
-    auto original = acp::read_whole_file(abs);
-    if (!original) {
-      finish_call(call, session::ToolResult::error("Could not edit file: " + given +
-                                                   ". Error code: ENOENT."));
-      return;
-    }
-    // Not from inside start(): the completion may come at once.
-    std::weak_ptr<bool> alive = alive_;
-    scheduler_.post([alive, apply, text = std::move(*original)] {
-      if (!alive.expired()) apply(text);
+  if (fs_read_) {
+    call_client(call, "fs/read_text_file", abs, nullptr, [this, call, apply](const Json& answer) {
+      if (auto error = client_error(answer))
+        return finish_call(call, session::ToolResult::error(*error));
+      const auto text = read_content(answer);
+      if (!text) return finish_call(call, session::ToolResult::error(kNoContent));
+      apply(*text);
     });
     return;
   }
-  Json params = Json::object();
-  params["sessionId"] = call->session_id;
-  params["path"] = abs;
-  call->waiting_client = true;
-  request_client("fs/read_text_file", std::move(params), [this, call, apply](const Json& answer) {
-    if (call->dead || call->finished || !call->waiting_client) return;
-    call->waiting_client = false;
-    if (auto error = client_error(answer)) {
-      finish_call(call, session::ToolResult::error(*error));
-      return;
-    }
-    const auto result = answer.find("result");
-    if (result == answer.end() || !result->is_object() || !result->contains("content") ||
-        !(*result)["content"].is_string()) {
-      finish_call(call, session::ToolResult::error(
-                            "The client's fs/read_text_file answer has no content text"));
-      return;
-    }
-    apply((*result)["content"].get<std::string>());
+  auto original = acp::read_whole_file(abs);
+  if (!original) {
+    finish_call(call, session::ToolResult::error("Could not edit file: " + given +
+                                                 ". Error code: ENOENT."));
+    return;
+  }
+  // Not from inside start(): the completion may come at once.
+  std::weak_ptr<bool> alive = alive_;
+  scheduler_.post([alive, apply, text = std::move(*original)] {
+    if (!alive.expired()) apply(text);
   });
 }
 
@@ -1067,13 +1032,7 @@ void AcpConnection::shutdown() {
   if (shutting_down_) return;
   shutting_down_ = true;
   for (auto& [slot, s] : sessions_) {
-    if (s->next) {
-      Json result = Json::object();
-      result["stopReason"] = "cancelled";
-      result["_meta"] = Json{{"rebound", Json{{"outcome", "cancelled"}, {"retries", 0}}}};
-      respond(s->next->id, std::move(result));
-      s->next.reset();
-    }
+    drop_next(*s);
     if (s->turn) s->turn->cancelled = true;
   }
   std::vector<session::SessionSlot> slots;

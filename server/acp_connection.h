@@ -146,6 +146,8 @@ class AcpConnection : public session::EventSink {
   Open* session_param(const std::optional<protocol::Json>& id, const protocol::Json& params,
                       int unknown_code, const std::string& unknown_prefix);
   void start_turn(Open& s, protocol::Json id, session::UserInput input);
+  /// A prompt waiting for the turn before it to end is answered `cancelled` and dropped.
+  void drop_next(Open& s);
   void cancel_turn(Open& s);
   void finish_turn(session::SessionSlot slot, std::uint64_t serial);
   void enable_retry_control();
@@ -158,6 +160,10 @@ class AcpConnection : public session::EventSink {
                                                 session::Tool::Done done);
   bool asks_permission(const Open& s, std::string_view tool) const;
   void run_call(const std::shared_ptr<CallState>& call);
+  /// A file request (`content` for a write) on behalf of `call`; `answer` runs unless the call
+  /// ended meanwhile.
+  void call_client(const std::shared_ptr<CallState>& call, const char* method,
+                   const std::string& path, const std::string* content, ClientAnswer answer);
   void client_read(const std::shared_ptr<CallState>& call);
   void client_edit(const std::shared_ptr<CallState>& call);
   void client_write(const std::shared_ptr<CallState>& call);
