@@ -720,8 +720,8 @@ std::unique_ptr<session::ToolCall> AcpConnection::start_call(session::SessionSlo
     if (const auto result = answer.find("result"); result != answer.end() && result->is_object()) {
       const auto outcome = result->find("outcome");
       if (outcome != result->end() && outcome->is_object() &&
-          outcome->value("outcome", "") == "selected")
-        option = outcome->value("optionId", "");
+          tools::string_arg(*outcome, "outcome") == "selected")
+        option = tools::string_arg(*outcome, "optionId");
     }
     if (option != "allow_once" && option != "allow_always") {
       finish_call(call, session::ToolResult::error("Permission denied by the user"));
@@ -873,7 +873,8 @@ void AcpConnection::client_edit(const std::shared_ptr<CallState>& call) {
   const std::string abs = tools::resolve_path(given, call->context.cwd);
   std::vector<tools::TextEdit> edits;
   for (const auto& e : call->args.value("edits", Json::array())) {
-    if (e.is_object()) edits.push_back({e.value("oldText", ""), e.value("newText", "")});
+    if (e.is_object())
+      edits.push_back({tools::string_arg(e, "oldText"), tools::string_arg(e, "newText")});
   }
   if (edits.empty()) {
     finish_call(call,

@@ -61,12 +61,12 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     if (answers > lines) std::abort();  // at most one answer per line
     const protocol::JsonLine parsed = protocol::parse_json_line(line);
     if (parsed.value && parsed.value->is_object()) {
-      const Json& params = parsed.value->value("params", Json::object());
+      const auto found = parsed.value->find("params");
+      const Json params = found != parsed.value->end() ? *found : Json::object();
       if (params.is_object()) {
         if (params.contains("prompt")) (void)server::acp::prompt_input(params["prompt"]);
-        (void)server::acp::tool_call_info(
-            parsed.value->value("method", std::string("x")).size() % 2 ? "read" : "bash", params,
-            "/w");
+        for (const char* tool : {"read", "write", "edit", "bash", "grep", "find", "ls", "other"})
+          (void)server::acp::tool_call_info(tool, params, "/w");
       }
     }
   }

@@ -6,6 +6,7 @@
 #include <doctest/doctest.h>
 
 #include <chrono>
+#include <filesystem>
 #include <string>
 
 #include "server/acp_updates.h"
@@ -277,4 +278,45 @@ TEST_CASE("acp: notice titles and turn endings") {
   CHECK(id.size() == 16);
   CHECK(id.find_first_not_of("0123456789abcdef") == std::string::npos);
   CHECK(random_hex_id() != id);
+}
+
+TEST_CASE("acp: malformed client answers to Rebound's requests refuse the call, never the server") {
+  ReboundProcess r = acp_server(
+      R"j([{"toolCalls":[{"name":"bash","arguments":{"command":"echo x > x.txt"}}]},{"toolCalls":[{"name":"read","arguments":{"path":"a.txt"}}]},{"text":"done"}])j",
+      "{}", {"--acp-permissions", "ask"});
+  const std::string s = open_session(r, R"j({"fs":{"readTextFile":true}})j");
+  r.send_raw(prompt_line(s, "go", 2));
+  std::vector<Json> all;  // every line read
+  const auto request = [&](const std::string& method) {
+    const auto lines = r.read_until([&](const Json& j) { return j.value("method", "") == method; });
+    all.insert(all.end(), lines.begin(), lines.end());
+    return lines.back();
+  };
+  const Json permission = request("session/request_permission");
+  CHECK(permission["id"] == 0);
+  // A mistyped outcome is a refusal; a stray answer for an id never sent is ignored.
+  r.send_raw(
+      R"j({"jsonrpc":"2.0","id":0,"result":{"outcome":{"outcome":5,"optionId":["allow_once"]}}})j"
+      "\n");
+  r.send_raw(R"j({"jsonrpc":"2.0","id":77,"result":{}})j"
+             "\n");
+  const Json read = request("fs/read_text_file");
+  CHECK(read["id"] == 1);
+  r.send_raw(R"j({"jsonrpc":"2.0","id":1,"result":{"content":42}})j"
+             "\n");
+  const auto rest = r.read_until([](const Json& j) { return j.value("id", Json()) == 2; });
+  all.insert(all.end(), rest.begin(), rest.end());
+  std::vector<std::string> finals;
+  for (const auto& j : all) {
+    if (!j.contains("params") || !j["params"].contains("update")) continue;
+    const Json& u = j["params"]["update"];
+    if (u.value("sessionUpdate", "") == "tool_call_update" && u.contains("content"))
+      finals.push_back(u["status"].get<std::string>() + ": " +
+                       u["content"][0]["content"]["text"].get<std::string>());
+  }
+  CHECK(finals == std::vector<std::string>{
+                      "failed: Permission denied by the user",
+                      "failed: The client's fs/read_text_file answer has no content text"});
+  CHECK(rest.back()["result"]["stopReason"] == "end_turn");
+  CHECK_FALSE(std::filesystem::exists(r.dir().path() / "x.txt"));
 }
