@@ -24,10 +24,10 @@ case "$mode" in
     # -O0 compiles about 3.5 times faster than -O2 under ASan; line tables keep reports useful.
     cmake -S "$root" -B "$build" -G Ninja -DREBOUND_SANITIZE=ON -DREBOUND_TESTS=ON \
       -DREBOUND_WERROR=$werror -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_FLAGS_DEBUG="-O0 -g1" >/dev/null
-    cmake --build "$build" --target protocol_tests session_tests tools_tests fuzz_replay_protocol \
+    cmake --build "$build" --target protocol_tests session_tests tools_tests mcp_tests fuzz_replay_protocol \
       fuzz_replay_sse fuzz_replay_retry_text fuzz_replay_script fuzz_replay_session_file \
       fuzz_replay_walker fuzz_replay_regex fuzz_replay_edit fuzz_replay_acp
-    ctest --test-dir "$build" -R '^(protocol_tests|session_tests|tools_tests|fuzz_replay)\.' \
+    ctest --test-dir "$build" -R '^(protocol_tests|session_tests|tools_tests|mcp_tests|fuzz_replay)\.' \
       --output-on-failure -j "$jobs"
     ;;
   full)
