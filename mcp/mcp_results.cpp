@@ -1,0 +1,156 @@
+#include "mcp/mcp_results.h"
+
+#include <vector>
+
+#include "tools/truncate.h"
+
+namespace rebound::mcp {
+
+using protocol::ContentBlock;
+using protocol::Json;
+
+namespace {
+
+std::string text_member(const Json& object, const char* key) {
+  const auto it = object.find(key);
+  return it != object.end() && it->is_string() ? it->get<std::string>() : std::string();
+}
+
+bool has_string(const Json& object, const char* key) {
+  const auto it = object.find(key);
+  return it != object.end() && it->is_string();
+}
+
+// One MCP content block as Rebound content, or the reason it is malformed.
+std::variant<ContentBlock, std::string> convert_block(const Json& block) {
+  if (!block.is_object() || !has_string(block, "type"))
+    return std::string("a content block has no type");
+  const std::string type = text_member(block, "type");
+  if (type == "text") {
+    if (!has_string(block, "text")) return std::string("a text block has no text");
+    return ContentBlock::make_text(text_member(block, "text"));
+  }
+  if (type == "image") {
+    if (!has_string(block, "data") || !has_string(block, "mimeType"))
+      return std::string("an image block needs data and mimeType");
+    return ContentBlock::make_image(text_member(block, "data"), text_member(block, "mimeType"));
+  }
+  if (type == "audio") {
+    return ContentBlock::make_text("[Audio: " + text_member(block, "mimeType") + ", " +
+                                   std::to_string(base64_decoded_size(text_member(block, "data"))) +
+                                   " bytes]");
+  }
+  if (type == "resource_link") {
+    std::string text =
+        "[Resource link: " + text_member(block, "name") + "] " + text_member(block, "uri");
+    if (has_string(block, "description")) text += "\n" + text_member(block, "description");
+    return ContentBlock::make_text(std::move(text));
+  }
+  if (type == "resource") {
+    const auto resource = block.find("resource");
+    if (resource == block.end() || !resource->is_object())
+      return std::string("a resource block has no resource");
+    const std::string uri = text_member(*resource, "uri");
+    if (has_string(*resource, "text"))
+      return ContentBlock::make_text("[Resource: " + uri + "]\n" + text_member(*resource, "text"));
+    const std::string mime = text_member(*resource, "mimeType");
+    const std::string blob = text_member(*resource, "blob");
+    if (mime.rfind("image/", 0) == 0 && has_string(*resource, "blob"))
+      return ContentBlock::make_image(blob, mime);
+    return ContentBlock::make_text("[Resource: " + uri + "] " +
+                                   (mime.empty() ? std::string("application/octet-stream") : mime) +
+                                   ", " + std::to_string(base64_decoded_size(blob)) + " bytes");
+  }
+  return ContentBlock::make_text("[Unsupported content: " + type + "]");
+}
+
+// The longest prefix of `text` of at most `max` bytes that ends on a character boundary.
+std::string utf8_prefix(const std::string& text, std::size_t max) {
+  if (text.size() <= max) return text;
+  std::size_t end = max;
+  while (end > 0 && (static_cast<unsigned char>(text[end]) & 0xC0) == 0x80)
+    --end;
+  return text.substr(0, end);
+}
+
+}  // namespace
+
+std::size_t base64_decoded_size(const std::string& data) {
+  // Every 4 characters are 3 bytes; padding and line breaks carry none.
+  std::size_t chars = 0;
+  for (const char c : data) {
+    if (c != '=' && c != '\n' && c != '\r' && c != ' ') ++chars;
+  }
+  return chars * 3 / 4;
+}
+
+std::variant<session::ToolResult, std::string> convert_call_result(const Json& result,
+                                                                   const std::string& server,
+                                                                   const std::string& tool) {
+  if (!result.is_object()) return std::string("the result is not an object");
+  session::ToolResult out;
+  const auto content = result.find("content");
+  if (content != result.end() && !content->is_null() && !content->is_array())
+    return std::string("content is not an array");
+  if (content != result.end() && content->is_array()) {
+    for (const auto& block : *content) {
+      auto converted = convert_block(block);
+      if (auto* reason = std::get_if<std::string>(&converted)) return *reason;
+      out.content.push_back(std::move(std::get<ContentBlock>(converted)));
+    }
+  }
+  if (const auto error = result.find("isError"); error != result.end()) {
+    if (!error->is_boolean()) return std::string("isError is not a boolean");
+    out.is_error = error->get<bool>();
+  }
+  Json details = Json::object();
+  details["server"] = server;
+  details["tool"] = tool;
+  const auto structured = result.find("structuredContent");
+  const bool has_structured = structured != result.end() && !structured->is_null() &&
+                              !(structured->is_object() && structured->empty());
+  if (has_structured) {
+    details["structuredContent"] = *structured;
+    if (out.content.empty()) out.content.push_back(ContentBlock::make_text(structured->dump()));
+  }
+  if (out.content.empty()) out.content.push_back(ContentBlock::make_text("(no output)"));
+
+  // Head truncation over the texts joined with \n (section 6).
+  std::string joined;
+  bool first = true;
+  for (const auto& block : out.content) {
+    if (block.kind != ContentBlock::Kind::text) continue;
+    if (!first) joined += '\n';
+    joined += block.text;
+    first = false;
+  }
+  tools::Truncation t = tools::truncate_head(joined);
+  if (t.truncated) {
+    std::string text;
+    if (t.first_line_exceeds_limit) {
+      // A server's answer cannot be re-read with an offset: keep what fits of line 1.
+      const std::string line = joined.substr(0, joined.find('\n'));
+      t.content = utf8_prefix(line, tools::kMaxBytes);
+      t.output_lines = 1;
+      t.output_bytes = t.content.size();
+      text = t.content + "\n\n[Showing the first " + tools::format_size(tools::kMaxBytes) +
+             " of line 1 (" + tools::format_size(line.size()) + ").]";
+    } else {
+      text = t.content + "\n\n[Showing lines 1-" + std::to_string(t.output_lines) + " of " +
+             std::to_string(t.total_lines) +
+             (t.by == tools::Truncation::By::bytes
+                  ? " (" + tools::format_size(tools::kMaxBytes) + " limit).]"
+                  : ".]");
+    }
+    std::vector<ContentBlock> kept{ContentBlock::make_text(std::move(text))};
+    for (auto& block : out.content) {
+      if (block.kind != ContentBlock::Kind::text) kept.push_back(std::move(block));
+    }
+    out.content = std::move(kept);
+    details["truncation"] = t.to_json();
+  }
+  out.details = std::move(details);
+  return out;
+}
+
+}  // namespace rebound::mcp
