@@ -1,0 +1,79 @@
+#include "mcp/jsonrpc_peer.h"
+
+#include <utility>
+#include <vector>
+
+#include "protocol/json_line.h"
+
+namespace rebound::mcp {
+
+void JsonRpcPeer::write(const Json& message) {
+  send_(protocol::to_line(message));
+}
+
+std::int64_t JsonRpcPeer::request(const std::string& method, Json params, Answer answer) {
+  const std::int64_t id = next_id_++;
+  pending_.emplace(id, std::move(answer));
+  Json message = Json::object();
+  message["jsonrpc"] = "2.0";
+  message["id"] = id;
+  message["method"] = method;
+  message["params"] = std::move(params);
+  write(message);
+  return id;
+}
+
+void JsonRpcPeer::notify(const std::string& method, const Json& params) {
+  Json message = Json::object();
+  message["jsonrpc"] = "2.0";
+  message["method"] = method;
+  if (!params.is_null()) message["params"] = params;
+  write(message);
+}
+
+JsonRpcPeer::Received JsonRpcPeer::receive(std::string_view line) {
+  protocol::JsonLine parsed = protocol::parse_json_line(line);
+  if (!parsed.value || !parsed.value->is_object()) return Received::not_an_object;
+  const Json& message = *parsed.value;
+  const auto method = message.find("method");
+  const auto id = message.find("id");
+  if (method != message.end() && method->is_string()) {
+    const Json params = message.contains("params") ? message["params"] : Json::object();
+    if (id == message.end()) {
+      if (notification_) notification_(method->get<std::string>(), params);
+      return Received::message;
+    }
+    // A request of the server's: only ping is served (section 5).
+    Json reply = Json::object();
+    reply["jsonrpc"] = "2.0";
+    reply["id"] = *id;
+    if (*method == "ping") {
+      reply["result"] = Json::object();
+    } else {
+      reply["error"] = Json{{"code", -32601}, {"message", "Method not found"}};
+    }
+    write(reply);
+    return Received::message;
+  }
+  if (id == message.end() || !id->is_number_integer()) return Received::message;
+  const auto found = pending_.find(id->get<std::int64_t>());
+  if (found == pending_.end()) return Received::message;  // forgotten, or never sent
+  Answer answer = std::move(found->second);
+  pending_.erase(found);
+  answer(message);
+  return Received::message;
+}
+
+void JsonRpcPeer::fail_all(const Json& error) {
+  std::vector<std::pair<std::int64_t, Answer>> failing(pending_.begin(), pending_.end());
+  pending_.clear();
+  for (auto& [id, answer] : failing) {
+    Json response = Json::object();
+    response["jsonrpc"] = "2.0";
+    response["id"] = id;
+    response["error"] = error;
+    answer(response);
+  }
+}
+
+}  // namespace rebound::mcp

@@ -1,0 +1,81 @@
+// The JSON-RPC side of an MCP server connection (mcp.md sections 3.1 and 5).
+
+#include <doctest/doctest.h>
+
+#include <vector>
+
+#include "mcp/jsonrpc_peer.h"
+
+using namespace rebound::mcp;
+
+TEST_CASE("jsonrpc peer: ids from 1, answers matched by id in any order, forgotten ones dropped") {
+  std::vector<std::string> sent;
+  JsonRpcPeer peer([&](std::string line) { sent.push_back(std::move(line)); });
+  std::vector<std::string> answers;
+  const auto a = peer.request("initialize", Json{{"protocolVersion", "2025-11-25"}},
+                              [&](const Json& r) { answers.push_back("a:" + r["result"].dump()); });
+  const auto b = peer.request("tools/list", Json::object(),
+                              [&](const Json& r) { answers.push_back("b:" + r["error"].dump()); });
+  const auto c =
+      peer.request("tools/call", Json::object(), [&](const Json&) { answers.push_back("c"); });
+  CHECK(a == 1);
+  CHECK(b == 2);
+  CHECK(
+      sent[0] ==
+      R"j({"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25"}})j"
+      "\n");
+  peer.forget(c);
+  CHECK(peer.receive(R"j({"jsonrpc":"2.0","id":3,"result":{}})j") ==
+        JsonRpcPeer::Received::message);
+  CHECK(peer.receive(R"j({"jsonrpc":"2.0","id":2,"error":{"code":-32000,"message":"no"}})j") ==
+        JsonRpcPeer::Received::message);
+  peer.receive(R"j({"jsonrpc":"2.0","id":1,"result":{"ok":true}})j");
+  peer.receive(R"j({"jsonrpc":"2.0","id":1,"result":{"again":true}})j");  // answered already
+  CHECK(answers ==
+        std::vector<std::string>{R"j(b:{"code":-32000,"message":"no"})j", R"j(a:{"ok":true})j"});
+  CHECK(peer.pending() == 0);
+}
+
+TEST_CASE("jsonrpc peer: notifications both ways, the server's ping and other requests") {
+  std::vector<std::string> sent;
+  JsonRpcPeer peer([&](std::string line) { sent.push_back(std::move(line)); });
+  std::vector<std::string> seen;
+  peer.on_notification([&](const std::string& method, const Json& params) {
+    seen.push_back(method + " " + params.dump());
+  });
+  peer.notify("notifications/initialized");
+  peer.notify("notifications/cancelled", Json{{"requestId", 4}, {"reason", "Request was aborted"}});
+  CHECK(sent[0] == "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}\n");
+  CHECK(
+      sent[1] ==
+      R"j({"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":4,"reason":"Request was aborted"}})j"
+      "\n");
+  peer.receive(R"j({"jsonrpc":"2.0","method":"notifications/tools/list_changed"})j");
+  peer.receive(
+      R"j({"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":3,"progress":1}})j");
+  CHECK(seen ==
+        std::vector<std::string>{"notifications/tools/list_changed {}",
+                                 R"j(notifications/progress {"progressToken":3,"progress":1})j"});
+  peer.receive(R"j({"jsonrpc":"2.0","id":"s1","method":"ping"})j");
+  peer.receive(R"j({"jsonrpc":"2.0","id":9,"method":"sampling/createMessage","params":{}})j");
+  CHECK(sent[2] == "{\"jsonrpc\":\"2.0\",\"id\":\"s1\",\"result\":{}}\n");
+  CHECK(sent[3] ==
+        R"j({"jsonrpc":"2.0","id":9,"error":{"code":-32601,"message":"Method not found"}})j"
+        "\n");
+}
+
+TEST_CASE("jsonrpc peer: what is not an object is the caller's to report, fail_all answers all") {
+  JsonRpcPeer peer([](std::string) {});
+  CHECK(peer.receive("npm WARN something") == JsonRpcPeer::Received::not_an_object);
+  CHECK(peer.receive("[1,2]") == JsonRpcPeer::Received::not_an_object);
+  CHECK(peer.receive(R"j({"jsonrpc":"2.0","id":"x","result":{}})j") ==
+        JsonRpcPeer::Received::message);
+  std::vector<std::string> failed;
+  peer.request("a", Json::object(),
+               [&](const Json& r) { failed.push_back(r["error"]["message"]); });
+  peer.request("b", Json::object(),
+               [&](const Json& r) { failed.push_back(r["error"]["message"]); });
+  peer.fail_all(Json{{"code", -32000}, {"message", "stopped"}});
+  CHECK(failed == std::vector<std::string>{"stopped", "stopped"});
+  CHECK(peer.pending() == 0);
+}
