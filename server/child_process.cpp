@@ -1,5 +1,7 @@
 #include "server/child_process.h"
 
+#include <utility>
+
 #include <fcntl.h>
 #include <signal.h>
 #include <spawn.h>
@@ -63,7 +65,10 @@ struct ChildProcess::State : std::enable_shared_from_this<ChildProcess::State> {
           if (ec) {
             boost::system::error_code ignored;
             r.pipe->close(ignored);
-            if (auto eof = std::move(r.eof)) eof();
+            // Nothing more comes: the handlers are dropped (they may own this process's owner,
+            // whose cycle through them would otherwise never break).
+            r.data = nullptr;
+            if (auto eof = std::exchange(r.eof, nullptr)) eof();
             return;
           }
           self->read(r);
@@ -117,7 +122,7 @@ struct ChildProcess::State : std::enable_shared_from_this<ChildProcess::State> {
     if (r == 0) return false;
     reaped = true;
     wait_status = status;
-    if (auto f = std::move(on_exit)) f(status);
+    if (auto f = std::exchange(on_exit, nullptr)) f(status);
     return true;
   }
 
@@ -267,7 +272,7 @@ void ChildProcess::close_stdin() {
 void ChildProcess::wait_exit(Exit exit) {
   state_->on_exit = std::move(exit);
   if (state_->reaped) {
-    if (auto f = std::move(state_->on_exit)) f(state_->wait_status);
+    if (auto f = std::exchange(state_->on_exit, nullptr)) f(state_->wait_status);
     return;
   }
   if (!state_->watching) {
