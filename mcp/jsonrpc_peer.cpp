@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "protocol/json_line.h"
+#include "protocol/jsonrpc.h"
 
 namespace rebound::mcp {
 
@@ -14,21 +15,12 @@ void JsonRpcPeer::write(const Json& message) {
 std::int64_t JsonRpcPeer::request(const std::string& method, Json params, Answer answer) {
   const std::int64_t id = next_id_++;
   pending_.emplace(id, std::move(answer));
-  Json message = Json::object();
-  message["jsonrpc"] = "2.0";
-  message["id"] = id;
-  message["method"] = method;
-  message["params"] = std::move(params);
-  write(message);
+  write(protocol::jsonrpc_request(id, method, std::move(params)));
   return id;
 }
 
 void JsonRpcPeer::notify(const std::string& method, const Json& params) {
-  Json message = Json::object();
-  message["jsonrpc"] = "2.0";
-  message["method"] = method;
-  if (!params.is_null()) message["params"] = params;
-  write(message);
+  write(protocol::jsonrpc_notification(method, params));
 }
 
 JsonRpcPeer::Received JsonRpcPeer::receive(std::string_view line) {
@@ -44,15 +36,12 @@ JsonRpcPeer::Received JsonRpcPeer::receive(std::string_view line) {
       return Received::message;
     }
     // A request of the server's: only ping is served (section 5).
-    Json reply = Json::object();
-    reply["jsonrpc"] = "2.0";
-    reply["id"] = *id;
     if (*method == "ping") {
-      reply["result"] = Json::object();
+      write(protocol::jsonrpc_result(*id, Json::object()));
     } else {
-      reply["error"] = Json{{"code", -32601}, {"message", "Method not found"}};
+      write(protocol::jsonrpc_error(protocol::JsonRpcError{
+          *id, protocol::jsonrpc_code::method_not_found, "Method not found", std::nullopt}));
     }
-    write(reply);
     return Received::message;
   }
   if (id == message.end() || !id->is_number_integer()) return Received::message;

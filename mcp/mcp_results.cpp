@@ -2,59 +2,52 @@
 
 #include <vector>
 
+#include "tools/tool_args.h"
 #include "tools/truncate.h"
 
 namespace rebound::mcp {
 
 using protocol::ContentBlock;
 using protocol::Json;
+using tools::has_string;
+using tools::string_arg;
 
 namespace {
-
-std::string text_member(const Json& object, const char* key) {
-  const auto it = object.find(key);
-  return it != object.end() && it->is_string() ? it->get<std::string>() : std::string();
-}
-
-bool has_string(const Json& object, const char* key) {
-  const auto it = object.find(key);
-  return it != object.end() && it->is_string();
-}
 
 // One MCP content block as Rebound content, or the reason it is malformed.
 std::variant<ContentBlock, std::string> convert_block(const Json& block) {
   if (!block.is_object() || !has_string(block, "type"))
     return std::string("a content block has no type");
-  const std::string type = text_member(block, "type");
+  const std::string type = string_arg(block, "type");
   if (type == "text") {
     if (!has_string(block, "text")) return std::string("a text block has no text");
-    return ContentBlock::make_text(text_member(block, "text"));
+    return ContentBlock::make_text(string_arg(block, "text"));
   }
   if (type == "image") {
     if (!has_string(block, "data") || !has_string(block, "mimeType"))
       return std::string("an image block needs data and mimeType");
-    return ContentBlock::make_image(text_member(block, "data"), text_member(block, "mimeType"));
+    return ContentBlock::make_image(string_arg(block, "data"), string_arg(block, "mimeType"));
   }
   if (type == "audio") {
-    return ContentBlock::make_text("[Audio: " + text_member(block, "mimeType") + ", " +
-                                   std::to_string(base64_decoded_size(text_member(block, "data"))) +
+    return ContentBlock::make_text("[Audio: " + string_arg(block, "mimeType") + ", " +
+                                   std::to_string(base64_decoded_size(string_arg(block, "data"))) +
                                    " bytes]");
   }
   if (type == "resource_link") {
     std::string text =
-        "[Resource link: " + text_member(block, "name") + "] " + text_member(block, "uri");
-    if (has_string(block, "description")) text += "\n" + text_member(block, "description");
+        "[Resource link: " + string_arg(block, "name") + "] " + string_arg(block, "uri");
+    if (has_string(block, "description")) text += "\n" + string_arg(block, "description");
     return ContentBlock::make_text(std::move(text));
   }
   if (type == "resource") {
     const auto resource = block.find("resource");
     if (resource == block.end() || !resource->is_object())
       return std::string("a resource block has no resource");
-    const std::string uri = text_member(*resource, "uri");
+    const std::string uri = string_arg(*resource, "uri");
     if (has_string(*resource, "text"))
-      return ContentBlock::make_text("[Resource: " + uri + "]\n" + text_member(*resource, "text"));
-    const std::string mime = text_member(*resource, "mimeType");
-    const std::string blob = text_member(*resource, "blob");
+      return ContentBlock::make_text("[Resource: " + uri + "]\n" + string_arg(*resource, "text"));
+    const std::string mime = string_arg(*resource, "mimeType");
+    const std::string blob = string_arg(*resource, "blob");
     if (mime.rfind("image/", 0) == 0 && has_string(*resource, "blob"))
       return ContentBlock::make_image(blob, mime);
     return ContentBlock::make_text("[Resource: " + uri + "] " +

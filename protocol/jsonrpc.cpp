@@ -70,6 +70,23 @@ Json jsonrpc_result(const Json& id, Json result) {
   return j;
 }
 
+Json jsonrpc_request(const Json& id, std::string_view method, Json params) {
+  Json j = Json::object();
+  j["jsonrpc"] = "2.0";
+  j["id"] = id;
+  j["method"] = std::string(method);
+  j["params"] = std::move(params);
+  return j;
+}
+
+Json jsonrpc_notification(std::string_view method, Json params) {
+  Json j = Json::object();
+  j["jsonrpc"] = "2.0";
+  j["method"] = std::string(method);
+  if (!params.is_null()) j["params"] = std::move(params);
+  return j;
+}
+
 Json jsonrpc_error(const JsonRpcError& error) {
   Json body = Json::object();
   body["code"] = error.code;

@@ -52,6 +52,11 @@ JsonRpcRequest read_jsonrpc_request(Json object);
 bool is_refused_batch(const Json& value, bool envelope_is_jsonrpc);
 
 Json jsonrpc_result(const Json& id, Json result);
+/// A request `{"jsonrpc","id","method","params"}` (Rebound's own, to an ACP client or an MCP
+/// server).
+Json jsonrpc_request(const Json& id, std::string_view method, Json params);
+/// A notification `{"jsonrpc","method","params"}`; null `params` are left out.
+Json jsonrpc_notification(std::string_view method, Json params = nullptr);
 Json jsonrpc_error(const JsonRpcError& error);
 
 /// The section 9 error for a line that is not JSON (or not UTF-8, or too long): `message` is the

@@ -19,6 +19,7 @@
 
 namespace rebound::server {
 
+using acp::text_content;
 using protocol::Json;
 namespace code = protocol::jsonrpc_code;
 namespace ev = session::ev;
@@ -57,11 +58,12 @@ std::string acp_params_message(const std::string& message) {
          message.substr(end + 3);
 }
 
-Json text_content(std::string text) {
-  Json content = Json::object();
-  content["type"] = "text";
-  content["text"] = std::move(text);
-  return content;
+Json in_progress_update(const std::string& tool_call_id) {
+  Json body = Json::object();
+  body["sessionUpdate"] = "tool_call_update";
+  body["toolCallId"] = tool_call_id;
+  body["status"] = "in_progress";
+  return body;
 }
 
 }  // namespace
@@ -161,11 +163,7 @@ void AcpConnection::respond_error(std::optional<Json> id, int error_code, std::s
 }
 
 void AcpConnection::notify(std::string_view method, Json params) {
-  Json j = Json::object();
-  j["jsonrpc"] = "2.0";
-  j["method"] = std::string(method);
-  j["params"] = std::move(params);
-  out_(j);
+  out_(protocol::jsonrpc_notification(method, std::move(params)));
 }
 
 void AcpConnection::update(Open& s, Json body) {
@@ -262,12 +260,7 @@ void AcpConnection::handle_response(const Json& message) {
 void AcpConnection::request_client(const std::string& method, Json params, ClientAnswer answer) {
   const std::int64_t id = next_client_id_++;
   client_requests_.emplace(id, std::move(answer));
-  Json j = Json::object();
-  j["jsonrpc"] = "2.0";
-  j["id"] = id;
-  j["method"] = method;
-  j["params"] = std::move(params);
-  out_(j);
+  out_(protocol::jsonrpc_request(id, method, std::move(params)));
 }
 
 void AcpConnection::handle_request(const std::string& method, std::optional<Json> id,
@@ -731,13 +724,7 @@ std::unique_ptr<session::ToolCall> AcpConnection::start_call(session::SessionSlo
     if (found != sessions_.end()) {
       Open& s = *found->second;
       if (option == "allow_always") s.always_allowed[call->name] = true;
-      if (s.turn) {
-        Json body = Json::object();
-        body["sessionUpdate"] = "tool_call_update";
-        body["toolCallId"] = call->call_id;
-        body["status"] = "in_progress";
-        update(s, std::move(body));
-      }
+      if (s.turn) update(s, in_progress_update(call->call_id));
     }
     run_call(call);
   });
@@ -962,11 +949,7 @@ void AcpConnection::replay(Open& s) {
         if (block.kind == ContentBlock::Kind::text) {
           chunk("user_message_chunk", text_content(block.text), m.entry_id);
         } else if (block.kind == ContentBlock::Kind::image) {
-          Json image = Json::object();
-          image["type"] = "image";
-          image["data"] = block.text;
-          image["mimeType"] = block.mime_type;
-          chunk("user_message_chunk", std::move(image), m.entry_id);
+          chunk("user_message_chunk", acp::image_content(block), m.entry_id);
         }
       }
       continue;
@@ -1152,18 +1135,12 @@ void AcpConnection::on_tool_start(Open& s, const ev::ToolExecutionStart& e) {
   // A call that asks first shows in_progress only once the client allowed it (section 7.3).
   it->second.asks = asks_permission(s, e.tool_name);
   if (it->second.asks) return;
-  Json body = Json::object();
-  body["sessionUpdate"] = "tool_call_update";
-  body["toolCallId"] = e.tool_call_id;
-  body["status"] = "in_progress";
-  update(s, std::move(body));
+  update(s, in_progress_update(e.tool_call_id));
 }
 
 void AcpConnection::on_tool_update(Open& s, const ev::ToolExecutionUpdate& e) {
   if (!acp::has_text(e.partial_result)) return;
-  Json text_entry = Json::object();
-  text_entry["type"] = "content";
-  text_entry["content"] = text_content(acp::result_text(e.partial_result));
+  Json text_entry = acp::content_entry(text_content(acp::result_text(e.partial_result)));
   Json body = Json::object();
   body["sessionUpdate"] = "tool_call_update";
   body["toolCallId"] = e.tool_call_id;

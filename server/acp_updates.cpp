@@ -8,20 +8,14 @@
 
 #include "tools/file_io.h"
 #include "tools/paths.h"
+#include "tools/tool_args.h"
 
 namespace rebound::server::acp {
 
+using tools::has_string;
+using tools::string_arg;
+
 namespace {
-
-std::string string_arg(const Json& args, const char* name) {
-  const auto it = args.find(name);
-  return it != args.end() && it->is_string() ? it->get<std::string>() : std::string();
-}
-
-bool has_string(const Json& args, const char* name) {
-  const auto it = args.find(name);
-  return it != args.end() && it->is_string();
-}
 
 // The first `max` code points of the first line of `text`.
 std::string first_line_cut(const std::string& text, std::size_t max) {
@@ -108,25 +102,33 @@ bool has_text(const session::ToolResult& result) {
   return false;
 }
 
+Json text_content(std::string text) {
+  Json content = Json::object();
+  content["type"] = "text";
+  content["text"] = std::move(text);
+  return content;
+}
+
+Json image_content(const protocol::ContentBlock& image) {
+  Json content = Json::object();
+  content["type"] = "image";
+  content["data"] = image.text;
+  content["mimeType"] = image.mime_type;
+  return content;
+}
+
+Json content_entry(Json block) {
+  Json entry = Json::object();
+  entry["type"] = "content";
+  entry["content"] = std::move(block);
+  return entry;
+}
+
 Json content_of(const session::ToolResult& result) {
-  Json content = Json::array();
-  Json text_block = Json::object();
-  text_block["type"] = "text";
-  text_block["text"] = result_text(result);
-  Json text_entry = Json::object();
-  text_entry["type"] = "content";
-  text_entry["content"] = std::move(text_block);
-  content.push_back(std::move(text_entry));
+  Json content = Json::array({content_entry(text_content(result_text(result)))});
   for (const auto& block : result.content) {
-    if (block.kind != protocol::ContentBlock::Kind::image) continue;
-    Json image = Json::object();
-    image["type"] = "image";
-    image["data"] = block.text;
-    image["mimeType"] = block.mime_type;
-    Json entry = Json::object();
-    entry["type"] = "content";
-    entry["content"] = std::move(image);
-    content.push_back(std::move(entry));
+    if (block.kind == protocol::ContentBlock::Kind::image)
+      content.push_back(content_entry(image_content(block)));
   }
   return content;
 }

@@ -37,6 +37,12 @@ std::string result_text(const session::ToolResult& result);
 /// Whether the result has at least one text block.
 bool has_text(const session::ToolResult& result);
 
+/// ACP content blocks: `{"type":"text","text"}`, `{"type":"image","data","mimeType"}` of an image
+/// block, and a tool call's `{"type":"content","content":<block>}`.
+Json text_content(std::string text);
+Json image_content(const protocol::ContentBlock& image);
+Json content_entry(Json block);
+
 /// The `content` array of a final or partial tool_call_update: one text content entry, plus one
 /// image entry per image block.
 Json content_of(const session::ToolResult& result);

@@ -25,6 +25,11 @@ std::string string_arg(const protocol::Json& args, const char* key, const char* 
   return fallback;
 }
 
+bool has_string(const protocol::Json& args, const char* key) {
+  const auto it = args.find(key);
+  return it != args.end() && it->is_string();
+}
+
 session::ToolResult listing_result(const std::string& text, const std::vector<std::string>& notices,
                                    protocol::Json details) {
   session::ToolResult r = text_result(text + notices_suffix(notices));

@@ -17,8 +17,10 @@ session::ToolResult text_result(std::string text);
 /// `fallback` when absent.
 std::int64_t count_arg(const protocol::Json& args, const char* key, std::int64_t fallback);
 
-/// A string argument, or `fallback` when absent.
+/// A string argument, or `fallback` when absent (or not a string).
 std::string string_arg(const protocol::Json& args, const char* key, const char* fallback = "");
+/// Whether `args` has `key` holding a string.
+bool has_string(const protocol::Json& args, const char* key);
 
 /// The text followed by "\n\n[notice. notice]" when there are notices, with `details` set when
 /// it holds anything (grep, find and ls).
