@@ -315,7 +315,6 @@ void AcpConnection::initialize(const Json& id, const Json& params) {
     respond_error(id, code::invalid_params, "Invalid params: protocolVersion: expected integer");
     return;
   }
-  initialized_ = true;
   const Json none = Json::object();
   const auto caps_it = params.find("clientCapabilities");
   const Json& caps = caps_it != params.end() && caps_it->is_object() ? *caps_it : none;

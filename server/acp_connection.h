@@ -72,8 +72,6 @@ class AcpConnection : public session::EventSink {
 
   void on_event(const session::Event& event) override;
 
-  std::size_t session_count() const { return sessions_.size(); }
-
  private:
   struct Turn {
     protocol::Json id;  // the session/prompt request's id
@@ -193,7 +191,6 @@ class AcpConnection : public session::EventSink {
   session::SessionSlot next_slot_ = 1;
   std::uint64_t next_serial_ = 1;
   std::uint64_t next_message_ = 1;
-  bool initialized_ = false;
   bool shutting_down_ = false;
   bool retry_control_ = false;
   // Client capabilities (section 3).
