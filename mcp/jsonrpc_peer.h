@@ -34,6 +34,8 @@ class JsonRpcPeer {
   void notify(const std::string& method, const Json& params = nullptr);
   /// The request's answer is no longer wanted (a timeout, an abort): it is dropped on arrival.
   void forget(std::int64_t id) { pending_.erase(id); }
+  /// The id the next request will get (a tools/call's progress token is its own id).
+  std::int64_t next_id() const { return next_id_; }
   void on_notification(Notification handler) { notification_ = std::move(handler); }
 
   enum class Received { message, not_an_object };

@@ -115,6 +115,15 @@ SwitchSessionArgs read_switch_session_args(const FieldReader& f) {
   return SwitchSessionArgs{f.string("sessionPath")};
 }
 
+McpServersArgs read_mcp_servers_args(const FieldReader& f) {
+  const Json* wait = f.find("wait");
+  return McpServersArgs{wait && !wait->is_null() ? f.boolean("wait") : false};
+}
+
+RestartMcpServerArgs read_restart_mcp_server_args(const FieldReader& f) {
+  return RestartMcpServerArgs{f.string("name")};
+}
+
 EventFilterArgs read_event_filter_args(const FieldReader& f) {
   EventFilterArgs a;
   if (const Json* events = f.find("events"); events && !events->is_null()) {

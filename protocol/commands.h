@@ -57,6 +57,14 @@ struct BashArgs {
 struct SwitchSessionArgs {
   std::string session_path;
 };
+/// get_mcp_servers (mcp.md section 8).
+struct McpServersArgs {
+  bool wait = false;
+};
+/// restart_mcp_server.
+struct RestartMcpServerArgs {
+  std::string name;
+};
 /// set_event_filter (protocol.md section 8): the allow-list as sent (nullopt: every event).
 struct EventFilterArgs {
   std::optional<std::vector<std::string>> events;
@@ -130,6 +138,8 @@ CompactArgs read_compact_args(const FieldReader& f);
 EnabledArgs read_enabled_args(const FieldReader& f);
 BashArgs read_bash_args(const FieldReader& f);
 SwitchSessionArgs read_switch_session_args(const FieldReader& f);
+McpServersArgs read_mcp_servers_args(const FieldReader& f);
+RestartMcpServerArgs read_restart_mcp_server_args(const FieldReader& f);
 /// Both fields checked before anything is used (all or nothing).
 EventFilterArgs read_event_filter_args(const FieldReader& f);
 

@@ -49,6 +49,13 @@ CliParse parse_command_line(const std::vector<std::string>& args) {
   app.add_flag("--no-tools", o.no_tools, "Offer the model no tools");
   app.add_flag("--no-context-files", o.no_context_files,
                "Leave AGENTS.md/CLAUDE.md out of the system prompt");
+  app.add_option("--mcp-config", o.mcp_configs,
+                 "A file with an mcpServers object (Claude Code .mcp.json shape) whose MCP "
+                 "servers are started; may be repeated")
+      ->expected(1)
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+  app.add_flag("--no-mcp", o.no_mcp,
+               "Start no MCP servers from settings.json or .mcp.json (--mcp-config still counts)");
 
   std::string envelope = "auto";
   app.add_option("--envelope", envelope,

@@ -18,16 +18,20 @@
 namespace rebound::session {
 class AgentSession;
 }
+namespace rebound::mcp {
+class McpManager;
+}
 
 namespace rebound::server {
 
 class EventOutput;
 
-/// What a handler works on: the session the front end drives and the connection's event
-/// output (set_event_filter).
+/// What a handler works on: the session the front end drives, the connection's event output
+/// (set_event_filter) and the MCP servers (get_mcp_servers, restart_mcp_server).
 struct CommandContext {
   session::AgentSession& session;
   EventOutput& events;
+  mcp::McpManager* mcp = nullptr;  // the process's MCP servers (none: no server configured)
 };
 
 class CommandTable {

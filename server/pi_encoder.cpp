@@ -44,10 +44,10 @@ pi::AssistantUpdate assistant_update(const ev::MessageUpdate& u) {
 }
 
 constexpr std::string_view kEventTypes[] = {
-    "agent_start",           "agent_end",          "turn_start",       "turn_end",
-    "message_start",         "message_update",     "message_end",      "tool_execution_start",
-    "tool_execution_update", "tool_execution_end", "auto_retry_start", "auto_retry_end",
-    "auto_compaction_start", "auto_compaction_end"};
+    "agent_start",           "agent_end",           "turn_start",       "turn_end",
+    "message_start",         "message_update",      "message_end",      "tool_execution_start",
+    "tool_execution_update", "tool_execution_end",  "auto_retry_start", "auto_retry_end",
+    "auto_compaction_start", "auto_compaction_end", "mcp_server_update"};
 static_assert(std::size(kEventTypes) == kEventTypeCount);
 static_assert(std::is_same_v<std::variant_alternative_t<5, session::EventBody>, ev::MessageUpdate>);
 static_assert(
@@ -145,6 +145,12 @@ Json pi_event_json(const session::Event& event) {
           return j;
         } else if constexpr (std::is_same_v<T, ev::AutoCompactionStart>) {
           return pi::auto_compaction_start(session::compaction_reason_name(e.reason));
+        } else if constexpr (std::is_same_v<T, ev::McpServerUpdate>) {
+          Json j = Json::object();
+          j["type"] = "mcp_server_update";
+          for (const auto& [key, value] : e.fields->items())
+            j[key] = value;
+          return j;
         } else {
           static_assert(std::is_same_v<T, ev::AutoCompactionEnd>);
           std::optional<Json> result;

@@ -4,6 +4,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "mcp/mcp_manager.h"
 #include "server/command_table.h"
 #include "server/event_output.h"
 #include "server/pi_encoder.h"
@@ -91,6 +92,34 @@ CommandTable rpc_command_table() {
           Json{{"name", d.name}, {"description", d.description}, {"parameters", d.parameters}});
     r.ok(Json{{"tools", std::move(tools)}});
   });
+
+  // MCP servers (mcp.md section 8).
+  t.add<McpServersArgs>(
+      "get_mcp_servers", read_mcp_servers_args, [](C& c, McpServersArgs a, Reply r) {
+        if (!c.mcp) {
+          r.ok(Json{{"servers", Json::array()}});
+          return;
+        }
+        if (!a.wait) {
+          r.ok(c.mcp->servers_json());
+          return;
+        }
+        auto pending = std::make_shared<Reply>(std::move(r));
+        mcp::McpManager* manager = c.mcp;
+        manager->after_settled([pending, manager] { pending->ok(manager->servers_json()); });
+      });
+  t.add<RestartMcpServerArgs>("restart_mcp_server", read_restart_mcp_server_args,
+                              [](C& c, RestartMcpServerArgs a, Reply r) {
+                                if (!c.mcp) {
+                                  r.fail("MCP server not found: " + a.name);
+                                  return;
+                                }
+                                auto pending = std::make_shared<Reply>(std::move(r));
+                                if (auto error = c.mcp->restart(a.name, [pending](Json server) {
+                                      pending->ok(std::move(server));
+                                    }))
+                                  pending->fail(*error);
+                              });
 
   // Models and thinking.
   t.add("get_available_models", [](C& c, Reply r) {

@@ -18,10 +18,11 @@ std::unique_ptr<EventOutput> own_output_if(EventOutput* events, LineWriter& nowh
 
 }  // namespace
 
-RpcDispatcher::RpcDispatcher(session::AgentSession& session, JsonSink out, EventOutput* events)
+RpcDispatcher::RpcDispatcher(session::AgentSession& session, JsonSink out, EventOutput* events,
+                             mcp::McpManager* mcp)
     : own_events_(own_output_if(events, no_output_)),
       events_(events ? *events : *own_events_),
-      context_{session, events_},
+      context_{session, events_, mcp},
       commands_(rpc_command_table()),
       out_(std::move(out)) {}
 

@@ -20,7 +20,8 @@ class RpcDispatcher {
  public:
   /// `events` is the connection's event output (filter and envelope); without one the
   /// dispatcher keeps its own, whose events go nowhere (tests).
-  RpcDispatcher(session::AgentSession& session, JsonSink out, EventOutput* events = nullptr);
+  RpcDispatcher(session::AgentSession& session, JsonSink out, EventOutput* events = nullptr,
+                mcp::McpManager* mcp = nullptr);
 
   /// One complete, non-blank line from stdin.
   void handle_line(std::string_view line);

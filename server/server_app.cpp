@@ -19,6 +19,7 @@
 #include "config/auth_store.h"
 #include "config/file_session_storage.h"
 #include "config/file_settings_store.h"
+#include "mcp/mcp_manager.h"
 #include "net/http_client.h"
 #include "protocol/json_line.h"
 #include "protocol/line_reader.h"
@@ -27,6 +28,7 @@
 #include "server/bash_runner.h"
 #include "server/event_output.h"
 #include "server/jsonl_appender.h"
+#include "server/mcp_setup.h"
 #include "server/provider_setup.h"
 #include "server/rpc_dispatcher.h"
 #include "server/stdio_transport.h"
@@ -47,6 +49,8 @@ namespace {
 // How long shutdown may wait for stdout to drain before giving up on a reader that stopped
 // reading.
 constexpr auto kShutdownDrainLimit = std::chrono::seconds(2);
+// What MCP servers add to it: their stop sequence (stdin closed, 1 s, SIGTERM, 1 s, SIGKILL).
+constexpr auto kMcpStopLimit = std::chrono::seconds(1);
 
 fs::path resolve_agent_dir(const CliOptions& o) {
   if (o.agent_dir) return *o.agent_dir;
@@ -141,6 +145,21 @@ int run_server(const CliOptions& options) {
     if (!v || !*v) return std::nullopt;
     return std::string(v);
   };
+  // MCP servers of rpc mode (mcp.md section 1.1); acp mode reads them per session.
+  std::unique_ptr<mcp::McpManager> rpc_mcp;
+  if (options.mode != "acp") {
+    auto sources = read_mcp_sources(options, agent_dir, fs::absolute(cwd, ec), getenv);
+    if (auto* error = std::get_if<std::string>(&sources)) {
+      spdlog::error("{}", *error);
+      return 1;
+    }
+    auto& found = std::get<McpSources>(sources);
+    rpc_mcp = std::make_unique<mcp::McpManager>(
+        scheduler, child_process_spawner(io.get_executor()), std::move(found.servers),
+        mcp::McpConnection::Options{fs::absolute(cwd, ec).string(), getenv, found.settings,
+                                    REBOUND_VERSION},
+        active_tools);
+  }
   net::HttpClient http(io.get_executor(), net::ProxyConfig::from_environment(getenv));
   // A client that reads stdout slowly slows the model's stream down instead of filling memory.
   http.set_body_gate(
@@ -230,9 +249,20 @@ int run_server(const CliOptions& options) {
           std::move(providers.models),
           session::SessionDeps{scheduler, events, *providers.router, credentials, settings_store,
                                session_storage, bash, builtin_tools.registry, system_prompt,
-                               &jitter});
+                               &jitter, rpc_mcp.get()});
     });
-    dispatcher = std::make_unique<RpcDispatcher>(*host.find(rpc_slot), out, &events);
+    dispatcher = std::make_unique<RpcDispatcher>(*host.find(rpc_slot), out, &events, rpc_mcp.get());
+  }
+  // MCP status changes are events once the first command was read (mcp.md section 8); the
+  // servers start now, in the background.
+  bool command_seen = false;
+  bool mcp_stopped = !rpc_mcp;
+  if (rpc_mcp) {
+    rpc_mcp->on_update([&](const protocol::Json& fields) {
+      if (command_seen)
+        events.on_event(session::Event{rpc_slot, session::ev::McpServerUpdate{&fields}});
+    });
+    rpc_mcp->start_all();
   }
   StdinReader reader(io.get_executor(), STDIN_FILENO);
   protocol::LineReader lines(options.max_line_bytes);
@@ -251,9 +281,13 @@ int run_server(const CliOptions& options) {
     host.shutdown_all();                    // aborts runs; a running bash command's group is killed
     bash.kill_background();                 // and what earlier commands left running
     builtin_tools.bash->kill_background();  // and what bash tool calls left running
+    // MCP servers stop after the protocol work above, all at once (mcp.md section 3.4).
+    if (rpc_mcp) rpc_mcp->stop_all([&] { mcp_stopped = true; });
     // The whole shutdown is bounded: whatever still keeps the loop busy after the limit (a
     // reader that stopped reading stdout, a child that does not die) is given up on.
-    drain_deadline.expires_after(kShutdownDrainLimit);
+    drain_deadline.expires_after(kShutdownDrainLimit + (rpc_mcp && rpc_mcp->any_running()
+                                                            ? kMcpStopLimit
+                                                            : std::chrono::seconds(0)));
     drain_deadline.async_wait([&io](const boost::system::error_code& e) {
       if (!e) {
         spdlog::warn("shutdown did not finish within its limit; exiting anyway");
@@ -266,7 +300,7 @@ int run_server(const CliOptions& options) {
   // (its response is written first); then the deadline is cancelled.
   finish_when_quiet = [&] {
     writer.when_drained([&] {
-      if (acp ? acp->busy() : host.find(rpc_slot)->is_bash_running()) {
+      if (acp ? acp->busy() : host.find(rpc_slot)->is_bash_running() || !mcp_stopped) {
         quiet_check.expires_after(std::chrono::milliseconds(5));
         quiet_check.async_wait([&](const boost::system::error_code& e) {
           if (!e) finish_when_quiet();
@@ -280,6 +314,7 @@ int run_server(const CliOptions& options) {
 
   auto on_item = [&](protocol::LineItem item) {
     if (shutting_down) return;
+    command_seen = true;
     if (item.kind == protocol::LineItem::Kind::too_long) {
       if (acp) {
         acp->handle_too_long(lines.max_line_bytes());

@@ -67,12 +67,44 @@ void AgentSession::request_assistant() {
     return;
   }
 
+  const std::uint64_t generation = run.generation;
+  if (deps_.dynamic_tools) {
+    std::weak_ptr<bool> alive = alive_;
+    run.waiting = deps_.dynamic_tools->when_settled([this, alive, generation] {
+      if (alive.expired() || !run_ || run_->generation != generation) return;
+      run_->waiting.reset();
+      send_request();
+    });
+    if (run.waiting) return;  // streaming meanwhile; abort drops the wait
+  }
+  send_request();
+}
+
+std::vector<ToolDefinition> AgentSession::offered_tools(
+    std::vector<std::shared_ptr<Tool>>* dynamic) const {
+  std::vector<ToolDefinition> out = deps_.tools.definitions();
+  if (out.size() > kMaxOfferedTools) out.resize(kMaxOfferedTools);
+  if (!deps_.dynamic_tools) return out;
+  auto extra = deps_.dynamic_tools->offered(kMaxOfferedTools - out.size());
+  for (const auto& tool : extra)
+    out.push_back(tool->definition());
+  if (dynamic) *dynamic = std::move(extra);
+  return out;
+}
+
+std::vector<ToolDefinition> AgentSession::tool_definitions() const {
+  return offered_tools(nullptr);
+}
+
+void AgentSession::send_request() {
+  Run& run = *run_;
   llm::LlmRequest request;
   request.model = model_;
   request.system_prompt = system_prompt_;
   request.thinking_level = thinking_level_;
   request.session_id = session_id_;
-  request.tools = deps_.tools.definitions();
+  run.offered.clear();
+  request.tools = offered_tools(&run.offered);
   for (const auto& m : context_) {
     // Assistant messages that ended in error or abort would be empty turns.
     if (!m.failed()) request.messages.push_back(m);
@@ -156,6 +188,7 @@ void AgentSession::on_stream_event(std::uint64_t generation, llm::StreamEvent&& 
 void AgentSession::finish_message(StopReason reason, std::optional<std::string> error) {
   Run& run = *run_;
   run.stream.reset();
+  run.waiting.reset();
   AgentMessage& m = run.partial;
   m.stop_reason = reason;
   m.error_message = std::move(error);
@@ -214,7 +247,7 @@ void AgentSession::start_tool_batch() {
   for (std::size_t i = 0; i < run.batch.size(); ++i) {
     Run::Call& call = run.batch[i];
     emit(ev::ToolExecutionStart{call.block.id, call.block.name, call.block.arguments});
-    Tool* tool = deps_.tools.find(call.block.name);
+    Tool* tool = find_offered(run, call.block.name);
     if (!tool) {
       end_tool_call(generation, i, ToolResult::error("Tool " + call.block.name + " not found"));
       continue;
@@ -222,8 +255,10 @@ void AgentSession::start_tool_batch() {
     protocol::Json args = call.block.arguments;
     tool->prepare_arguments(args);
     protocol::Json checked;
-    if (auto problem =
-            check_tool_arguments(tool->definition(), args, checked, call.block.arguments)) {
+    if (tool->definition().external) {
+      checked = std::move(args);  // its server validates them (mcp.md section 5)
+    } else if (auto problem =
+                   check_tool_arguments(tool->definition(), args, checked, call.block.arguments)) {
       end_tool_call(generation, i, ToolResult::error(std::move(*problem)));
       continue;
     }
@@ -242,6 +277,14 @@ void AgentSession::start_tool_batch() {
   }
   run.batch_starting = false;
   if (run.batch_open == 0) complete_tool_batch();
+}
+
+Tool* AgentSession::find_offered(const Run& run, std::string_view name) const {
+  if (Tool* tool = deps_.tools.find(name)) return tool;
+  for (const auto& tool : run.offered) {
+    if (tool->definition().name == name) return tool.get();
+  }
+  return nullptr;
 }
 
 bool AgentSession::call_open(std::uint64_t generation, std::size_t index) const {

@@ -22,6 +22,9 @@ struct AgentSession::Run {
   std::string tool_arguments;                        // raw deltas of the tool call being streamed
   std::vector<protocol::AgentMessage> tool_results;  // of the current turn
   std::unique_ptr<llm::StreamHandle> stream;
+  std::unique_ptr<Waiting> waiting;  // for MCP servers to settle before the request (mcp.md 3.2)
+  /// The dynamic tools offered to the request in flight, by name (mcp.md section 7).
+  std::vector<std::shared_ptr<Tool>> offered;
 
   /// One tool call of the current turn's batch (tools.md section 6).
   struct Call {

@@ -73,6 +73,8 @@ struct SessionDeps {
   /// The process's jitter generator (retry.md section 15, shared by its sessions); none: the
   /// session's own, seeded 0.
   SplitMix64* jitter = nullptr;
+  /// Tools of MCP servers (mcp.md), offered after `tools`; none: only `tools`.
+  DynamicTools* dynamic_tools = nullptr;
 };
 
 /// What `compact` answers with: the result, or the error.
@@ -213,7 +215,7 @@ class AgentSession {
   std::optional<ModelCycle> cycle_model();
 
   /// The tools offered to the model, in order (get_tools, tools.md section 9).
-  std::vector<ToolDefinition> tool_definitions() const { return deps_.tools.definitions(); }
+  std::vector<ToolDefinition> tool_definitions() const;
 
  private:
   struct Queued {
@@ -233,6 +235,10 @@ class AgentSession {
   void continue_run();
   void add_user_messages(std::vector<Queued> inputs);
   void request_assistant();
+  void send_request();
+  /// The built-in tools, then the dynamic ones (their tools into `dynamic`), 128 at most.
+  std::vector<ToolDefinition> offered_tools(std::vector<std::shared_ptr<Tool>>* dynamic) const;
+  Tool* find_offered(const Run& run, std::string_view name) const;
   void on_stream_event(std::uint64_t generation, llm::StreamEvent&& event);
   void ensure_message_started();
   void finish_message(protocol::StopReason reason, std::optional<std::string> error);

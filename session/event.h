@@ -128,6 +128,11 @@ struct AutoCompactionEnd {
   bool will_retry;
   std::optional<std::string_view> error_message;
 };
+/// An MCP server's status, error or tools changed (mcp.md section 8); not a session's own event:
+/// the server's MCP set emits it, in rpc mode only.
+struct McpServerUpdate {
+  const protocol::Json* fields;  // name, status, tools, error?
+};
 
 }  // namespace ev
 
@@ -136,7 +141,7 @@ using EventBody =
     std::variant<ev::AgentStart, ev::AgentEnd, ev::TurnStart, ev::TurnEnd, ev::MessageStart,
                  ev::MessageUpdate, ev::MessageEnd, ev::ToolExecutionStart, ev::ToolExecutionUpdate,
                  ev::ToolExecutionEnd, ev::AutoRetryStart, ev::AutoRetryEnd,
-                 ev::AutoCompactionStart, ev::AutoCompactionEnd>;
+                 ev::AutoCompactionStart, ev::AutoCompactionEnd, ev::McpServerUpdate>;
 
 struct Event {
   SessionSlot session = 0;  // which session of the host it comes from

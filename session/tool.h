@@ -22,6 +22,9 @@ struct ToolDefinition {
   std::string name;
   std::string description;
   protocol::Json parameters;  // a JSON Schema object
+  /// A tool from outside (an MCP server, mcp.md section 4.2): `parameters` go to every provider
+  /// whole, and the call's arguments reach the tool unchecked (its server validates them).
+  bool external = false;
 };
 
 /// A call's result, partial or final: `content` and `details` as tools.md section 3 fixes them.
@@ -65,7 +68,32 @@ class Tool {
   /// times before it.
   virtual std::unique_ptr<ToolCall> start(const protocol::Json& args, const ToolContext& context,
                                           Progress progress, Done done) = 0;
+  /// Whether the tool only reads (an MCP tool's annotations.readOnlyHint): acp mode runs it
+  /// without asking (acp.md section 7.3).
+  virtual bool read_only_hint() const { return false; }
 };
+
+/// A wait that can be dropped: destroying it means the callback never runs.
+class Waiting {
+ public:
+  virtual ~Waiting() = default;
+};
+
+/// Tools that come and go while a session lives (MCP servers, mcp.md): offered after the
+/// registry's tools, looked up only in the set that was offered to the request whose answer
+/// made the call (mcp.md section 7).
+class DynamicTools {
+ public:
+  virtual ~DynamicTools() = default;
+  /// nullptr when nothing is starting or re-listing; otherwise `settled` runs once, later, when
+  /// that is over (each source bounded by its start-up timeout), unless the handle is gone.
+  virtual std::unique_ptr<Waiting> when_settled(std::function<void()> settled) = 0;
+  /// The tools to offer now, in order, at most `room` of them.
+  virtual std::vector<std::shared_ptr<Tool>> offered(std::size_t room) = 0;
+};
+
+/// The most tools one LLM request offers, built-in ones included (mcp.md section 4.2).
+inline constexpr std::size_t kMaxOfferedTools = 128;
 
 /// The active tools, in the order they are offered. Empty by default: every call is then
 /// answered "Tool <name> not found".

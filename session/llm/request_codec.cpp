@@ -241,9 +241,10 @@ Json anthropic_request_body(const LlmRequest& r) {
   if (!r.tools.empty()) {
     Json tools = Json::array();
     for (const auto& t : r.tools)
-      tools.push_back(Json{{"name", t.name},
-                           {"description", t.description},
-                           {"input_schema", anthropic_input_schema(t.parameters)}});
+      tools.push_back(
+          Json{{"name", t.name},
+               {"description", t.description},
+               {"input_schema", t.external ? t.parameters : anthropic_input_schema(t.parameters)}});
     body["tools"] = std::move(tools);
   }
   if (r.model.reasoning && r.thinking_level != ThinkingLevel::off) {

@@ -181,7 +181,9 @@ TEST_CASE("the rpc command table holds exactly the commands of protocol.md secti
                                        "get_retry_state",
                                        "set_retry_policy",
                                        "retry_now",
-                                       "set_event_filter"};
+                                       "set_event_filter",
+                                       "get_mcp_servers",
+                                       "restart_mcp_server"};
   CHECK(std::set<std::string>(names.begin(), names.end()) == expected);
   CHECK(names.size() == expected.size());
 }

@@ -1,0 +1,615 @@
+#include "mcp/mcp_connection.h"
+
+#include <signal.h>
+#include <spdlog/spdlog.h>
+#include <sys/wait.h>
+
+#include <utility>
+
+#include "mcp/mcp_results.h"
+#include "protocol/messages.h"
+
+namespace rebound::mcp {
+
+using protocol::Json;
+using session::ToolResult;
+
+namespace {
+
+constexpr const char* kProtocolVersion = "2025-11-25";
+constexpr const char* kKnownVersions[] = {"2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"};
+constexpr std::size_t kStderrLogBytes = 4096;
+constexpr std::size_t kStderrErrorBytes = 500;
+
+// The first `max` bytes of `text`, cut back to a UTF-8 character boundary.
+std::string utf8_prefix(std::string_view text, std::size_t max) {
+  if (text.size() <= max) return std::string(text);
+  std::size_t n = max;
+  while (n > 0 && (static_cast<unsigned char>(text[n]) & 0xC0) == 0x80)
+    --n;
+  return std::string(text.substr(0, n));
+}
+
+std::string error_text(const Json& error) {
+  std::string out = "MCP error ";
+  const auto code = error.find("code");
+  out += code != error.end() && code->is_number() ? code->dump() : std::string("unknown");
+  out += ": ";
+  const auto message = error.find("message");
+  out += message != error.end() && message->is_string() ? message->get<std::string>()
+                                                        : std::string("(no message)");
+  return out;
+}
+
+std::string exit_text(int status) {
+  if (WIFSIGNALED(status)) return "Killed by signal " + std::to_string(WTERMSIG(status));
+  return "Exited with code " + std::to_string(WIFEXITED(status) ? WEXITSTATUS(status) : status);
+}
+
+}  // namespace
+
+const char* status_name(Status status) {
+  switch (status) {
+    case Status::starting:
+      return "starting";
+    case Status::ready:
+      return "ready";
+    case Status::failed:
+      return "failed";
+    case Status::disabled:
+      return "disabled";
+  }
+  return "failed";
+}
+
+// ---- a call's handle ----
+
+class McpConnection::CallHandle : public session::ToolCall {
+ public:
+  CallHandle(McpConnection& connection, std::int64_t id)
+      : connection_(connection), alive_(connection.alive_), id_(id) {}
+  ~CallHandle() override {
+    // Dropped without a completion (the session let go of the call): the server is told.
+    if (!alive_.expired() && connection_.calls_.count(id_)) {
+      connection_.cancel_call(id_, "Request was aborted", std::nullopt);
+    }
+  }
+  void cancel() override {
+    if (!alive_.expired() && connection_.calls_.count(id_))
+      connection_.cancel_call(id_, "Request was aborted", ToolResult::error("Operation aborted"));
+  }
+
+ private:
+  McpConnection& connection_;
+  std::weak_ptr<bool> alive_;
+  std::int64_t id_;
+};
+
+// ---- life cycle ----
+
+McpConnection::McpConnection(session::Scheduler& scheduler, Spawner spawner, ServerConfig config,
+                             Options options, std::function<void()> changed)
+    : scheduler_(scheduler),
+      spawner_(std::move(spawner)),
+      config_(std::move(config)),
+      options_(std::move(options)),
+      changed_(std::move(changed)) {}
+
+McpConnection::~McpConnection() {
+  alive_.reset();
+  process_.reset();  // kills the group and reaps
+}
+
+void McpConnection::notify_changed() {
+  if (change_posted_) return;
+  change_posted_ = true;
+  std::weak_ptr<bool> alive = alive_;
+  scheduler_.post([this, alive] {
+    if (alive.expired()) return;
+    change_posted_ = false;
+    if (changed_) changed_();
+  });
+}
+
+void McpConnection::start() {
+  ++epoch_;
+  status_ = Status::starting;
+  error_.clear();
+  tools_.clear();
+  server_info_.reset();
+  lines_ = protocol::LineReader(kMaxMessageBytes);
+  stderr_partial_.clear();
+  last_stderr_.clear();
+  initialized_sent_ = listing_ = relist_ = false;
+  stdout_ended_ = stderr_ended_ = stopping_ = false;
+  exit_status_.reset();
+  calls_.clear();
+  notify_changed();
+  if (config_.disabled) {
+    status_ = Status::disabled;
+    return;
+  }
+  if (config_.error) {
+    fail(*config_.error);
+    return;
+  }
+  SpawnSpec spec;
+  spec.argv.push_back(config_.command);
+  spec.argv.insert(spec.argv.end(), config_.args.begin(), config_.args.end());
+  spec.cwd = options_.session_cwd;
+  if (config_.cwd && !config_.cwd->empty()) {
+    spec.cwd =
+        config_.cwd->front() == '/' ? *config_.cwd : options_.session_cwd + "/" + *config_.cwd;
+  }
+  for (const auto& [key, value] : server_environment(options_.getenv, config_.env))
+    spec.env.push_back(key + "=" + value);
+
+  const std::uint64_t epoch = epoch_;
+  std::weak_ptr<bool> alive = alive_;
+  auto guard = [this, alive, epoch] { return !alive.expired() && epoch_ == epoch; };
+  ServerProcess::Handlers handlers;
+  handlers.out = [this, guard](std::string_view bytes) {
+    if (guard()) on_stdout(bytes);
+  };
+  handlers.out_end = [this, guard] {
+    if (!guard()) return;
+    stdout_ended_ = true;
+    // A server that closed its stdout can no longer answer: it is stopped, and fails with
+    // its exit status once that is known (section 3.4).
+    if (process_ && !stop_timer_) {
+      process_->close_stdin();
+      kill_step(0);
+    }
+  };
+  handlers.err = [this, guard](std::string_view bytes) {
+    if (guard()) on_stderr(bytes);
+  };
+  handlers.err_end = [this, guard] {
+    if (!guard()) return;
+    if (!stderr_partial_.empty()) on_stderr("\n");
+    stderr_ended_ = true;
+    if (exit_status_) settle_exit();
+  };
+  handlers.exit = [this, guard](int status) {
+    if (guard()) on_exit(status);
+  };
+  std::string spawn_error;
+  process_ = spawner_(spec, std::move(handlers), spawn_error);
+  if (!process_) {
+    fail("Failed to start: " + spawn_error);
+    return;
+  }
+  peer_ = std::make_unique<JsonRpcPeer>([this](std::string line) {
+    if (process_) process_->write(std::move(line));
+  });
+  peer_->on_notification(
+      [this](const std::string& method, const Json& params) { on_notification(method, params); });
+
+  const std::int64_t timeout =
+      config_.startup_timeout_ms.value_or(options_.settings.startup_timeout_ms);
+  startup_timer_ = scheduler_.make_timer();
+  startup_timer_->start(
+      std::chrono::duration_cast<std::chrono::milliseconds>(session::saturated_delay(timeout)),
+      [this, timeout] {
+        if (status_ == Status::starting)
+          fail("Startup timed out after " + std::to_string(timeout) + " ms");
+      });
+
+  Json client_info = Json::object();
+  client_info["name"] = "rebound";
+  client_info["title"] = "Rebound";
+  client_info["version"] = options_.version;
+  Json params = Json::object();
+  params["protocolVersion"] = kProtocolVersion;
+  params["capabilities"] = Json::object();
+  params["clientInfo"] = std::move(client_info);
+  peer_->request("initialize", std::move(params),
+                 [this](const Json& response) { on_initialized(response); });
+}
+
+void McpConnection::on_initialized(const Json& response) {
+  if (status_ != Status::starting) return;
+  if (const auto error = response.find("error"); error != response.end()) {
+    fail("Initialization failed: " + error_text(error->is_object() ? *error : Json::object()));
+    return;
+  }
+  const Json& result = response.contains("result") && response["result"].is_object()
+                           ? response["result"]
+                           : Json::object();
+  const auto version = result.find("protocolVersion");
+  const std::string v = version != result.end() && version->is_string()
+                            ? version->get<std::string>()
+                            : (version != result.end() ? version->dump() : std::string("(none)"));
+  bool known = false;
+  for (const char* k : kKnownVersions)
+    known = known || v == k;
+  if (!known) {
+    fail("Unsupported protocol version: " + v);
+    return;
+  }
+  if (const auto info = result.find("serverInfo"); info != result.end() && info->is_object()) {
+    Json kept = Json::object();
+    kept["name"] = info->value("name", Json("")).is_string() ? info->value("name", "") : "";
+    kept["version"] =
+        info->value("version", Json("")).is_string() ? info->value("version", "") : "";
+    server_info_ = std::move(kept);
+  }
+  peer_->notify("notifications/initialized");
+  initialized_sent_ = true;
+  const auto caps = result.find("capabilities");
+  if (caps != result.end() && caps->is_object() && caps->contains("tools")) {
+    list_tools(std::nullopt, 1, std::make_shared<std::vector<ServerTool>>());
+    return;
+  }
+  finish_listing({});
+}
+
+void McpConnection::list_tools(std::optional<Json> cursor, int page,
+                               std::shared_ptr<std::vector<ServerTool>> so_far) {
+  listing_ = true;
+  Json params = Json::object();
+  if (cursor) params["cursor"] = *cursor;
+  peer_->request("tools/list", std::move(params), [this, page, so_far](const Json& response) {
+    if (status_ != Status::starting && status_ != Status::ready) return;
+    if (const auto error = response.find("error"); error != response.end()) {
+      const std::string text = error_text(error->is_object() ? *error : Json::object());
+      if (status_ == Status::starting) {
+        fail("Initialization failed: " + text);
+        return;
+      }
+      spdlog::warn("mcp[{}] tools/list failed, keeping the old list: {}", name(), text);
+      finish_listing(tools_);
+      return;
+    }
+    const Json empty = Json::object();
+    const Json& result =
+        response.contains("result") && response["result"].is_object() ? response["result"] : empty;
+    if (const auto list = result.find("tools"); list != result.end() && list->is_array())
+      accept_tools(*list, *so_far);
+    const auto next = result.find("nextCursor");
+    if (next != result.end() && !next->is_null()) {
+      if (page < kMaxListPages) {
+        list_tools(*next, page + 1, so_far);
+        return;
+      }
+      spdlog::warn("mcp[{}] tools/list: more than {} pages, using the first {}", name(),
+                   kMaxListPages, kMaxListPages);
+    }
+    finish_listing(std::move(*so_far));
+  });
+}
+
+void McpConnection::accept_tools(const Json& list, std::vector<ServerTool>& into) const {
+  for (const auto& tool : list) {
+    if (!tool.is_object() || !tool.contains("name") || !tool["name"].is_string()) {
+      spdlog::warn("mcp[{}] skipped a tool without a name", name());
+      continue;
+    }
+    ServerTool t;
+    t.name = tool["name"].get<std::string>();
+    if (config_.include_tools &&
+        std::find(config_.include_tools->begin(), config_.include_tools->end(), t.name) ==
+            config_.include_tools->end())
+      continue;
+    if (std::find(config_.exclude_tools.begin(), config_.exclude_tools.end(), t.name) !=
+        config_.exclude_tools.end())
+      continue;
+    const auto schema = tool.find("inputSchema");
+    if (schema == tool.end() || !schema->is_object() ||
+        (schema->contains("type") && (*schema)["type"] != "object")) {
+      spdlog::warn("mcp[{}] skipped tool {}: its inputSchema is not an object schema", name(),
+                   t.name);
+      continue;
+    }
+    if (const auto execution = tool.find("execution");
+        execution != tool.end() && execution->is_object() &&
+        execution->value("taskSupport", Json()) == "required") {
+      spdlog::warn("mcp[{}] skipped tool {}: it requires MCP tasks", name(), t.name);
+      continue;
+    }
+    t.parameters = *schema;
+    if (!t.parameters.contains("type")) t.parameters["type"] = "object";
+    const auto annotations = tool.find("annotations");
+    const bool has_annotations = annotations != tool.end() && annotations->is_object();
+    if (tool.contains("description") && tool["description"].is_string()) {
+      t.description = tool["description"].get<std::string>();
+    } else if (tool.contains("title") && tool["title"].is_string()) {
+      t.description = tool["title"].get<std::string>();
+    } else if (has_annotations && annotations->contains("title") &&
+               (*annotations)["title"].is_string()) {
+      t.description = (*annotations)["title"].get<std::string>();
+    }
+    t.read_only = has_annotations && annotations->value("readOnlyHint", Json(false)) == true;
+    into.push_back(std::move(t));
+  }
+}
+
+void McpConnection::finish_listing(std::vector<ServerTool> tools) {
+  tools_ = std::move(tools);
+  if (status_ == Status::starting) {
+    status_ = Status::ready;
+    if (startup_timer_) startup_timer_->cancel();
+  }
+  if (relist_) {
+    relist_ = false;
+    list_tools(std::nullopt, 1, std::make_shared<std::vector<ServerTool>>());
+  } else {
+    listing_ = false;
+  }
+  notify_changed();
+}
+
+// ---- input from the server ----
+
+void McpConnection::on_stdout(std::string_view bytes) {
+  if (stopping_) return;
+  lines_.feed(bytes, [this](protocol::LineItem item) {
+    if (stopping_) return;
+    if (item.kind == protocol::LineItem::Kind::too_long) {
+      fail("Message too large");
+      return;
+    }
+    on_line(item.text);
+  });
+}
+
+void McpConnection::on_line(std::string_view line) {
+  if (peer_->receive(line) == JsonRpcPeer::Received::not_an_object)
+    spdlog::warn("mcp[{}] ignored non-JSON output: {}", name(), utf8_prefix(line, 200));
+}
+
+void McpConnection::on_notification(const std::string& method, const Json& params) {
+  if (method == "notifications/tools/list_changed") {
+    if (!initialized_sent_ || (status_ != Status::starting && status_ != Status::ready)) return;
+    if (listing_) {
+      relist_ = true;
+    } else {
+      list_tools(std::nullopt, 1, std::make_shared<std::vector<ServerTool>>());
+      notify_changed();
+    }
+    return;
+  }
+  if (method == "notifications/progress") {
+    const auto token = params.find("progressToken");
+    if (token == params.end() || !token->is_number_integer()) return;
+    const auto it = calls_.find(token->get<std::int64_t>());
+    if (it == calls_.end() || !it->second.progress) return;
+    Json details = Json::object();
+    details["progress"] = params.value("progress", Json(0));
+    if (params.contains("total")) details["total"] = params["total"];
+    if (params.contains("message")) details["message"] = params["message"];
+    ToolResult partial;
+    partial.details = std::move(details);
+    it->second.progress(std::move(partial));
+    return;
+  }
+  spdlog::debug("mcp[{}] notification {} ignored", name(), method);
+}
+
+void McpConnection::on_stderr(std::string_view bytes) {
+  stderr_partial_.append(bytes);
+  std::size_t start = 0;
+  for (std::size_t lf = stderr_partial_.find('\n'); lf != std::string::npos;
+       lf = stderr_partial_.find('\n', start)) {
+    std::string_view line(stderr_partial_.data() + start, lf - start);
+    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+    if (!line.empty()) {
+      spdlog::info("mcp[{}] {}", name(), utf8_prefix(line, kStderrLogBytes));
+      last_stderr_ = utf8_prefix(line, kStderrErrorBytes);
+    }
+    start = lf + 1;
+  }
+  stderr_partial_.erase(0, start);
+  // An endless line is bounded like a logged one.
+  if (stderr_partial_.size() > kStderrLogBytes) {
+    spdlog::info("mcp[{}] {}", name(), utf8_prefix(stderr_partial_, kStderrLogBytes));
+    last_stderr_ = utf8_prefix(stderr_partial_, kStderrErrorBytes);
+    stderr_partial_.clear();
+  }
+}
+
+void McpConnection::on_exit(int status) {
+  exit_status_ = status;
+  if (stderr_ended_) {
+    settle_exit();
+    return;
+  }
+  grace_timer_ = scheduler_.make_timer();
+  grace_timer_->start(std::chrono::milliseconds(kStderrGraceMs), [this] { settle_exit(); });
+}
+
+void McpConnection::settle_exit() {
+  if (!exit_status_ || !process_) return;
+  if (grace_timer_) grace_timer_->cancel();
+  if (!stopping_) {
+    std::string text = exit_text(*exit_status_);
+    if (!last_stderr_.empty()) text += ": " + last_stderr_;
+    fail(std::move(text));
+  }
+  if (!process_->group_alive()) {
+    // Nothing of it is left: done (destroyed on a later turn, not inside its own callback).
+    if (stop_timer_) stop_timer_->cancel();
+    std::weak_ptr<bool> alive = alive_;
+    const std::uint64_t epoch = epoch_;
+    scheduler_.post([this, alive, epoch] {
+      if (alive.expired() || epoch != epoch_) return;
+      maybe_gone();
+    });
+  }
+}
+
+// ---- failure and stopping ----
+
+void McpConnection::fail(std::string error) {
+  if (status_ == Status::failed) return;
+  spdlog::warn("mcp[{}] failed: {}", name(), error);
+  const bool was_up = status_ == Status::ready || status_ == Status::starting;
+  status_ = Status::failed;
+  error_ = std::move(error);
+  tools_.clear();
+  listing_ = relist_ = false;
+  if (startup_timer_) startup_timer_->cancel();
+  if (was_up) end_all_calls("MCP server " + name() + " stopped during the call: " + error_);
+  stopping_ = true;
+  if (process_ && !stop_timer_ && !exit_status_) {
+    process_->close_stdin();
+    kill_step(0);
+  }
+  notify_changed();
+}
+
+void McpConnection::kill_step(int step) {
+  // 0: stdin was closed; 1: SIGTERM went to the group; 2: SIGKILL (the process is dropped).
+  if (!stop_timer_) stop_timer_ = scheduler_.make_timer();
+  if (step == 2) {
+    maybe_gone();
+    return;
+  }
+  if (step == 1 && process_) process_->signal_group(SIGTERM);
+  stop_timer_->start(std::chrono::milliseconds(kStopStepMs), [this, step] {
+    if (!process_) return;
+    if (step == 0 && !process_->group_alive()) {
+      maybe_gone();
+      return;
+    }
+    kill_step(step + 1);
+  });
+}
+
+void McpConnection::maybe_gone() {
+  if (stop_timer_) stop_timer_->cancel();
+  if (grace_timer_) grace_timer_->cancel();
+  process_.reset();  // SIGKILL to whatever is left of the group, then reaped
+  peer_.reset();
+  stop_timer_.reset();
+  auto gone = std::move(gone_);
+  gone_.clear();
+  for (auto& g : gone)
+    g();
+}
+
+void McpConnection::stop(std::function<void()> gone) {
+  if (gone) gone_.push_back(std::move(gone));
+  // Pending calls are cancelled as on an abort (section 5).
+  std::vector<std::int64_t> ids;
+  for (const auto& [id, call] : calls_)
+    ids.push_back(id);
+  for (const auto id : ids)
+    cancel_call(id, "Request was aborted", ToolResult::error("Operation aborted"));
+  if (status_ == Status::starting || status_ == Status::ready) {
+    if (startup_timer_) startup_timer_->cancel();
+    listing_ = relist_ = false;
+  }
+  stopping_ = true;
+  if (!process_) {
+    std::weak_ptr<bool> alive = alive_;
+    scheduler_.post([this, alive] {
+      if (!alive.expired() && !process_) maybe_gone();
+    });
+    return;
+  }
+  if (exit_status_ && !process_->group_alive()) {
+    settle_exit();
+    return;
+  }
+  if (!stop_timer_) {
+    process_->close_stdin();
+    kill_step(0);
+  }
+}
+
+// ---- calls ----
+
+std::unique_ptr<session::ToolCall> McpConnection::call(const std::string& tool, const Json& args,
+                                                       session::Tool::Progress progress,
+                                                       session::Tool::Done done) {
+  auto finish_later = [this](session::Tool::Done d, ToolResult r) {
+    std::weak_ptr<bool> alive = alive_;
+    scheduler_.post([d = std::move(d), r = std::move(r)]() mutable { d(std::move(r)); });
+  };
+  if (!args.is_object()) {
+    finish_later(std::move(done), ToolResult::error("Invalid arguments: expected an object"));
+    return nullptr;
+  }
+  if (status_ != Status::ready || !peer_) {
+    const std::string why = error_.empty() ? std::string(status_name(status_)) : error_;
+    finish_later(std::move(done),
+                 ToolResult::error("MCP server " + name() + " is not available: " + why));
+    return nullptr;
+  }
+  const std::int64_t id = peer_->next_id();
+  Json meta = Json::object();
+  meta["progressToken"] = id;
+  Json params = Json::object();
+  params["name"] = tool;
+  params["arguments"] = args;
+  params["_meta"] = std::move(meta);
+  PendingCall& pending = calls_[id];
+  pending.tool = tool;
+  pending.progress = std::move(progress);
+  pending.done = std::move(done);
+  const std::int64_t timeout = config_.tool_timeout_ms.value_or(options_.settings.tool_timeout_ms);
+  pending.timer = scheduler_.make_timer();
+  pending.timer->start(
+      std::chrono::duration_cast<std::chrono::milliseconds>(session::saturated_delay(timeout)),
+      [this, id, timeout] {
+        const std::string t = std::to_string(timeout);
+        cancel_call(id, "Timed out after " + t + " ms",
+                    ToolResult::error("MCP tool call timed out after " + t + " ms"));
+      });
+  peer_->request("tools/call", std::move(params), [this, id, tool](const Json& response) {
+    if (!calls_.count(id)) return;
+    if (const auto error = response.find("error"); error != response.end()) {
+      end_call(id, ToolResult::error(error_text(error->is_object() ? *error : Json::object())));
+      return;
+    }
+    const auto result = response.find("result");
+    auto converted = convert_call_result(result != response.end() ? *result : Json(), name(), tool);
+    if (auto* reason = std::get_if<std::string>(&converted)) {
+      end_call(id,
+               ToolResult::error("MCP server " + name() + " sent an invalid result: " + *reason));
+      return;
+    }
+    end_call(id, std::move(std::get<ToolResult>(converted)));
+  });
+  return std::make_unique<CallHandle>(*this, id);
+}
+
+void McpConnection::end_call(std::int64_t id, ToolResult result) {
+  const auto it = calls_.find(id);
+  if (it == calls_.end()) return;
+  session::Tool::Done done = std::move(it->second.done);
+  calls_.erase(it);
+  if (peer_) peer_->forget(id);
+  std::weak_ptr<bool> alive = alive_;
+  scheduler_.post([done = std::move(done), result = std::move(result)]() mutable {
+    if (done) done(std::move(result));
+  });
+}
+
+void McpConnection::cancel_call(std::int64_t id, const std::string& reason,
+                                std::optional<ToolResult> result) {
+  if (!calls_.count(id)) return;
+  if (peer_ && process_ && !stopping_) {
+    Json params = Json::object();
+    params["requestId"] = id;
+    params["reason"] = reason;
+    peer_->notify("notifications/cancelled", params);
+  }
+  if (result) {
+    end_call(id, std::move(*result));
+  } else {
+    calls_.erase(id);
+    if (peer_) peer_->forget(id);
+  }
+}
+
+void McpConnection::end_all_calls(const std::string& text) {
+  std::vector<std::int64_t> ids;
+  for (const auto& [id, call] : calls_)
+    ids.push_back(id);
+  for (const auto id : ids)
+    end_call(id, ToolResult::error(text));
+}
+
+}  // namespace rebound::mcp

@@ -1,0 +1,35 @@
+#pragma once
+// Where a session's MCP servers come from (mcp.md section 1.1: settings files, .mcp.json when
+// enabled globally, --mcp-config files, --no-mcp) and how their processes start (the server's
+// ChildProcess behind the MCP client's process seam). Event loop only.
+
+#include <boost/asio/any_io_executor.hpp>
+#include <filesystem>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "mcp/mcp_config.h"
+#include "mcp/mcp_connection.h"
+#include "server/cli_options.h"
+
+namespace rebound::server {
+
+struct McpSources {
+  std::vector<mcp::ServerConfig> servers;  // sources 1 to 4, merged, limit applied
+  mcp::McpSettings settings;
+};
+
+/// The servers configured for `cwd` (sources 1 to 4, section 1.1) plus `extra` (ACP's source 5),
+/// or why a --mcp-config file cannot be used (the server then exits 1).
+std::variant<McpSources, std::string> read_mcp_sources(const CliOptions& options,
+                                                       const std::filesystem::path& agent_dir,
+                                                       const std::filesystem::path& cwd,
+                                                       const mcp::Getenv& getenv,
+                                                       std::vector<mcp::ServerConfig> extra = {});
+
+/// Starts server processes as ChildProcess children (stdin/stdout pipes, stderr separate, a
+/// process group of their own).
+mcp::Spawner child_process_spawner(boost::asio::any_io_executor executor);
+
+}  // namespace rebound::server
