@@ -497,6 +497,16 @@ Json RpcClient::set_event_filter(std::optional<std::vector<std::string>> events,
   return data_of(request(std::move(command)));
 }
 
+Json RpcClient::get_mcp_servers(bool wait) {
+  Json command{{"type", "get_mcp_servers"}};
+  if (wait) command["wait"] = true;
+  return data_of(request(std::move(command)));
+}
+
+Json RpcClient::restart_mcp_server(const std::string& name) {
+  return data_of(request(Json{{"type", "restart_mcp_server"}, {"name", name}}));
+}
+
 Json RpcClient::bash(const std::string& command) {
   return data_of(request(Json{{"type", "bash"}, {"command", command}}));
 }

@@ -156,10 +156,19 @@ void McpManager::rename_tools() {
       tools_.push_back(std::make_shared<ToolAdapter>(*s.connection, alive_, tool, *name));
     }
   }
-  tools_changed_ = true;
+  std::vector<std::string> names;
+  for (const auto& t : tools_)
+    names.push_back(t->definition().name);
+  if (names != last_names_) {
+    last_names_ = std::move(names);
+    tools_changed_ = true;
+  }
 }
 
 std::vector<std::shared_ptr<session::Tool>> McpManager::offered(std::size_t room) {
+  // Computed now: a server that failed a moment ago (its change notice still queued) offers
+  // nothing to this request.
+  rename_tools();
   if (tools_.size() <= room) return tools_;
   const std::size_t over = tools_.size() - room;
   if (tools_changed_ || over != last_over_limit_) {

@@ -61,8 +61,11 @@ common = {
                      "lastLinePartial": B, "firstLineExceedsLimit": B, "maxLines": NN, "maxBytes": NN}),
   "ToolDetails": obj({"truncation": ref("#", "Truncation"), "fullOutputPath": S, "diff": S,
                       "firstChangedLine": NN, "matchLimitReached": NN, "resultLimitReached": NN,
-                      "entryLimitReached": NN, "linesTruncated": {"const": True}}, [],
-                     ) | {"description": "tools.md section 4; {} in every error result"},
+                      "entryLimitReached": NN, "linesTruncated": {"const": True},
+                      # MCP tools (mcp.md sections 5 and 6): results, and progress updates
+                      "server": S, "tool": S, "structuredContent": {},
+                      "progress": N, "total": N, "message": S}, [],
+                     ) | {"description": "tools.md section 4 and mcp.md sections 5-6; {} in every error result"},
   "ToolResult": obj({"content": {"type": "array", "items": {"oneOf": [ref("#", "TextContent"), ref("#", "ImageContent")]}},
                      "details": ref("#", "ToolDetails")}, ["content"]),
   "RetryPolicy": obj({"maxRetries": NN, "baseDelayMs": NN, "maxDelayMs": NN, "jitter": {"type": "number", "minimum": 0, "maximum": 1},
@@ -102,6 +105,12 @@ common = {
                       "messageUpdates": {"enum": ["full", "delta"]}}),
   "CompactionResult": obj({"summary": S, "firstKeptEntryId": S, "tokensBefore": NN, "details": {}},
                           ["summary", "firstKeptEntryId", "tokensBefore"]),
+  # mcp.md section 8: one MCP server as get_mcp_servers shows it.
+  "McpServer": obj({"name": {"type": "string", "minLength": 1},
+                    "status": {"enum": ["starting", "ready", "failed", "disabled"]},
+                    "tools": {"type": "array", "items": {"type": "string", "pattern": "^[a-zA-Z0-9_-]{1,64}$"}},
+                    "error": S, "serverInfo": obj({"name": S, "version": S})},
+                   ["name", "status", "tools"]),
  }}
 common["$defs"]["Model"]["properties"]["cost"] = ref("#", "ModelCost")
 
@@ -121,6 +130,7 @@ cmds = {
  "switch_session": {"sessionPath": S}, "get_last_assistant_text": {}, "get_messages": {},
  "get_tools": {},
  "get_retry_state": {}, "retry_now": {},
+ "get_mcp_servers": {"wait": {"type": ["boolean", "null"]}}, "restart_mcp_server": {"name": S},
  "set_event_filter": {"events": {"oneOf": [{"type": "null"}, {"type": "array", "items": {"type": "string", "minLength": 1}}]},
                       "messageUpdates": {"enum": ["full", "delta"]}},
  "set_retry_policy": {"reset": B, "maxRetries": {"type": ["integer", "null"], "minimum": 0, "maximum": 100},
@@ -134,7 +144,7 @@ cmds = {
 required = {"prompt": ["message"], "steer": ["message"], "follow_up": ["message"], "set_model": ["provider", "modelId"],
             "set_thinking_level": ["level"], "set_steering_mode": ["mode"], "set_follow_up_mode": ["mode"],
             "set_interrupt_mode": ["mode"], "set_auto_compaction": ["enabled"], "set_auto_retry": ["enabled"],
-            "bash": ["command"], "switch_session": ["sessionPath"]}
+            "bash": ["command"], "switch_session": ["sessionPath"], "restart_mcp_server": ["name"]}
 cdefs = {}
 for name, props in cmds.items():
     p = {"id": {}, "type": {"const": name}} | props
@@ -169,6 +179,8 @@ data = {
  "get_messages": obj({"messages": {"type": "array", "items": ref(C, "AgentMessage")}}),
  "get_tools": obj({"tools": {"type": "array", "items": ref(C, "ToolDefinition")}}),
  "get_retry_state": ref(C, "RetryState"),
+ "get_mcp_servers": obj({"servers": {"type": "array", "items": ref(C, "McpServer")}}),
+ "restart_mcp_server": ref(C, "McpServer"),
  "set_event_filter": ref(C, "EventFilter"),
  "set_retry_policy": ref(C, "RetryPolicy"),
  "retry_now": {"oneOf": [obj({"skipped": {"const": True}, "attempt": {"type": "integer", "minimum": 1}}),
@@ -259,6 +271,10 @@ edefs = {
  "auto_compaction_start": obj({"type": {"const": "auto_compaction_start"}, "reason": {"enum": ["overflow", "threshold"]}}),
  "auto_compaction_end": obj({"type": {"const": "auto_compaction_end"}, "result": ref(C, "CompactionResult"),
                              "aborted": B, "willRetry": B, "errorMessage": S}, ["type", "aborted", "willRetry"]),
+ "mcp_server_update": obj({"type": {"const": "mcp_server_update"}, "name": {"type": "string", "minLength": 1},
+                           "status": {"enum": ["starting", "ready", "failed", "disabled"]},
+                           "tools": {"type": "array", "items": S}, "error": S},
+                          ["type", "name", "status", "tools"]),
 }
 for k, v in ame_defs.items(): edefs["AME_" + k] = v
 for k in ame_defs: edefs["AMD_" + k] = amd(k)

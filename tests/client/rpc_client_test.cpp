@@ -3,6 +3,7 @@
 #include "rebound/rpc_client.h"
 
 #include <signal.h>
+#include <unistd.h>
 
 #include <doctest/doctest.h>
 
@@ -240,6 +241,43 @@ TEST_CASE("set_event_filter: delta updates and an allow-list through the client"
   CHECK_THROWS_WITH_AS(c.set_event_filter(std::vector<std::string>{""}),
                        "Invalid field 'events': expected array of non-empty strings or null",
                        RpcError);
+}
+
+TEST_CASE("MCP servers through the client: status, restart, the update event") {
+  if (::access("/usr/bin/node", X_OK) != 0) {
+    MESSAGE("no node on this machine: the MCP client test needs it for its server");
+    return;
+  }
+  // A server named in the global settings, and one that cannot start.
+  const std::string rogue = std::string(REBOUND_SOURCE_DIR) + "/tests/node/mcp_rogue_server.mjs";
+  Server s(R"([{"text":"ok"}])", R"({"mcpServers":{"rogue":{"command":"/usr/bin/node","args":[")" +
+                                     rogue +
+                                     R"("]},"ghost":{"command":"no-such-mcp-server-here"}}})");
+  RpcClient c(s.options);
+  const Json servers = c.get_mcp_servers(true)["servers"];
+  REQUIRE(servers.size() == 2);
+  CHECK(servers[0]["status"] == "ready");
+  CHECK(servers[0]["tools"].size() == 7);
+  CHECK(servers[0]["serverInfo"] == Json::parse(R"({"name":"rogue","version":"0.0.1"})"));
+  CHECK(
+      servers[1] ==
+      Json::parse(
+          R"({"name":"ghost","status":"failed","tools":[],"error":"Failed to start: No such file or directory"})"));
+  std::mutex mu;
+  std::vector<Json> updates;
+  auto sub = c.on_event([&](const Json& e) {
+    std::lock_guard<std::mutex> lock(mu);
+    if (type_of(e) == "mcp_server_update") updates.push_back(e);
+  });
+  const Json restarted = c.restart_mcp_server("rogue");
+  CHECK(restarted["status"] == "ready");
+  CHECK(restarted["tools"] == servers[0]["tools"]);
+  CHECK_THROWS_WITH_AS(c.restart_mcp_server("nobody"), "MCP server not found: nobody", RpcError);
+  // The restart showed as starting, then ready again.
+  std::lock_guard<std::mutex> lock(mu);
+  REQUIRE(updates.size() >= 2);
+  CHECK(updates.front()["status"] == "starting");
+  CHECK(updates.back()["status"] == "ready");
 }
 
 TEST_CASE("the JSON-RPC envelope: the same helpers, events from notifications, error codes") {

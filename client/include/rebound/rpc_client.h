@@ -154,6 +154,12 @@ class RpcClient {
   /// agent_end and the retry events makes wait_for_idle() and prompt_and_wait() blind.
   Json set_event_filter(std::optional<std::vector<std::string>> events = std::nullopt,
                         const std::string& message_updates = "full");
+  /// The MCP servers (mcp.md section 8): {"servers":[McpServer…]}; `wait` answers once none
+  /// is starting or re-listing.
+  Json get_mcp_servers(bool wait = false);
+  /// Restarts one MCP server; returns its McpServer once it is ready or failed again. An
+  /// unknown or disabled server throws RpcError.
+  Json restart_mcp_server(const std::string& name);
   Json bash(const std::string& command);
   void abort_bash();
   Json get_session_stats();
