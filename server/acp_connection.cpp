@@ -106,6 +106,11 @@ class AcpConnection::GatedTool : public session::Tool {
  public:
   GatedTool(AcpConnection& connection, session::SessionSlot slot, session::Tool& inner)
       : connection_(connection), slot_(slot), inner_(inner) {}
+  // An MCP tool: held as long as the gate.
+  GatedTool(AcpConnection& connection, session::SessionSlot slot,
+            std::shared_ptr<session::Tool> inner)
+      : connection_(connection), slot_(slot), inner_(*inner), keep_(std::move(inner)) {}
+  bool read_only_hint() const override { return inner_.read_only_hint(); }
   const session::ToolDefinition& definition() const override { return inner_.definition(); }
   void prepare_arguments(Json& args) const override { inner_.prepare_arguments(args); }
   std::unique_ptr<session::ToolCall> start(const Json& args, const session::ToolContext& context,
@@ -118,6 +123,35 @@ class AcpConnection::GatedTool : public session::Tool {
   AcpConnection& connection_;
   session::SessionSlot slot_;
   session::Tool& inner_;
+  std::shared_ptr<session::Tool> keep_;
+};
+
+// A session's MCP tools as acp mode runs them: through the same gate as the built-in ones, the
+// readOnlyHint of each remembered for the permission rule (section 7.3).
+class AcpConnection::GatedMcpTools : public session::DynamicTools {
+ public:
+  GatedMcpTools(AcpConnection& connection, session::SessionSlot slot)
+      : connection_(connection), slot_(slot) {}
+  void set_inner(mcp::McpManager* inner) { inner_ = inner; }
+  std::unique_ptr<session::Waiting> when_settled(std::function<void()> settled) override {
+    return inner_ ? inner_->when_settled(std::move(settled)) : nullptr;
+  }
+  std::vector<std::shared_ptr<session::Tool>> offered(std::size_t room) override {
+    std::vector<std::shared_ptr<session::Tool>> out;
+    if (!inner_) return out;
+    const auto found = connection_.sessions_.find(slot_);
+    for (auto& tool : inner_->offered(room)) {
+      if (found != connection_.sessions_.end())
+        found->second->mcp_read_only[tool->definition().name] = tool->read_only_hint();
+      out.push_back(std::make_shared<GatedTool>(connection_, slot_, std::move(tool)));
+    }
+    return out;
+  }
+
+ private:
+  AcpConnection& connection_;
+  session::SessionSlot slot_;
+  mcp::McpManager* inner_ = nullptr;
 };
 
 class AcpConnection::GatedCall : public session::ToolCall {
@@ -401,7 +435,11 @@ void AcpConnection::open_session(const Json& id, const Json& params, OpenKind ki
     if (session::Tool* tool = base_tools_.find(definition.name))
       open->gated_tools->add(std::make_shared<GatedTool>(*this, slot, *tool));
   }
-  auto made = factory_(cwd, slot, *this, *open->gated_tools, load);
+  open->gated_mcp = std::make_unique<GatedMcpTools>(*this, slot);
+  const Json no_servers = Json::array();
+  auto made = factory_(cwd, slot, *this, *open->gated_tools, load,
+                       servers != params.end() && servers->is_array() ? *servers : no_servers,
+                       open->gated_mcp.get());
   if (auto* error = std::get_if<AcpOpenError>(&made)) {
     respond_error(id, error->code, error->message);
     return;
@@ -409,10 +447,12 @@ void AcpConnection::open_session(const Json& id, const Json& params, OpenKind ki
   open->parts = std::move(std::get<AcpSessionParts>(made));
   open->id = open->parts.session->session_id();
   if (retry_control_) open->parts.session->enable_retry_control();
-  // MCP servers named here wait for the MCP client (acp.md section 4); none is started.
-  if (servers != params.end() && servers->is_array() && !servers->empty())
-    spdlog::warn("acp: {} MCP server(s) of {} not started: no MCP client in this build",
-                 servers->size(), kind == OpenKind::create ? "session/new" : "session/load");
+  // The session's MCP servers start in the background; the first prompt waits for them
+  // (mcp.md section 3.2).
+  if (open->parts.mcp) {
+    open->gated_mcp->set_inner(open->parts.mcp.get());
+    open->parts.mcp->start_all();
+  }
   Open& s = *open;
   by_id_[open->id] = slot;
   sessions_[slot] = std::move(open);
@@ -572,6 +612,7 @@ void AcpConnection::close(const Json& id, const Json& params) {
     by_id_.erase(open->id);
     open->parts.session->shutdown();
     open->parts.session.reset();
+    stop_mcp(std::move(open->parts.mcp));
     open->parts.keep.reset();
     respond(id, Json::object());
   };
@@ -644,7 +685,12 @@ void AcpConnection::rebound_request(const std::string& method, const std::option
 
 bool AcpConnection::asks_permission(const Open& s, std::string_view tool) const {
   if (!options_.ask_permissions) return false;
-  if (tool != "edit" && tool != "write" && tool != "bash") return false;
+  // MCP tools ask unless their server marked them read-only (section 7.3).
+  if (const auto mcp = s.mcp_read_only.find(tool); mcp != s.mcp_read_only.end()) {
+    if (mcp->second) return false;
+  } else if (tool != "edit" && tool != "write" && tool != "bash") {
+    return false;
+  }
   return s.always_allowed.find(tool) == s.always_allowed.end();
 }
 
@@ -1025,6 +1071,8 @@ void AcpConnection::shutdown() {
     const auto found = sessions_.find(slot);
     if (found == sessions_.end()) continue;
     found->second->parts.session->shutdown();
+    // Then its MCP servers stop, all at once (mcp.md section 3.4).
+    if (found->second->parts.mcp) found->second->parts.mcp->stop_all({});
   }
   // Whatever did not end with the shutdown (a tool call still winding down) is answered now:
   // the process is leaving.
@@ -1038,8 +1086,24 @@ void AcpConnection::shutdown() {
 bool AcpConnection::busy() const {
   for (const auto& [slot, s] : sessions_) {
     if (s->parts.session && s->parts.session->is_bash_running()) return true;
+    if (s->parts.mcp && s->parts.mcp->any_running()) return true;
   }
-  return false;
+  return !stopping_mcp_.empty();
+}
+
+void AcpConnection::stop_mcp(std::unique_ptr<mcp::McpManager> manager) {
+  if (!manager) return;
+  mcp::McpManager* raw = manager.get();
+  stopping_mcp_.push_back(std::move(manager));
+  std::weak_ptr<bool> alive = alive_;
+  raw->stop_all([this, alive, raw] {
+    if (alive.expired()) return;
+    // Not inside the manager's own callback: dropped on a later turn.
+    scheduler_.post([this, alive, raw] {
+      if (alive.expired()) return;
+      std::erase_if(stopping_mcp_, [raw](const auto& m) { return m.get() == raw; });
+    });
+  });
 }
 
 // ---- events ----

@@ -15,6 +15,7 @@
 #include <variant>
 #include <vector>
 
+#include "mcp/mcp_manager.h"
 #include "protocol/json.h"
 #include "server/acp_updates.h"
 #include "server/reply.h"
@@ -34,7 +35,8 @@ struct AcpOptions {
 /// A session the factory made, with whatever it depends on (settings, storage), which must
 /// outlive it.
 struct AcpSessionParts {
-  std::shared_ptr<void> keep;  // destroyed after `session`
+  std::shared_ptr<void> keep;            // destroyed after `session`
+  std::unique_ptr<mcp::McpManager> mcp;  // the session's MCP servers (mcp.md section 3.4)
   std::unique_ptr<session::AgentSession> session;
 };
 
@@ -48,9 +50,12 @@ struct AcpOpenError {
 /// events going to `events` with `slot` and its tool calls to `tools`: a new one, or with
 /// `load` the session of that id from its file in the cwd's session directory (session/load
 /// and session/resume).
+/// `mcp_servers` are the request's `mcpServers` (an array, maybe empty) and `mcp_tools` what the
+/// session offers of its MCP servers' tools (the gate around the parts' manager).
 using AcpSessionFactory = std::function<std::variant<AcpSessionParts, AcpOpenError>(
     const std::string& cwd, session::SessionSlot slot, session::EventSink& events,
-    session::ToolRegistry& tools, const std::optional<std::string>& load)>;
+    session::ToolRegistry& tools, const std::optional<std::string>& load,
+    const protocol::Json& mcp_servers, session::DynamicTools* mcp_tools)>;
 
 class AcpConnection : public session::EventSink {
  public:
@@ -97,6 +102,7 @@ class AcpConnection : public session::EventSink {
   struct CallState;
   class GatedTool;
   class GatedCall;
+  class GatedMcpTools;
   using ClientAnswer = std::function<void(const protocol::Json& response)>;
   struct Open {
     std::string id;
@@ -111,6 +117,8 @@ class AcpConnection : public session::EventSink {
     std::string compaction_id;
     bool closing = false;
     std::unique_ptr<session::ToolRegistry> gated_tools;  // this session's tools, as acp runs them
+    std::unique_ptr<GatedMcpTools> gated_mcp;            // its MCP tools, as acp runs them
+    std::map<std::string, bool, std::less<>> mcp_read_only;   // offered MCP tools: readOnlyHint
     std::map<std::string, bool, std::less<>> always_allowed;  // by tool name
   };
 
@@ -157,6 +165,7 @@ class AcpConnection : public session::EventSink {
                                                 session::Tool::Progress progress,
                                                 session::Tool::Done done);
   bool asks_permission(const Open& s, std::string_view tool) const;
+  void stop_mcp(std::unique_ptr<mcp::McpManager> manager);
   void run_call(const std::shared_ptr<CallState>& call);
   /// A file request (`content` for a write) on behalf of `call`; `answer` runs unless the call
   /// ended meanwhile.
@@ -192,6 +201,8 @@ class AcpConnection : public session::EventSink {
   std::uint64_t next_serial_ = 1;
   std::uint64_t next_message_ = 1;
   bool shutting_down_ = false;
+  // MCP sets of closed sessions, until their processes are gone (mcp.md section 3.4).
+  std::vector<std::unique_ptr<mcp::McpManager>> stopping_mcp_;
   bool retry_control_ = false;
   // Client capabilities (section 3).
   bool fs_read_ = false, fs_write_ = false, notices_ = false, compaction_updates_ = false;

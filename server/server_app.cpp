@@ -145,14 +145,15 @@ int run_server(const CliOptions& options) {
     if (!v || !*v) return std::nullopt;
     return std::string(v);
   };
-  // MCP servers of rpc mode (mcp.md section 1.1); acp mode reads them per session.
+  // MCP servers of rpc mode (mcp.md section 1.1); acp mode reads them per session, but a bad
+  // --mcp-config file stops either mode here.
   std::unique_ptr<mcp::McpManager> rpc_mcp;
+  auto sources = read_mcp_sources(options, agent_dir, fs::absolute(cwd, ec), getenv);
+  if (auto* error = std::get_if<std::string>(&sources)) {
+    spdlog::error("{}", *error);
+    return 1;
+  }
   if (options.mode != "acp") {
-    auto sources = read_mcp_sources(options, agent_dir, fs::absolute(cwd, ec), getenv);
-    if (auto* error = std::get_if<std::string>(&sources)) {
-      spdlog::error("{}", *error);
-      return 1;
-    }
     auto& found = std::get<McpSources>(sources);
     rpc_mcp = std::make_unique<mcp::McpManager>(
         scheduler, child_process_spawner(io.get_executor()), std::move(found.servers),
@@ -201,8 +202,9 @@ int run_server(const CliOptions& options) {
     };
     AcpSessionFactory factory =
         [&](const std::string& session_cwd, session::SessionSlot slot, session::EventSink& sink,
-            session::ToolRegistry& tools,
-            const std::optional<std::string>& load) -> std::variant<AcpSessionParts, AcpOpenError> {
+            session::ToolRegistry& tools, const std::optional<std::string>& load,
+            const protocol::Json& mcp_servers,
+            session::DynamicTools* mcp_tools) -> std::variant<AcpSessionParts, AcpOpenError> {
       const fs::path dir(session_cwd);
       auto files = std::make_shared<SessionFiles>(
           agent_dir, dir,
@@ -228,14 +230,27 @@ int run_server(const CliOptions& options) {
       auto prompt = [&, dir](const std::string& base) {
         return build_system_prompt(base, active_tools, !options.no_context_files, agent_dir, dir);
       };
+      // Its MCP servers: sources 1 to 4 for its cwd, then the request's (mcp.md section 1.1).
+      std::vector<std::string> mcp_warnings;
+      auto sources = read_mcp_sources(options, agent_dir, dir, getenv,
+                                      mcp::read_acp_servers(mcp_servers, mcp_warnings));
+      for (const auto& w : mcp_warnings)
+        spdlog::warn("acp: mcpServers: {}", w);
+      if (auto* error = std::get_if<std::string>(&sources))
+        return AcpOpenError{-32603, "Internal error: " + *error};
+      auto& found = std::get<McpSources>(sources);
+      auto mcp_set = std::make_unique<mcp::McpManager>(
+          scheduler, child_process_spawner(io.get_executor()), std::move(found.servers),
+          mcp::McpConnection::Options{session_cwd, getenv, found.settings, REBOUND_VERSION},
+          active_tools);
       auto made = std::make_unique<session::AgentSession>(
           session::SessionOptions{providers.start_model, std::move(id), providers.has_key,
                                   std::move(file), std::move(loaded),
                                   !options.model && !options.provider, slot},
           providers.models,
           session::SessionDeps{scheduler, sink, *providers.router, credentials, files->settings,
-                               files->storage, bash, tools, prompt, &jitter});
-      return AcpSessionParts{std::move(files), std::move(made)};
+                               files->storage, bash, tools, prompt, &jitter, mcp_tools});
+      return AcpSessionParts{std::move(files), std::move(mcp_set), std::move(made)};
     };
     acp = std::make_unique<AcpConnection>(
         AcpOptions{options.no_session, options.acp_ask_permissions, REBOUND_VERSION},
@@ -285,7 +300,7 @@ int run_server(const CliOptions& options) {
     if (rpc_mcp) rpc_mcp->stop_all([&] { mcp_stopped = true; });
     // The whole shutdown is bounded: whatever still keeps the loop busy after the limit (a
     // reader that stopped reading stdout, a child that does not die) is given up on.
-    drain_deadline.expires_after(kShutdownDrainLimit + (rpc_mcp && rpc_mcp->any_running()
+    drain_deadline.expires_after(kShutdownDrainLimit + ((rpc_mcp && rpc_mcp->any_running()) || acp
                                                             ? kMcpStopLimit
                                                             : std::chrono::seconds(0)));
     drain_deadline.async_wait([&io](const boost::system::error_code& e) {

@@ -35,8 +35,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   server::AcpConnection connection(
       server::AcpOptions{false, true, "0"},
       [](const std::string&, session::SessionSlot, session::EventSink&, session::ToolRegistry&,
-         const std::optional<std::string>&)
-          -> std::variant<server::AcpSessionParts, server::AcpOpenError> {
+         const std::optional<std::string>&, const Json&,
+         session::DynamicTools*) -> std::variant<server::AcpSessionParts, server::AcpOpenError> {
         return server::AcpOpenError{-32603, "Internal error: no sessions in the fuzzer"};
       },
       [&answers](const Json& line) {

@@ -9,7 +9,8 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { mkdtempSync, writeFileSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
 import * as acp from "@agentclientprotocol/sdk";
 import { spawnAcp } from "./acp_harness.mjs";
 
@@ -661,5 +662,59 @@ test("thinking as thought chunks; cancel while bash runs; $/cancel_request; _reb
     const state = await h.ctx.request("_rebound/get_retry_state", { sessionId: s });
     assert.equal(state.enabled, false);
     assert.equal(h.lines.length, before + 1);  // get_retry_state's answer only
+  });
+});
+
+test("MCP servers from session/new: their tools run, read-only ones without asking, stopped at session/close", { timeout: 30000 }, async () => {
+  const rogue = join(dirname(fileURLToPath(import.meta.url)), "mcp_rogue_server.mjs");
+  const longName = "a_tool_name_that_goes_on_and_on_well_past_the_sixty_four_characters_limit";
+  let h32 = 0x811c9dc5;
+  for (const byte of Buffer.from(`rogue/${longName}`)) h32 = Math.imul(h32 ^ byte, 0x01000193) >>> 0;
+  const readOnly = `mcp__rogue__${longName}`.slice(0, 55) + "_" + h32.toString(16).padStart(8, "0");
+  const script = [
+    { toolCalls: [{ name: "mcp__rogue__odd_tool_name", arguments: { n: 1 } }, { name: readOnly, arguments: { text: "r" } }] },
+    { toolCalls: [{ name: "mcp__rogue__fail", arguments: {} }] },
+    { toolCalls: [{ name: "mcp__rogue__pid", arguments: {} }] },
+    { text: "done" },
+  ];
+  const asked = [];
+  await withAgent({
+    script, args: ["--acp-permissions", "ask"],
+    handlers: (app) => app.onRequest("session/request_permission", ({ params }) => {
+      asked.push(params.toolCall.title);
+      return { outcome: { outcome: "selected", optionId: "allow_once" } };
+    }),
+  }, async (h) => {
+    const log = join(h.dir, "rogue.jsonl");
+    const { sessionId: s } = await h.ctx.request("session/new", { cwd: h.cwd, mcpServers: [
+      { name: "rogue", command: process.execPath, args: [rogue], env: [{ name: "ROGUE_LOG", value: log }] },
+      { type: "http", name: "web", url: "https://mcp.example.invalid/mcp", headers: [] },
+    ] });
+    // The first prompt waits for the server to be ready, so its tools are offered at once.
+    const answer = await h.ctx.request("session/prompt", { sessionId: s, prompt: [{ type: "text", text: "go" }] });
+    assert.equal(answer.stopReason, "end_turn");
+    const ups = h.updates(s);
+    const calls = ups.filter((u) => u.sessionUpdate === "tool_call");
+    assert.deepEqual(calls.map((u) => [u.title, u.kind]),
+                     [["mcp__rogue__odd_tool_name", "other"], [readOnly, "other"], ["mcp__rogue__fail", "other"], ["mcp__rogue__pid", "other"]]);
+    const last = (id) => ups.filter((u) => u.toolCallId === id).at(-1);
+    const [readOnlyCall] = calls.splice(1, 1);
+    assert.equal(last(readOnlyCall.toolCallId).rawOutput.content[0].text, `${longName}: {"text":"r"}`);
+    assert.equal(last(calls[0].toolCallId).status, "completed");
+    assert.equal(last(calls[0].toolCallId).rawOutput.content[0].text, 'odd.tool name: {"n":1}');
+    assert.equal(last(calls[1].toolCallId).status, "failed");
+    assert.equal(last(calls[1].toolCallId).content[0].content.text, "MCP error -32000: rogue refuses");
+    // Every MCP tool asks unless its server marked it read-only (the long-named one ran unasked).
+    assert.deepEqual(asked, ["mcp__rogue__odd_tool_name", "mcp__rogue__fail", "mcp__rogue__pid"]);
+    const pid = Number(last(calls[2].toolCallId).rawOutput.content[0].text);
+    assert.ok(pid > 0);
+    process.kill(pid, 0);  // running while the session is open
+    await h.ctx.request("session/close", { sessionId: s });
+    const deadline = Date.now() + 3000;
+    let alive = true;
+    while (alive && Date.now() < deadline) {
+      try { process.kill(pid, 0); await new Promise((r) => setTimeout(r, 20)); } catch { alive = false; }
+    }
+    assert.equal(alive, false, "the session's MCP server outlived session/close");
   });
 });
