@@ -149,3 +149,101 @@ TEST_CASE("events carry the session's slot") {
   for (auto slot : h.sink.slots)
     CHECK(slot == 0);  // a session outside any host
 }
+
+namespace {
+
+// Tools that come and go (MCP servers): unsettled until the test says so.
+class FakeDynamicTools : public session::DynamicTools {
+ public:
+  struct Wait : session::Waiting {
+    explicit Wait(FakeDynamicTools& owner) : owner_(owner) {}
+    ~Wait() override { owner_.waiter = nullptr; }
+    FakeDynamicTools& owner_;
+  };
+  std::unique_ptr<session::Waiting> when_settled(std::function<void()> settled_fn) override {
+    if (settled) return nullptr;
+    on_settled = std::move(settled_fn);
+    auto w = std::make_unique<Wait>(*this);
+    waiter = w.get();
+    return w;
+  }
+  std::vector<std::shared_ptr<session::Tool>> offered(std::size_t room) override {
+    rooms.push_back(room);
+    return tools;
+  }
+  void settle() {
+    settled = true;
+    if (waiter) on_settled();
+  }
+  bool settled = false;
+  Wait* waiter = nullptr;
+  std::function<void()> on_settled;
+  std::vector<std::shared_ptr<session::Tool>> tools;
+  std::vector<std::size_t> rooms;
+};
+
+struct DynamicHarness {
+  explicit DynamicHarness(const char* script) : h(script) {
+    tool = std::make_shared<testing::FakeTool>("mcp__srv__t", h.scheduler);
+    h.tools.add(std::make_shared<testing::FakeTool>("read", h.scheduler));
+    dynamic.tools.push_back(tool);
+    auto deps = h.deps(sink);
+    deps.dynamic_tools = &dynamic;
+    session.emplace(session::SessionOptions{session::scripted_model("script"), "sid-dyn",
+                                            [](const std::string&) { return true; }},
+                    session::ModelRegistry::with_builtins(), deps);
+  }
+  SessionHarness h;
+  testing::CapturingSink sink;
+  FakeDynamicTools dynamic;
+  std::shared_ptr<testing::FakeTool> tool;
+  std::optional<session::AgentSession> session;
+};
+
+}  // namespace
+
+TEST_CASE(
+    "dynamic tools: the request waits until they settle, then offers them after the built-in "
+    "ones") {
+  DynamicHarness d(R"([{"toolCalls":[{"name":"mcp__srv__t","arguments":{"not":"in its schema"}}]},
+                       {"text":"done"}])");
+  REQUIRE(d.session->prompt({"go", {}}, std::nullopt, [] {}, {}));
+  d.h.scheduler.run_ready();
+  CHECK(d.h.requests.empty());  // waiting for the servers
+  CHECK(d.session->state().is_streaming);
+  REQUIRE(d.dynamic.waiter != nullptr);
+  d.dynamic.settle();
+  d.h.scheduler.run_ready();
+  REQUIRE(d.h.requests.size() == 1);
+  CHECK(d.h.requests[0]["tools"] == Json::parse(R"(["read","mcp__srv__t"])"));
+  CHECK(d.dynamic.rooms.front() == session::kMaxOfferedTools - 1);
+  // External tools get their arguments unchecked (their server validates them).
+  REQUIRE(d.tool->calls.size() == 1);
+  CHECK(d.tool->calls[0]->args == Json::parse(R"({"not":"in its schema"})"));
+  d.tool->finish(0, "ok");
+  d.h.scheduler.run_ready();
+  CHECK(d.h.requests.size() == 2);
+  // get_tools shows the same set, at this moment.
+  const auto defs = d.session->tool_definitions();
+  REQUIRE(defs.size() == 2);
+  CHECK(defs[1].name == "mcp__srv__t");
+}
+
+TEST_CASE(
+    "dynamic tools: abort while waiting ends the request like an abort before its first event") {
+  DynamicHarness d(R"([{"text":"never"}])");
+  REQUIRE(d.session->prompt({"go", {}}, std::nullopt, [] {}, {}));
+  d.h.scheduler.run_ready();
+  REQUIRE(d.dynamic.waiter != nullptr);
+  bool answered = false;
+  d.session->abort([&] { answered = true; });
+  d.h.scheduler.run_ready();
+  CHECK(answered);
+  CHECK(d.dynamic.waiter == nullptr);  // the wait was dropped
+  CHECK(d.h.requests.empty());
+  CHECK_FALSE(d.session->state().is_streaming);
+  const auto& end = d.sink.events.back();
+  CHECK(end["type"] == "agent_end");
+  CHECK(end["messages"].back()["stopReason"] == "aborted");
+  CHECK(end["messages"].back()["errorMessage"] == "Request was aborted");
+}
