@@ -334,13 +334,13 @@ std::vector<std::pair<std::string, std::string>> server_environment(
   for (const char* name : kPassed) {
     if (auto value = getenv(name)) out.emplace_back(name, std::move(*value));
   }
-  for (const auto& [key, value] : entry_env) {
+  for (const auto& entry : entry_env) {
     const auto same =
-        std::find_if(out.begin(), out.end(), [&](const auto& p) { return p.first == key; });
+        std::find_if(out.begin(), out.end(), [&](const auto& p) { return p.first == entry.first; });
     if (same != out.end()) {
-      same->second = value;
+      same->second = entry.second;
     } else {
-      out.emplace_back(key, value);
+      out.push_back(entry);
     }
   }
   return out;

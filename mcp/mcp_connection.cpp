@@ -93,7 +93,9 @@ McpConnection::McpConnection(session::Scheduler& scheduler, Spawner spawner, Ser
       spawner_(std::move(spawner)),
       config_(std::move(config)),
       options_(std::move(options)),
-      changed_(std::move(changed)) {}
+      changed_(std::move(changed)) {
+  if (config_.disabled) status_ = Status::disabled;
+}
 
 McpConnection::~McpConnection() {
   alive_.reset();
@@ -112,6 +114,7 @@ void McpConnection::notify_changed() {
 }
 
 void McpConnection::start() {
+  start_queued_ = false;
   ++epoch_;
   status_ = Status::starting;
   error_.clear();
@@ -490,6 +493,12 @@ void McpConnection::maybe_gone() {
 
 void McpConnection::stop(std::function<void()> gone) {
   if (gone) gone_.push_back(std::move(gone));
+  if (start_queued_) {
+    // Stopped before it started: it never will.
+    start_queued_ = false;
+    status_ = Status::failed;
+    error_ = "Stopped before it started";
+  }
   // Pending calls are cancelled as on an abort (section 5).
   std::vector<std::int64_t> ids;
   for (const auto& [id, call] : calls_)

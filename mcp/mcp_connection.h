@@ -86,6 +86,12 @@ class McpConnection {
 
   /// Spawns and starts the handshake (or settles at once as disabled / failed by configuration).
   void start();
+  /// A start is queued: `starting` until start() runs, unless stop() comes first.
+  void mark_starting() {
+    if (!config_.disabled) status_ = Status::starting;
+    start_queued_ = true;
+  }
+  bool start_queued() const { return start_queued_; }
   /// Stops the server (section 3.4): pending calls end with "Operation aborted"; `gone` runs
   /// once no process of it is left.
   void stop(std::function<void()> gone);
@@ -160,6 +166,7 @@ class McpConnection {
   bool stderr_ended_ = false;
   std::optional<int> exit_status_;
   bool stopping_ = false;  // stop() or an internal stop: the exit is expected
+  bool start_queued_ = false;
   std::vector<std::function<void()>> gone_;
   std::unique_ptr<session::Timer> startup_timer_;
   std::unique_ptr<session::Timer> stop_timer_;

@@ -76,6 +76,7 @@ McpManager::McpManager(session::Scheduler& scheduler, Spawner spawner,
     Server s;
     s.connection = std::make_unique<McpConnection>(scheduler_, spawner, std::move(config), options_,
                                                    [this] { on_changed(); });
+    s.last_update = server_json(s, false);  // what a first event would have to differ from
     servers_.push_back(std::move(s));
   }
 }
@@ -87,8 +88,16 @@ McpManager::~McpManager() {
 }
 
 void McpManager::start_all() {
-  for (auto& s : servers_)
-    s.connection->start();
+  // One spawn per loop turn (each holds the loop until its exec): commands that arrive
+  // meanwhile are answered between them. Each is `starting` from now on.
+  for (auto& s : servers_) {
+    McpConnection* c = s.connection.get();
+    c->mark_starting();
+    std::weak_ptr<bool> alive = alive_;
+    scheduler_.post([alive, c] {
+      if (!alive.expired() && c->start_queued()) c->start();
+    });
+  }
 }
 
 bool McpManager::settled() const {
@@ -262,6 +271,11 @@ bool McpManager::any_running() const {
 }
 
 void McpManager::stop_all(std::function<void()> gone) {
+  // Nothing will settle any more: whoever waits gets the servers as they are now.
+  auto waiting = std::move(waiters_);
+  waiters_.clear();
+  for (auto& w : waiting)
+    scheduler_.post(std::move(w.settled));
   auto left = std::make_shared<std::size_t>(servers_.size() + 1);
   auto one_gone = [left, gone = std::move(gone)] {
     if (--*left == 0 && gone) gone();

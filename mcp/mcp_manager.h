@@ -26,7 +26,7 @@ class McpManager : public session::DynamicTools {
              McpConnection::Options options, std::vector<std::string> builtin_names);
   ~McpManager() override;
 
-  /// Starts every server in the background.
+  /// Starts every server in the background (one per loop turn).
   void start_all();
   bool empty() const { return servers_.empty(); }
 

@@ -26,7 +26,7 @@ case "$mode" in
       -DREBOUND_WERROR=$werror -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_FLAGS_DEBUG="-O0 -g1" >/dev/null
     cmake --build "$build" --target protocol_tests session_tests tools_tests mcp_tests fuzz_replay_protocol \
       fuzz_replay_sse fuzz_replay_retry_text fuzz_replay_script fuzz_replay_session_file \
-      fuzz_replay_walker fuzz_replay_regex fuzz_replay_edit fuzz_replay_acp
+      fuzz_replay_walker fuzz_replay_regex fuzz_replay_edit fuzz_replay_acp fuzz_replay_mcp
     ctest --test-dir "$build" -R '^(protocol_tests|session_tests|tools_tests|mcp_tests|fuzz_replay)\.' \
       --output-on-failure -j "$jobs"
     ;;

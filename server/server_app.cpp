@@ -7,6 +7,7 @@
 #include <spdlog/spdlog.h>
 
 #include <boost/asio/io_context.hpp>
+#include <boost/asio/post.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <chrono>
 #include <csignal>
@@ -277,7 +278,6 @@ int run_server(const CliOptions& options) {
       if (command_seen)
         events.on_event(session::Event{rpc_slot, session::ev::McpServerUpdate{&fields}});
     });
-    rpc_mcp->start_all();
   }
   StdinReader reader(io.get_executor(), STDIN_FILENO);
   protocol::LineReader lines(options.max_line_bytes);
@@ -348,6 +348,16 @@ int run_server(const CliOptions& options) {
                  lines.finish(on_item);
                  shutdown("end of input");
                });
+  // The MCP servers start on the loop's first turn, once the answer to a command that was
+  // already waiting on stdin is written: spawning them (a few ms each, the parent held until
+  // the exec) does not delay it.
+  if (rpc_mcp) {
+    asio::post(io, [&] {
+      writer.when_drained([&] {
+        if (!shutting_down) rpc_mcp->start_all();
+      });
+    });
+  }
   // A signal asks for the shutdown that end of input asks for; repeats change nothing (the
   // shutdown is bounded anyway) and never end the process by the signal's default action.
   signals.emplace(io.get_executor(), [&](int signo) {

@@ -314,6 +314,9 @@ TEST_CASE("the manager: offered names with the hash, the room left, waiting for 
   std::vector<Json> updates;
   m.on_update([&](const Json& u) { updates.push_back(u); });
   m.start_all();
+  CHECK(f.processes.empty());  // one spawn per loop turn
+  CHECK(m.servers_json()["servers"][0]["status"] == "starting");
+  f.clock.run_ready();
   REQUIRE(f.processes.size() == 2);
   int settled = 0;
   auto wait = m.when_settled([&] { ++settled; });

@@ -1,0 +1,139 @@
+// What an MCP server writes (mcp.md sections 2, 3, 5, 6): any bytes on its stdout, split into
+// the parts of the input (NUL-separated), reach one McpConnection during its handshake, its
+// listings and two calls in flight, then the process exits. The connection never crashes,
+// every call ends exactly once, and nothing is left pending.
+
+#include <cstdint>
+#include <cstdlib>
+#include <deque>
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <spdlog/spdlog.h>
+
+#include "mcp/mcp_connection.h"
+#include "session/scheduler.h"
+#include "split_input.h"
+
+using namespace rebound;
+
+namespace {
+
+// Posted tasks in order; timers fire only when the fuzzer's input is used up.
+class Loop : public session::Scheduler {
+ public:
+  void post(std::function<void()> task) override { tasks_.push_back(std::move(task)); }
+  std::unique_ptr<session::Timer> make_timer() override { return std::make_unique<T>(*this); }
+  std::int64_t now_epoch_ms() override { return 0; }
+  void run() {
+    while (!tasks_.empty()) {
+      auto t = std::move(tasks_.front());
+      tasks_.pop_front();
+      t();
+    }
+  }
+  // Fires every armed timer (and what they arm in turn), a bounded number of rounds.
+  void expire_all() {
+    for (int round = 0; round < 16 && !timers_.empty(); ++round) {
+      auto armed = std::move(timers_);
+      timers_.clear();
+      for (auto& [id, cb] : armed)
+        cb();
+      run();
+    }
+  }
+
+ private:
+  struct T : session::Timer {
+    explicit T(Loop& l) : loop(l) {}
+    ~T() override { cancel(); }
+    void start(std::chrono::milliseconds, std::function<void()> cb) override {
+      cancel();
+      id = ++loop.next_;
+      loop.timers_[id] = std::move(cb);
+    }
+    void cancel() override {
+      if (id) loop.timers_.erase(id);
+      id = 0;
+    }
+    Loop& loop;
+    std::uint64_t id = 0;
+  };
+  std::deque<std::function<void()>> tasks_;
+  std::map<std::uint64_t, std::function<void()>> timers_;
+  std::uint64_t next_ = 0;
+};
+
+struct Process : mcp::ServerProcess {
+  void write(std::string data) override {
+    if (data.empty() || data.back() != '\n') std::abort();
+  }
+  void close_stdin() override {}
+  void signal_group(int) override {}
+  bool group_alive() const override { return alive; }
+  bool alive = true;
+};
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+  spdlog::set_level(spdlog::level::off);  // what the connection logs is not under test here
+  Loop loop;
+  mcp::ServerProcess::Handlers handlers;
+  Process* process = nullptr;
+  mcp::Spawner spawner = [&](const mcp::SpawnSpec&, mcp::ServerProcess::Handlers h,
+                             std::string&) -> std::unique_ptr<mcp::ServerProcess> {
+    handlers = std::move(h);
+    auto p = std::make_unique<Process>();
+    process = p.get();
+    return p;
+  };
+  mcp::ServerConfig config;
+  config.name = "fuzz";
+  config.command = "server";
+  mcp::McpConnection::Options options;
+  options.session_cwd = "/";
+  options.getenv = [](const std::string&) { return std::nullopt; };
+  options.version = "0";
+  int changes = 0;
+  mcp::McpConnection connection(loop, spawner, config, options, [&] { ++changes; });
+  connection.start();
+  int ended = 0;
+  std::vector<std::unique_ptr<session::ToolCall>> calls;
+  const auto parts = fuzz::split_at_nul(data, size, 64);
+  for (std::size_t i = 0; i < parts.size(); ++i) {
+    if (!process) break;
+    handlers.out(parts[i]);
+    loop.run();
+    if (i == parts.size() / 2) {
+      // Two calls of whatever the server listed (or of a name it never listed).
+      const std::string tool =
+          connection.tools().empty() ? std::string("t") : connection.tools().front().name;
+      for (int k = 0; k < 2; ++k) {
+        calls.push_back(connection.call(
+            tool, protocol::Json::object(), [](session::ToolResult) {},
+            [&ended](session::ToolResult r) {
+              if (r.content.empty()) std::abort();
+              ++ended;
+            }));
+      }
+      loop.run();
+    }
+  }
+  if (process) {
+    handlers.out_end();
+    handlers.err_end();
+    process->alive = false;
+    handlers.exit(0);
+  }
+  loop.run();
+  loop.expire_all();
+  // Both calls ended exactly once (an answer, an error, the timeout or the exit), and the exit
+  // left the server failed.
+  if (!calls.empty() && ended != 2) std::abort();
+  if (connection.status() != mcp::Status::failed) std::abort();
+  return 0;
+}
