@@ -350,3 +350,26 @@ test("a misbehaving server: pages, names, errors, list_changed, timeout, crash, 
   assert.match(rebound.stderr(), /mcp\[rogue\] rogue: crashing on purpose/);
   assert.doesNotMatch(rebound.stderr(), new RegExp(SECRET));
 });
+
+test("end of input while a server never answers: the pending wait is answered, SIGTERM stops it, exit in about 1 s", async () => {
+  const dir = mkdtempSync(join(tmpdir(), "rebound-mcp-mute-"));
+  const marker = join(dir, "mute");
+  // A "server" that reads nothing and answers nothing (it ignores its stdin closing).
+  const rebound = startRebound(dir, { mcpConfig: { mcpServers: { mute: { command: "bash", args: ["-c", "sleep 30; true", marker] } } } });
+  const answer = rebound.send({ type: "get_mcp_servers", wait: true });
+  // Until its process runs (spawned on the loop's first turns).
+  for (let i = 0; i < 250; i++) {
+    try { if (execFileSync("pgrep", ["-f", marker], { encoding: "utf8" }).trim()) break; } catch {}
+    await new Promise((r) => setTimeout(r, 20));
+  }
+  const t0 = Date.now();
+  const exit = await rebound.close();
+  const took = Date.now() - t0;
+  assert.deepEqual(exit, { code: 0, signal: null }, rebound.stderr());
+  const r = await answer;
+  assert.equal(r.success, true);
+  assert.deepEqual(r.data.servers.map((s) => [s.name, s.status]), [["mute", "starting"]]);
+  // stdin closed, 1000 ms, SIGTERM: sleep dies of it; well before the 30 s start-up timeout.
+  assert.ok(took >= 900 && took < 2500, `exit took ${took} ms`);
+  assertNoProcessMentions(marker);
+});
