@@ -12,6 +12,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -57,7 +58,9 @@ std::string two_servers(const std::filesystem::path& dir, std::string& which) {
   return file.string();
 }
 
-int mcp_runs(int runs) {
+// Runs the server `runs` times; with `mcp` two servers are configured and, between the first
+// answer and the shutdown, the time until both are ready is measured too.
+int measure(int runs, bool mcp) {
   std::vector<double> startup, ready, shutdown;
   std::string which;
   for (int i = 0; i < runs; ++i) {
@@ -65,33 +68,33 @@ int mcp_runs(int runs) {
     rebound::testing::SubprocessOptions o;
     o.env["HOME"] = dir.path().string();
     o.unset_env = {"OPENAI_API_KEY", "ANTHROPIC_API_KEY"};
-    const std::string config = two_servers(dir.path(), which);
+    std::vector<std::string> argv{REBOUND_BINARY, "--agent-dir", dir.path().string(),
+                                  "--no-session", "--log-level", "warn"};
+    if (mcp) {
+      argv.push_back("--mcp-config");
+      argv.push_back(two_servers(dir.path(), which));
+    }
     const auto t0 = Clock::now();
-    Subprocess p({REBOUND_BINARY, "--agent-dir", dir.path().string(), "--no-session", "--log-level",
-                  "warn", "--mcp-config", config},
-                 o);
+    Subprocess p(argv, o);
     p.write("{\"id\":1,\"type\":\"get_state\"}\n");
     if (!p.read_line()) {
       std::fprintf(stderr, "no answer: %s\n", p.stderr_text().c_str());
       return 1;
     }
     startup.push_back(ms_since(t0));
-    p.write("{\"id\":2,\"type\":\"get_mcp_servers\",\"wait\":true}\n");
-    // Status events may come first; the answer is the line with id 2.
-    while (true) {
-      auto line = p.read_line();
-      if (!line) {
-        std::fprintf(stderr, "no get_mcp_servers answer: %s\n", p.stderr_text().c_str());
+    if (mcp) {
+      p.write("{\"id\":2,\"type\":\"get_mcp_servers\",\"wait\":true}\n");
+      // Status events may come first; the answer is the line with id 2.
+      std::optional<std::string> line;
+      while ((line = p.read_line()) && line->find("\"id\":2") == std::string::npos) {
+      }
+      if (!line || line->find("\"failed\"") != std::string::npos) {
+        std::fprintf(stderr, "servers not ready: %s %s\n", line.value_or("").c_str(),
+                     p.stderr_text().c_str());
         return 1;
       }
-      if (line->find("\"id\":2") == std::string::npos) continue;
-      if (line->find("\"failed\"") != std::string::npos) {
-        std::fprintf(stderr, "a server failed: %s\n", line->c_str());
-        return 1;
-      }
-      break;
+      ready.push_back(ms_since(t0));
     }
-    ready.push_back(ms_since(t0));
     const auto t1 = Clock::now();
     p.close_stdin();
     const auto status = p.wait();
@@ -101,41 +104,15 @@ int mcp_runs(int runs) {
       return 1;
     }
   }
-  std::printf("with two MCP servers (%s):\n", which.c_str());
+  if (mcp) std::printf("with two MCP servers (%s):\n", which.c_str());
   report("start-up to first get_state response", startup);
-  report("start-up to both servers ready", ready);
-  report("stdin closed to exit (servers stopped)", shutdown);
+  if (mcp) report("start-up to both servers ready", ready);
+  report(mcp ? "stdin closed to exit (servers stopped)" : "stdin closed to process exit", shutdown);
   return 0;
 }
 
 int main(int argc, char** argv) {
   const int runs = argc > 1 ? std::atoi(argv[1]) : 31;
-  std::vector<double> startup, shutdown;
-  for (int i = 0; i < runs; ++i) {
-    rebound::testing::TempDir dir;
-    rebound::testing::SubprocessOptions o;
-    o.env["HOME"] = dir.path().string();
-    o.unset_env = {"OPENAI_API_KEY", "ANTHROPIC_API_KEY"};
-    const auto t0 = Clock::now();
-    Subprocess p(
-        {REBOUND_BINARY, "--agent-dir", dir.path().string(), "--no-session", "--log-level", "warn"},
-        o);
-    p.write("{\"id\":1,\"type\":\"get_state\"}\n");
-    if (!p.read_line()) {
-      std::fprintf(stderr, "no answer: %s\n", p.stderr_text().c_str());
-      return 1;
-    }
-    startup.push_back(ms_since(t0));
-    const auto t1 = Clock::now();
-    p.close_stdin();
-    const auto status = p.wait();
-    shutdown.push_back(ms_since(t1));
-    if (status != 0) {
-      std::fprintf(stderr, "exit status %d\n", status.value_or(-1));
-      return 1;
-    }
-  }
-  report("start-up to first get_state response", startup);
-  report("stdin closed to process exit", shutdown);
-  return mcp_runs(runs);
+  if (int failed = measure(runs, false)) return failed;
+  return measure(runs, true);
 }
