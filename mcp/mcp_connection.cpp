@@ -126,7 +126,7 @@ void McpConnection::start() {
   initialized_sent_ = listing_ = relist_ = false;
   stdout_ended_ = stderr_ended_ = stopping_ = false;
   exit_status_.reset();
-  calls_.clear();
+  end_all_calls("Operation aborted");  // none is left by stop(); nothing is ever dropped
   notify_changed();
   if (config_.disabled) {
     status_ = Status::disabled;
@@ -540,8 +540,10 @@ std::unique_ptr<session::ToolCall> McpConnection::call(const std::string& tool, 
     finish_later(std::move(done), ToolResult::error("Invalid arguments: expected an object"));
     return nullptr;
   }
-  if (status_ != Status::ready || !peer_) {
-    const std::string why = error_.empty() ? std::string(status_name(status_)) : error_;
+  if (status_ != Status::ready || !peer_ || stopping_) {
+    const std::string why = !error_.empty() ? error_
+                            : stopping_     ? std::string("stopping")
+                                            : std::string(status_name(status_));
     finish_later(std::move(done),
                  ToolResult::error("MCP server " + name() + " is not available: " + why));
     return nullptr;

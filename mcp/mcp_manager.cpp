@@ -17,14 +17,18 @@ class NoCall : public session::ToolCall {
   void cancel() override {}
 };
 
+// The text of a call whose server set is gone (never in practice: the set outlives its session).
+constexpr const char* kGone = "MCP server is not available: stopped";
+
 }  // namespace
 
 // One offered MCP tool: calls go to its server under the server's own name for it.
 class McpManager::ToolAdapter : public session::Tool {
  public:
-  ToolAdapter(McpConnection& connection, std::weak_ptr<bool> alive, const ServerTool& tool,
-              std::string offered_name)
-      : connection_(connection),
+  ToolAdapter(session::Scheduler& scheduler, McpConnection& connection, std::weak_ptr<bool> alive,
+              const ServerTool& tool, std::string offered_name)
+      : scheduler_(scheduler),
+        connection_(connection),
         alive_(std::move(alive)),
         tool_name_(tool.name),
         read_only_(tool.read_only) {
@@ -37,13 +41,17 @@ class McpManager::ToolAdapter : public session::Tool {
   bool read_only_hint() const override { return read_only_; }
   std::unique_ptr<session::ToolCall> start(const Json& args, const session::ToolContext&,
                                            Progress progress, Done done) override {
-    if (alive_.expired()) return std::make_unique<NoCall>();
+    if (alive_.expired()) {
+      scheduler_.post([done = std::move(done)] { done(session::ToolResult::error(kGone)); });
+      return std::make_unique<NoCall>();
+    }
     auto call = connection_.call(tool_name_, args, std::move(progress), std::move(done));
     if (!call) return std::make_unique<NoCall>();
     return call;
   }
 
  private:
+  session::Scheduler& scheduler_;
   McpConnection& connection_;
   std::weak_ptr<bool> alive_;
   std::string tool_name_;
@@ -162,7 +170,8 @@ void McpManager::rename_tools() {
         continue;
       }
       s.offered_names.push_back(*name);
-      tools_.push_back(std::make_shared<ToolAdapter>(*s.connection, alive_, tool, *name));
+      tools_.push_back(
+          std::make_shared<ToolAdapter>(scheduler_, *s.connection, alive_, tool, *name));
     }
   }
   std::vector<std::string> names;

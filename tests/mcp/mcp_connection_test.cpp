@@ -356,3 +356,30 @@ TEST_CASE("the manager: offered names with the hash, the room left, waiting for 
   CHECK(f.processes[0]->signals == std::vector<int>{SIGTERM});
   CHECK(f.processes[1]->destroyed);
 }
+
+TEST_CASE("a call while the server stops is refused, and a restart leaves no call behind") {
+  Fixture f;
+  auto c = f.connection(config());
+  ready(f, *c);
+  std::vector<std::string> texts;
+  auto done = [&](session::ToolResult r) { texts.push_back(r.content[0].text); };
+  auto pending = c->call("t", Json::object(), {}, done);
+  bool gone = false;
+  c->stop([&] { gone = true; });
+  // The pending call was cancelled like an abort; the server was told.
+  CHECK(f.last().written.back()["method"] == "notifications/cancelled");
+  auto during = c->call("t", Json::object(), {}, done);
+  f.clock.run_ready();
+  REQUIRE(texts.size() == 2);
+  CHECK(texts[0] == "Operation aborted");
+  CHECK(texts[1] == "MCP server srv is not available: stopping");
+  f.last().alive = false;
+  f.last().handlers.err_end();
+  f.last().handlers.exit(0);
+  f.clock.run_ready();
+  CHECK(gone);
+  CHECK(c->status() == Status::ready);  // a stop on request is not a failure
+  c->start();
+  CHECK(f.processes.size() == 2);
+  CHECK(c->status() == Status::starting);
+}
