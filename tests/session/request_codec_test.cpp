@@ -148,6 +148,19 @@ TEST_CASE("tool definitions go to both APIs in their own form, none, no key") {
   CHECK(a[1]["input_schema"]["required"] == Json::array());
 }
 
+TEST_CASE("an MCP tool's schema goes whole to both APIs, $defs and anyOf included") {
+  LlmRequest r;
+  r.model.id = "m";
+  const Json schema = Json::parse(
+      R"({"$defs":{"p":{"type":"string"}},"anyOf":[{"required":["a"]},{"required":["b"]}],"properties":{"a":{"$ref":"#/$defs/p"}},"additionalProperties":false,"type":"object"})");
+  rebound::session::ToolDefinition mcp{"mcp__s__t", "From a server", schema};
+  mcp.external = true;
+  r.tools.push_back(mcp);
+  CHECK(openai_request_body(r)["tools"][0]["function"]["parameters"] == schema);
+  CHECK(anthropic_request_body(r)["tools"][0] ==
+        Json{{"name", "mcp__s__t"}, {"description", "From a server"}, {"input_schema", schema}});
+}
+
 TEST_CASE("tool history without active tools, and images of tool results for both APIs") {
   LlmRequest r;
   r.model.id = "m";
