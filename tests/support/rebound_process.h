@@ -30,6 +30,19 @@ class ReboundProcess {
       : files_written_(write_files(files)),
         proc_(argv(extra_args), with_defaults(std::move(options), is_acp(extra_args))) {}
 
+  /// A server the test did not wait for itself must end well: its stdin closed, it exits with
+  /// status 0 (an ASan build's leak report would make it 1). `expect_any_exit()` opts out.
+  ~ReboundProcess() {
+    if (proc_.waited() || any_exit_) return;
+    proc_.close_stdin();
+    const auto status = proc_.wait(5000ms);
+    CHECK_MESSAGE(status == 0, "the server did not exit with 0 at the end of the test: "
+                                   << (status ? std::to_string(*status) : "still running")
+                                   << "; stderr tail: " << tail(proc_.stderr_text()));
+  }
+  ReboundProcess(ReboundProcess&&) = delete;
+  void expect_any_exit() { any_exit_ = true; }
+
   Subprocess& proc() { return proc_; }
   const TempDir& dir() const { return dir_; }
 
@@ -119,9 +132,14 @@ class ReboundProcess {
     return o;
   }
 
+  static std::string tail(const std::string& text) {
+    return text.size() > 2000 ? text.substr(text.size() - 2000) : text;
+  }
+
   TempDir dir_;  // declared first: it must exist before the process starts
   bool files_written_;
   Subprocess proc_;
+  bool any_exit_ = false;
 };
 
 /// The lines of `type` among `events`, in order.

@@ -48,6 +48,8 @@ class Subprocess {
   std::optional<std::string> read_line(std::chrono::milliseconds timeout = 5000ms);
   /// Lines until end of output (or the timeout for the whole read).
   std::vector<std::string> read_all_lines(std::chrono::milliseconds timeout = 5000ms);
+  /// Whether wait() saw the child exit.
+  bool waited() const { return status_.has_value(); }
   /// Waits for exit; the exit status (128 + signal for a signal), or nullopt on timeout.
   std::optional<int> wait(std::chrono::milliseconds timeout = 5000ms);
   /// The child's user and system CPU seconds over its whole life, once wait() saw it exit
