@@ -1,7 +1,6 @@
 #include "mcp/jsonrpc_peer.h"
 
 #include <utility>
-#include <vector>
 
 #include "protocol/json_line.h"
 #include "protocol/jsonrpc.h"
@@ -51,18 +50,6 @@ JsonRpcPeer::Received JsonRpcPeer::receive(std::string_view line) {
   pending_.erase(found);
   answer(message);
   return Received::message;
-}
-
-void JsonRpcPeer::fail_all(const Json& error) {
-  std::vector<std::pair<std::int64_t, Answer>> failing(pending_.begin(), pending_.end());
-  pending_.clear();
-  for (auto& [id, answer] : failing) {
-    Json response = Json::object();
-    response["jsonrpc"] = "2.0";
-    response["id"] = id;
-    response["error"] = error;
-    answer(response);
-  }
 }
 
 }  // namespace rebound::mcp

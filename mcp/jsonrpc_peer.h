@@ -43,8 +43,6 @@ class JsonRpcPeer {
   /// report; a response to an id not pending is dropped.
   Received receive(std::string_view line);
 
-  /// Every pending request is answered with `{"error":error}` (the server stopped), in id order.
-  void fail_all(const Json& error);
   std::size_t pending() const { return pending_.size(); }
 
  private:

@@ -8,6 +8,8 @@
 
 #include "mcp/mcp_results.h"
 #include "protocol/messages.h"
+#include "tools/tool_args.h"
+#include "tools/truncate.h"
 
 namespace rebound::mcp {
 
@@ -21,24 +23,28 @@ constexpr const char* kKnownVersions[] = {"2025-11-25", "2025-06-18", "2025-03-2
 constexpr std::size_t kStderrLogBytes = 4096;
 constexpr std::size_t kStderrErrorBytes = 500;
 
-// The first `max` bytes of `text`, cut back to a UTF-8 character boundary.
+using tools::has_string;
+using tools::string_arg;
+
 std::string utf8_prefix(std::string_view text, std::size_t max) {
-  if (text.size() <= max) return std::string(text);
-  std::size_t n = max;
-  while (n > 0 && (static_cast<unsigned char>(text[n]) & 0xC0) == 0x80)
-    --n;
-  return std::string(text.substr(0, n));
+  return std::string(tools::utf8_prefix(text, max));
 }
 
+// `MCP error <code>: <message>` of a response's `error` member (whatever it holds).
 std::string error_text(const Json& error) {
-  std::string out = "MCP error ";
-  const auto code = error.find("code");
-  out += code != error.end() && code->is_number() ? code->dump() : std::string("unknown");
-  out += ": ";
-  const auto message = error.find("message");
-  out += message != error.end() && message->is_string() ? message->get<std::string>()
-                                                        : std::string("(no message)");
-  return out;
+  const Json none = Json::object();
+  const Json& e = error.is_object() ? error : none;
+  const auto code = e.find("code");
+  return "MCP error " +
+         (code != e.end() && code->is_number() ? code->dump() : std::string("unknown")) + ": " +
+         string_arg(e, "message", "(no message)");
+}
+
+// A response's `result` when it is an object; else an empty object.
+const Json& result_of(const Json& response) {
+  static const Json empty = Json::object();
+  const auto result = response.find("result");
+  return result != response.end() && result->is_object() ? *result : empty;
 }
 
 std::string exit_text(int status) {
@@ -159,10 +165,7 @@ void McpConnection::start() {
     stdout_ended_ = true;
     // A server that closed its stdout can no longer answer: it is stopped, and fails with
     // its exit status once that is known (section 3.4).
-    if (process_ && !stop_timer_) {
-      process_->close_stdin();
-      kill_step(0);
-    }
+    begin_stop();
   };
   handlers.err = [this, guard](std::string_view bytes) {
     if (guard()) on_stderr(bytes);
@@ -213,12 +216,10 @@ void McpConnection::start() {
 void McpConnection::on_initialized(const Json& response) {
   if (status_ != Status::starting) return;
   if (const auto error = response.find("error"); error != response.end()) {
-    fail("Initialization failed: " + error_text(error->is_object() ? *error : Json::object()));
+    fail("Initialization failed: " + error_text(*error));
     return;
   }
-  const Json& result = response.contains("result") && response["result"].is_object()
-                           ? response["result"]
-                           : Json::object();
+  const Json& result = result_of(response);
   const auto version = result.find("protocolVersion");
   const std::string v = version != result.end() && version->is_string()
                             ? version->get<std::string>()
@@ -232,9 +233,8 @@ void McpConnection::on_initialized(const Json& response) {
   }
   if (const auto info = result.find("serverInfo"); info != result.end() && info->is_object()) {
     Json kept = Json::object();
-    kept["name"] = info->value("name", Json("")).is_string() ? info->value("name", "") : "";
-    kept["version"] =
-        info->value("version", Json("")).is_string() ? info->value("version", "") : "";
+    kept["name"] = string_arg(*info, "name");
+    kept["version"] = string_arg(*info, "version");
     server_info_ = std::move(kept);
   }
   peer_->notify("notifications/initialized");
@@ -255,7 +255,7 @@ void McpConnection::list_tools(std::optional<Json> cursor, int page,
   peer_->request("tools/list", std::move(params), [this, page, so_far](const Json& response) {
     if (status_ != Status::starting && status_ != Status::ready) return;
     if (const auto error = response.find("error"); error != response.end()) {
-      const std::string text = error_text(error->is_object() ? *error : Json::object());
+      const std::string text = error_text(*error);
       if (status_ == Status::starting) {
         fail("Initialization failed: " + text);
         return;
@@ -264,9 +264,7 @@ void McpConnection::list_tools(std::optional<Json> cursor, int page,
       finish_listing(tools_);
       return;
     }
-    const Json empty = Json::object();
-    const Json& result =
-        response.contains("result") && response["result"].is_object() ? response["result"] : empty;
+    const Json& result = result_of(response);
     if (const auto list = result.find("tools"); list != result.end() && list->is_array())
       accept_tools(*list, *so_far);
     const auto next = result.find("nextCursor");
@@ -284,7 +282,7 @@ void McpConnection::list_tools(std::optional<Json> cursor, int page,
 
 void McpConnection::accept_tools(const Json& list, std::vector<ServerTool>& into) const {
   for (const auto& tool : list) {
-    if (!tool.is_object() || !tool.contains("name") || !tool["name"].is_string()) {
+    if (!tool.is_object() || !has_string(tool, "name")) {
       spdlog::warn("mcp[{}] skipped a tool without a name", name());
       continue;
     }
@@ -314,13 +312,12 @@ void McpConnection::accept_tools(const Json& list, std::vector<ServerTool>& into
     if (!t.parameters.contains("type")) t.parameters["type"] = "object";
     const auto annotations = tool.find("annotations");
     const bool has_annotations = annotations != tool.end() && annotations->is_object();
-    if (tool.contains("description") && tool["description"].is_string()) {
+    if (has_string(tool, "description")) {
       t.description = tool["description"].get<std::string>();
-    } else if (tool.contains("title") && tool["title"].is_string()) {
+    } else if (has_string(tool, "title")) {
       t.description = tool["title"].get<std::string>();
-    } else if (has_annotations && annotations->contains("title") &&
-               (*annotations)["title"].is_string()) {
-      t.description = (*annotations)["title"].get<std::string>();
+    } else if (has_annotations) {
+      t.description = string_arg(*annotations, "title");
     }
     t.read_only = has_annotations && annotations->value("readOnlyHint", Json(false)) == true;
     into.push_back(std::move(t));
@@ -454,11 +451,14 @@ void McpConnection::fail(std::string error) {
   if (startup_timer_) startup_timer_->cancel();
   if (was_up) end_all_calls("MCP server " + name() + " stopped during the call: " + error_);
   stopping_ = true;
-  if (process_ && !stop_timer_ && !exit_status_) {
-    process_->close_stdin();
-    kill_step(0);
-  }
+  if (!exit_status_) begin_stop();
   notify_changed();
+}
+
+void McpConnection::begin_stop() {
+  if (!process_ || stop_timer_) return;  // gone, or its stop sequence runs already
+  process_->close_stdin();
+  kill_step(0);
 }
 
 void McpConnection::kill_step(int step) {
@@ -500,10 +500,7 @@ void McpConnection::stop(std::function<void()> gone) {
     error_ = "Stopped before it started";
   }
   // Pending calls are cancelled as on an abort (section 5).
-  std::vector<std::int64_t> ids;
-  for (const auto& [id, call] : calls_)
-    ids.push_back(id);
-  for (const auto id : ids)
+  for (const auto id : call_ids())
     cancel_call(id, "Request was aborted", ToolResult::error("Operation aborted"));
   if (status_ == Status::starting || status_ == Status::ready) {
     if (startup_timer_) startup_timer_->cancel();
@@ -521,10 +518,7 @@ void McpConnection::stop(std::function<void()> gone) {
     settle_exit();
     return;
   }
-  if (!stop_timer_) {
-    process_->close_stdin();
-    kill_step(0);
-  }
+  begin_stop();
 }
 
 // ---- calls ----
@@ -532,20 +526,16 @@ void McpConnection::stop(std::function<void()> gone) {
 std::unique_ptr<session::ToolCall> McpConnection::call(const std::string& tool, const Json& args,
                                                        session::Tool::Progress progress,
                                                        session::Tool::Done done) {
-  auto finish_later = [this](session::Tool::Done d, ToolResult r) {
-    std::weak_ptr<bool> alive = alive_;
-    scheduler_.post([d = std::move(d), r = std::move(r)]() mutable { d(std::move(r)); });
-  };
   if (!args.is_object()) {
-    finish_later(std::move(done), ToolResult::error("Invalid arguments: expected an object"));
+    post_done(std::move(done), ToolResult::error("Invalid arguments: expected an object"));
     return nullptr;
   }
   if (status_ != Status::ready || !peer_ || stopping_) {
     const std::string why = !error_.empty() ? error_
                             : stopping_     ? std::string("stopping")
                                             : std::string(status_name(status_));
-    finish_later(std::move(done),
-                 ToolResult::error("MCP server " + name() + " is not available: " + why));
+    post_done(std::move(done),
+              ToolResult::error("MCP server " + name() + " is not available: " + why));
     return nullptr;
   }
   const std::int64_t id = peer_->next_id();
@@ -571,7 +561,7 @@ std::unique_ptr<session::ToolCall> McpConnection::call(const std::string& tool, 
   peer_->request("tools/call", std::move(params), [this, id, tool](const Json& response) {
     if (!calls_.count(id)) return;
     if (const auto error = response.find("error"); error != response.end()) {
-      end_call(id, ToolResult::error(error_text(error->is_object() ? *error : Json::object())));
+      end_call(id, ToolResult::error(error_text(*error)));
       return;
     }
     const auto result = response.find("result");
@@ -592,7 +582,12 @@ void McpConnection::end_call(std::int64_t id, ToolResult result) {
   session::Tool::Done done = std::move(it->second.done);
   calls_.erase(it);
   if (peer_) peer_->forget(id);
-  std::weak_ptr<bool> alive = alive_;
+  post_done(std::move(done), std::move(result));
+}
+
+void McpConnection::post_done(session::Tool::Done done, ToolResult result) {
+  // Never inside the caller's stack (a cancel(), a call()); the session checks its own
+  // liveness in `done`.
   scheduler_.post([done = std::move(done), result = std::move(result)]() mutable {
     if (done) done(std::move(result));
   });
@@ -615,11 +610,15 @@ void McpConnection::cancel_call(std::int64_t id, const std::string& reason,
   }
 }
 
-void McpConnection::end_all_calls(const std::string& text) {
+std::vector<std::int64_t> McpConnection::call_ids() const {
   std::vector<std::int64_t> ids;
   for (const auto& [id, call] : calls_)
     ids.push_back(id);
-  for (const auto id : ids)
+  return ids;
+}
+
+void McpConnection::end_all_calls(const std::string& text) {
+  for (const auto id : call_ids())
     end_call(id, ToolResult::error(text));
 }
 

@@ -139,6 +139,9 @@ class McpConnection {
   void cancel_call(std::int64_t id, const std::string& reason,
                    std::optional<session::ToolResult> result);
   void end_all_calls(const std::string& text);
+  std::vector<std::int64_t> call_ids() const;
+  void post_done(session::Tool::Done done, session::ToolResult result);
+  void begin_stop();
   void kill_step(int step);
   void maybe_gone();
 

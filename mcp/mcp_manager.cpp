@@ -174,13 +174,6 @@ void McpManager::rename_tools() {
           std::make_shared<ToolAdapter>(scheduler_, *s.connection, alive_, tool, *name));
     }
   }
-  std::vector<std::string> names;
-  for (const auto& t : tools_)
-    names.push_back(t->definition().name);
-  if (names != last_names_) {
-    last_names_ = std::move(names);
-    tools_changed_ = true;
-  }
 }
 
 std::vector<std::shared_ptr<session::Tool>> McpManager::offered(std::size_t room) {
@@ -188,12 +181,16 @@ std::vector<std::shared_ptr<session::Tool>> McpManager::offered(std::size_t room
   // nothing to this request.
   rename_tools();
   if (tools_.size() <= room) return tools_;
+  // Logged once per change of the set or of what is left out.
   const std::size_t over = tools_.size() - room;
-  if (tools_changed_ || over != last_over_limit_) {
+  std::vector<std::string> names;
+  for (const auto& t : tools_)
+    names.push_back(t->definition().name);
+  if (over != last_over_limit_ || names != last_names_) {
     spdlog::warn("mcp: {} tools over the limit of {} are not offered", over,
                  session::kMaxOfferedTools);
-    tools_changed_ = false;
     last_over_limit_ = over;
+    last_names_ = std::move(names);
   }
   return {tools_.begin(), tools_.begin() + static_cast<std::ptrdiff_t>(room)};
 }

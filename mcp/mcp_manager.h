@@ -86,8 +86,7 @@ class McpManager : public session::DynamicTools {
   };
   std::vector<Restart> restarts_;
   std::size_t last_over_limit_ = 0;
-  std::vector<std::string> last_names_;  // of the tools offered last
-  bool tools_changed_ = true;
+  std::vector<std::string> last_names_;  // the set when the limit was last logged
   std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
 };
 

@@ -57,15 +57,6 @@ std::variant<ContentBlock, std::string> convert_block(const Json& block) {
   return ContentBlock::make_text("[Unsupported content: " + type + "]");
 }
 
-// The longest prefix of `text` of at most `max` bytes that ends on a character boundary.
-std::string utf8_prefix(const std::string& text, std::size_t max) {
-  if (text.size() <= max) return text;
-  std::size_t end = max;
-  while (end > 0 && (static_cast<unsigned char>(text[end]) & 0xC0) == 0x80)
-    --end;
-  return text.substr(0, end);
-}
-
 }  // namespace
 
 std::size_t base64_decoded_size(const std::string& data) {
@@ -123,7 +114,7 @@ std::variant<session::ToolResult, std::string> convert_call_result(const Json& r
     if (t.first_line_exceeds_limit) {
       // A server's answer cannot be re-read with an offset: keep what fits of line 1.
       const std::string line = joined.substr(0, joined.find('\n'));
-      t.content = utf8_prefix(line, tools::kMaxBytes);
+      t.content = std::string(tools::utf8_prefix(line, tools::kMaxBytes));
       t.output_lines = 1;
       t.output_bytes = t.content.size();
       text = t.content + "\n\n[Showing the first " + tools::format_size(tools::kMaxBytes) +

@@ -108,4 +108,15 @@ mcp::Spawner child_process_spawner(boost::asio::any_io_executor executor) {
   };
 }
 
+std::unique_ptr<mcp::McpManager> make_mcp_set(boost::asio::any_io_executor executor,
+                                              session::Scheduler& scheduler, McpSources sources,
+                                              std::string cwd, mcp::Getenv getenv,
+                                              std::vector<std::string> builtin_names) {
+  return std::make_unique<mcp::McpManager>(
+      scheduler, child_process_spawner(std::move(executor)), std::move(sources.servers),
+      mcp::McpConnection::Options{std::move(cwd), std::move(getenv), sources.settings,
+                                  REBOUND_VERSION},
+      std::move(builtin_names));
+}
+
 }  // namespace rebound::server

@@ -11,7 +11,9 @@
 
 #include "mcp/mcp_config.h"
 #include "mcp/mcp_connection.h"
+#include "mcp/mcp_manager.h"
 #include "server/cli_options.h"
+#include "session/scheduler.h"
 
 namespace rebound::server {
 
@@ -31,5 +33,12 @@ std::variant<McpSources, std::string> read_mcp_sources(const CliOptions& options
 /// Starts server processes as ChildProcess children (stdin/stdout pipes, stderr separate, a
 /// process group of their own).
 mcp::Spawner child_process_spawner(boost::asio::any_io_executor executor);
+
+/// The MCP servers of a session working in `cwd` (rpc mode: the process's; acp mode: one ACP
+/// session's), not started yet; `builtin_names` are the tools offered before theirs.
+std::unique_ptr<mcp::McpManager> make_mcp_set(boost::asio::any_io_executor executor,
+                                              session::Scheduler& scheduler, McpSources sources,
+                                              std::string cwd, mcp::Getenv getenv,
+                                              std::vector<std::string> builtin_names);
 
 }  // namespace rebound::server

@@ -155,12 +155,8 @@ int run_server(const CliOptions& options) {
     return 1;
   }
   if (options.mode != "acp") {
-    auto& found = std::get<McpSources>(sources);
-    rpc_mcp = std::make_unique<mcp::McpManager>(
-        scheduler, child_process_spawner(io.get_executor()), std::move(found.servers),
-        mcp::McpConnection::Options{fs::absolute(cwd, ec).string(), getenv, found.settings,
-                                    REBOUND_VERSION},
-        active_tools);
+    rpc_mcp = make_mcp_set(io.get_executor(), scheduler, std::move(std::get<McpSources>(sources)),
+                           fs::absolute(cwd, ec).string(), getenv, active_tools);
   }
   net::HttpClient http(io.get_executor(), net::ProxyConfig::from_environment(getenv));
   // A client that reads stdout slowly slows the model's stream down instead of filling memory.
@@ -239,11 +235,9 @@ int run_server(const CliOptions& options) {
         spdlog::warn("acp: mcpServers: {}", w);
       if (auto* error = std::get_if<std::string>(&sources))
         return AcpOpenError{-32603, "Internal error: " + *error};
-      auto& found = std::get<McpSources>(sources);
-      auto mcp_set = std::make_unique<mcp::McpManager>(
-          scheduler, child_process_spawner(io.get_executor()), std::move(found.servers),
-          mcp::McpConnection::Options{session_cwd, getenv, found.settings, REBOUND_VERSION},
-          active_tools);
+      auto mcp_set =
+          make_mcp_set(io.get_executor(), scheduler, std::move(std::get<McpSources>(sources)),
+                       session_cwd, getenv, active_tools);
       auto made = std::make_unique<session::AgentSession>(
           session::SessionOptions{providers.start_model, std::move(id), providers.has_key,
                                   std::move(file), std::move(loaded),
@@ -269,10 +263,8 @@ int run_server(const CliOptions& options) {
     });
     dispatcher = std::make_unique<RpcDispatcher>(*host.find(rpc_slot), out, &events, rpc_mcp.get());
   }
-  // MCP status changes are events once the first command was read (mcp.md section 8); the
-  // servers start now, in the background.
+  // MCP status changes are events once the first command was read (mcp.md section 8).
   bool command_seen = false;
-  bool mcp_stopped = !rpc_mcp;
   if (rpc_mcp) {
     rpc_mcp->on_update([&](const protocol::Json& fields) {
       if (command_seen)
@@ -297,7 +289,7 @@ int run_server(const CliOptions& options) {
     bash.kill_background();                 // and what earlier commands left running
     builtin_tools.bash->kill_background();  // and what bash tool calls left running
     // MCP servers stop after the protocol work above, all at once (mcp.md section 3.4).
-    if (rpc_mcp) rpc_mcp->stop_all([&] { mcp_stopped = true; });
+    if (rpc_mcp) rpc_mcp->stop_all({});
     // The whole shutdown is bounded: whatever still keeps the loop busy after the limit (a
     // reader that stopped reading stdout, a child that does not die) is given up on.
     drain_deadline.expires_after(kShutdownDrainLimit + ((rpc_mcp && rpc_mcp->any_running()) || acp
@@ -315,7 +307,8 @@ int run_server(const CliOptions& options) {
   // (its response is written first); then the deadline is cancelled.
   finish_when_quiet = [&] {
     writer.when_drained([&] {
-      if (acp ? acp->busy() : host.find(rpc_slot)->is_bash_running() || !mcp_stopped) {
+      if (acp ? acp->busy()
+              : host.find(rpc_slot)->is_bash_running() || (rpc_mcp && rpc_mcp->any_running())) {
         quiet_check.expires_after(std::chrono::milliseconds(5));
         quiet_check.async_wait([&](const boost::system::error_code& e) {
           if (!e) finish_when_quiet();

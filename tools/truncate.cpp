@@ -128,6 +128,14 @@ Truncation truncate_tail(std::string_view text, std::int64_t max_lines, std::siz
   return t;
 }
 
+std::string_view utf8_prefix(std::string_view text, std::size_t max) {
+  if (text.size() <= max) return text;
+  std::size_t end = max;
+  while (end > 0 && (static_cast<unsigned char>(text[end]) & 0xC0) == 0x80)
+    --end;
+  return text.substr(0, end);
+}
+
 std::string format_size(std::size_t bytes) {
   if (bytes < 1024) return std::to_string(bytes) + "B";
   const bool mb = bytes >= 1024 * 1024;

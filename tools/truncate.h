@@ -37,6 +37,9 @@ Truncation truncate_head(std::string_view text, std::int64_t max_lines = kMaxLin
 Truncation truncate_tail(std::string_view text, std::int64_t max_lines = kMaxLines,
                          std::size_t max_bytes = kMaxBytes);
 
+/// The longest prefix of `text` of at most `max` bytes that ends on a UTF-8 character boundary.
+std::string_view utf8_prefix(std::string_view text, std::size_t max);
+
 /// `<n>B`, `<x>KB`, `<x>MB` with one decimal rounded half up.
 std::string format_size(std::size_t bytes);
 
