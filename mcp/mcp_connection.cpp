@@ -451,7 +451,8 @@ void McpConnection::fail(std::string error) {
   if (startup_timer_) startup_timer_->cancel();
   if (was_up) end_all_calls("MCP server " + name() + " stopped during the call: " + error_);
   stopping_ = true;
-  if (!exit_status_) begin_stop();
+  // Also after the process exited: what it left in its group gets the same sequence.
+  begin_stop();
   notify_changed();
 }
 

@@ -262,7 +262,7 @@ std::optional<std::string> McpManager::restart(const std::string& name,
   restarts_.push_back(Restart{c, std::move(done), false});
   std::weak_ptr<bool> alive = alive_;
   c->stop([this, alive, c] {
-    if (alive.expired()) return;
+    if (alive.expired() || stopping_all_) return;  // shut down meanwhile: no new process
     for (auto& r : restarts_) {
       if (r.connection == c) r.started = true;
     }
@@ -277,11 +277,21 @@ bool McpManager::any_running() const {
 }
 
 void McpManager::stop_all(std::function<void()> gone) {
+  stopping_all_ = true;
   // Nothing will settle any more: whoever waits gets the servers as they are now.
   auto waiting = std::move(waiters_);
   waiters_.clear();
   for (auto& w : waiting)
     scheduler_.post(std::move(w.settled));
+  // A restart in progress will not start its server again: it is answered with it as it is.
+  for (auto& r : std::exchange(restarts_, {})) {
+    for (const auto& srv : servers_) {
+      if (srv.connection.get() == r.connection)
+        scheduler_.post([done = std::move(r.done), server = server_json(srv, true)]() mutable {
+          done(std::move(server));
+        });
+    }
+  }
   auto left = std::make_shared<std::size_t>(servers_.size() + 1);
   auto one_gone = [left, gone = std::move(gone)] {
     if (--*left == 0 && gone) gone();

@@ -85,6 +85,7 @@ class McpManager : public session::DynamicTools {
     bool started = false;
   };
   std::vector<Restart> restarts_;
+  bool stopping_all_ = false;  // stop_all() came: nothing starts any more
   std::size_t last_over_limit_ = 0;
   std::vector<std::string> last_names_;  // the set when the limit was last logged
   std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);

@@ -383,3 +383,41 @@ TEST_CASE("a call while the server stops is refused, and a restart leaves no cal
   CHECK(f.processes.size() == 2);
   CHECK(c->status() == Status::starting);
 }
+
+TEST_CASE(
+    "a server whose process exits but leaves its group behind: the group gets the stop sequence") {
+  Fixture f;
+  auto c = f.connection(config());
+  ready(f, *c);
+  f.last().handlers.err_end();
+  f.last().handlers.exit(1 << 8);  // exited with code 1; `alive` stays: a child it left runs on
+  f.clock.run_ready();
+  CHECK(c->error() == "Exited with code 1");
+  CHECK(f.last().signals.empty());
+  f.clock.advance(1000);
+  CHECK(f.last().signals == std::vector<int>{SIGTERM});
+  f.clock.advance(1000);
+  CHECK(f.last().destroyed);  // SIGKILL to the group, reaped
+}
+
+TEST_CASE("a restart that stop_all overtakes is answered and starts nothing") {
+  Fixture f;
+  std::vector<mcp::ServerConfig> servers{config("one")};
+  mcp::McpManager m(f.clock, f.spawner(), servers, f.options(), {});
+  m.start_all();
+  f.clock.run_ready();
+  f.reply(kInitOk);
+  f.reply(R"({"jsonrpc":"2.0","id":2,"result":{"tools":[]}})");
+  std::vector<Json> answers;
+  REQUIRE_FALSE(m.restart("one", [&](Json s) { answers.push_back(std::move(s)); }));
+  bool gone = false;
+  m.stop_all([&] { gone = true; });
+  f.last().alive = false;
+  f.last().handlers.err_end();
+  f.last().handlers.exit(0);
+  f.clock.run_all();
+  CHECK(gone);
+  REQUIRE(answers.size() == 1);  // exactly one answer
+  CHECK(answers[0]["name"] == "one");
+  CHECK(f.processes.size() == 1);  // no new process after the shutdown's stop
+}
