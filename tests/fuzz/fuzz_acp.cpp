@@ -9,8 +9,8 @@
 #include <string_view>
 
 #include "protocol/json_line.h"
-#include "server/acp_connection.h"
-#include "server/acp_updates.h"
+#include "server/acp/acp_connection.h"
+#include "server/acp/acp_updates.h"
 #include "session/scheduler.h"
 
 using namespace rebound;

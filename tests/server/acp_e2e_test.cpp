@@ -9,7 +9,7 @@
 #include <filesystem>
 #include <string>
 
-#include "server/acp_updates.h"
+#include "server/acp/acp_updates.h"
 #include "tests/support/rebound_process.h"
 
 using namespace rebound;

@@ -2,7 +2,7 @@
 // working directory and environment, the exit status, killing the whole group, and destroying
 // a running child (no callback afterwards, nothing of its group left).
 
-#include "server/child_process.h"
+#include "process/child_process.h"
 
 #include <signal.h>
 #include <sys/wait.h>
@@ -14,7 +14,7 @@
 #include <string>
 #include <thread>
 
-using namespace rebound::server;
+using namespace rebound::process;
 using namespace std::chrono_literals;
 
 namespace {

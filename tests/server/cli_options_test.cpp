@@ -1,4 +1,4 @@
-#include "server/cli_options.h"
+#include "server/app/cli_options.h"
 
 #include <doctest/doctest.h>
 

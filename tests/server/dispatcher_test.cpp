@@ -1,4 +1,4 @@
-#include "server/rpc_dispatcher.h"
+#include "server/pi/rpc_dispatcher.h"
 
 #include <doctest/doctest.h>
 

@@ -3,7 +3,7 @@
 // The writer's thread makes progress on its own; the test waits for conditions (bytes read,
 // callbacks run), never for a time.
 
-#include "server/stdio_transport.h"
+#include "server/io/stdio_transport.h"
 
 #include <doctest/doctest.h>
 #include <fcntl.h>

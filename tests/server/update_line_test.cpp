@@ -2,7 +2,7 @@
 // step of random streams (text and thinking deltas with multi-byte and escaped characters, tool
 // calls, usage changes).
 
-#include "server/update_line.h"
+#include "server/pi/update_line.h"
 
 #include <doctest/doctest.h>
 

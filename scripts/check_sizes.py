@@ -1,0 +1,159 @@
+#!/usr/bin/env python3
+"""Size limits of the product code (docs/architecture.md, "Size limits"): no function body over
+150 lines and no file over 700 lines in the product folders (tests, benchmarks and fuzz targets
+are not product code). A function is a brace block at namespace or class scope whose head (the
+text since the previous `;`, `{` or `}`) has a parameter list; lambdas and local classes count
+towards the function they are written in. Comments, strings and preprocessor lines are blanked
+before the braces are matched.
+
+Usage: check_sizes.py [ROOT] [--max-function N] [--max-file N]; exit 1 with one line per
+offender, 0 with a summary line otherwise."""
+
+import argparse
+import pathlib
+import re
+import sys
+
+PRODUCT = ["protocol", "session", "tools", "mcp", "net", "config", "process", "server", "client"]
+SCOPE_WORDS = re.compile(r"\b(namespace|class|struct|union|enum)\b")
+
+
+def blank(text):
+    """Comments, string and character literals and preprocessor lines become spaces; newlines
+    stay, so line numbers are kept."""
+    out = []
+    i, n = 0, len(text)
+    at_line_start = True
+    while i < n:
+        c = text[i]
+        if at_line_start and c == "#":
+            while i < n and text[i] != "\n":
+                # a continued directive goes on past the backslash-newline
+                if text[i] == "\\" and i + 1 < n and text[i + 1] == "\n":
+                    out.append(" \n")
+                    i += 2
+                    continue
+                out.append(" ")
+                i += 1
+            continue
+        if c == "\n":
+            at_line_start = True
+            out.append(c)
+            i += 1
+            continue
+        if not c.isspace():
+            at_line_start = False
+        if text.startswith("//", i):
+            while i < n and text[i] != "\n":
+                out.append(" ")
+                i += 1
+            continue
+        if text.startswith("/*", i):
+            end = text.find("*/", i + 2)
+            end = n if end < 0 else end + 2
+            out.append(re.sub(r"[^\n]", " ", text[i:end]))
+            i = end
+            continue
+        raw = re.match(r'R"([^(\s]*)\(', text[i:i + 20])
+        if raw:
+            close = ")" + raw.group(1) + '"'
+            end = text.find(close, i + raw.end())
+            end = n if end < 0 else end + len(close)
+            out.append('"' + re.sub(r"[^\n]", " ", text[i + 1:end - 1]) + '"')
+            i = end
+            continue
+        if c in "\"'":
+            # a digit separator (1'000) is no character literal
+            if c == "'" and i > 0 and text[i - 1].isalnum():
+                out.append(" ")
+                i += 1
+                continue
+            j = i + 1
+            while j < n and text[j] != c and text[j] != "\n":
+                j += 2 if text[j] == "\\" else 1
+            out.append(c + " " * (min(j, n) - i - 1) + (c if j < n else ""))
+            i = j + 1
+            continue
+        out.append(c)
+        i += 1
+    return "".join(out)
+
+
+def functions(text):
+    """(name, first line, last line) of each function body at namespace or class scope."""
+    code = blank(text)
+    result = []
+    stack = []  # per open brace: "scope" (namespace/class/other non-function) or "function"
+    head_start = 0
+    line = 1
+    line_of = []
+    for ch in code:
+        line_of.append(line)
+        if ch == "\n":
+            line += 1
+    for i, ch in enumerate(code):
+        if ch == "{":
+            if any(kind == "function" for kind, *_ in stack):
+                stack.append(("inner",))
+                continue
+            head = code[head_start:i]
+            is_function = ("(" in head and not SCOPE_WORDS.search(head.split("(")[0])
+                           and not re.search(r"=\s*$", head))
+            if is_function:
+                name = re.findall(r"([~\w:]+)\s*\(", head)
+                first = line_of[head_start + len(head) - len(head.lstrip())]
+                stack.append(("function", name[0] if name else "?", first))
+            else:
+                stack.append(("scope",))
+            head_start = i + 1
+        elif ch == "}":
+            if stack:
+                top = stack.pop()
+                if top[0] == "function":
+                    result.append((top[1], top[2], line_of[i]))
+            if not any(kind == "function" for kind, *_ in stack):
+                head_start = i + 1
+        elif ch == ";" and not any(kind == "function" for kind, *_ in stack):
+            head_start = i + 1
+    return result
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("root", nargs="?", default=pathlib.Path(__file__).resolve().parent.parent)
+    parser.add_argument("--max-function", type=int, default=150)
+    parser.add_argument("--max-file", type=int, default=700)
+    args = parser.parse_args()
+    root = pathlib.Path(args.root)
+    offenders = []
+    files = 0
+    longest = ("", "", 0)
+    for folder in PRODUCT:
+        for path in sorted((root / folder).rglob("*")):
+            if path.suffix not in (".cpp", ".h") or not path.is_file():
+                continue
+            files += 1
+            text = path.read_text(encoding="utf-8", errors="replace")
+            rel = path.relative_to(root)
+            lines = text.count("\n") + (0 if text.endswith("\n") else 1)
+            if lines > args.max_file:
+                offenders.append(f"{rel}: {lines} lines (file limit {args.max_file})")
+            for name, first, last in functions(text):
+                length = last - first + 1
+                if length > longest[2]:
+                    longest = (f"{rel}:{first}", name, length)
+                if length > args.max_function:
+                    offenders.append(
+                        f"{rel}:{first}: {name} is {length} lines (function limit "
+                        f"{args.max_function})")
+    for o in offenders:
+        print(o)
+    if offenders:
+        return 1
+    print(f"sizes: {files} product files, none over {args.max_file} lines; longest function "
+          f"{longest[1]} at {longest[0]}, {longest[2]} lines (limit {args.max_function})")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,130 @@
+#include "server/app/cli_options.h"
+
+#include <CLI/CLI.hpp>
+#include <cerrno>
+#include <cstdlib>
+
+#include "tools/definitions.h"
+
+namespace rebound::server {
+
+CliParse parse_command_line(const std::vector<std::string>& args) {
+  CliOptions o;
+  CLI::App app{"rebound: a headless agent-session server speaking line-delimited JSON on stdio",
+               "rebound"};
+  app.set_version_flag("--version", std::string("rebound ") + REBOUND_VERSION);
+  app.add_option("--mode", o.mode,
+                 "Protocol: rpc (line-delimited JSON commands, default) or acp (the Agent Client "
+                 "Protocol for editors)")
+      ->check(CLI::IsMember({"rpc", "acp"}));
+  std::string permissions = "allow";
+  app.add_option("--acp-permissions", permissions,
+                 "acp mode: allow (run every tool call, default) or ask (ask the editor before "
+                 "each edit, write and bash call)")
+      ->check(CLI::IsMember({"allow", "ask"}));
+  app.add_option("--provider", o.provider, "Provider to use (scripted, openai, anthropic, ...)");
+  app.add_option("--model", o.model, "Model id of the provider");
+  app.add_option("--base-url", o.base_url, "Base URL of the selected provider");
+  app.add_option("--api-key", o.api_key, "API key for the selected provider");
+  app.add_option("--agent-dir", o.agent_dir,
+                 "Agent directory (default $REBOUND_AGENT_DIR, else ~/.rebound/agent)");
+  auto* session = app.add_option("--session", o.session_file, "Open or create this session file");
+  auto* session_dir = app.add_option("--session-dir", o.session_dir, "Directory for session files");
+  auto* no_session = app.add_flag("--no-session", o.no_session, "Keep nothing on disk");
+  session->excludes(session_dir)->excludes(no_session);
+  session_dir->excludes(no_session);
+  app.add_option("--script", o.script, "Script file for the scripted provider");
+  app.add_option("--script-log", o.script_log, "Append one JSON line per scripted request here");
+  app.add_option("--log-level", o.log_level, "Log level on stderr")
+      ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error", "off"}));
+  app.add_option("--log-file", o.log_file, "Write the log to this file instead of stderr");
+  app.add_option("--max-line-bytes", o.max_line_bytes,
+                 "Longest accepted input line in bytes (default 67108864)")
+      ->check(CLI::Range(std::size_t{1}, std::size_t{1} << 40));
+
+  std::optional<std::string> tool_list;
+  app.add_option("--tools", tool_list,
+                 "Comma-separated tools to offer the model (read, bash, edit, write, grep, find, "
+                 "ls; default read,bash,edit,write; \"\" for none)");
+  app.add_flag("--no-tools", o.no_tools, "Offer the model no tools");
+  app.add_flag("--no-context-files", o.no_context_files,
+               "Leave AGENTS.md/CLAUDE.md out of the system prompt");
+  app.add_option("--mcp-config", o.mcp_configs,
+                 "A file with an mcpServers object (Claude Code .mcp.json shape) whose MCP "
+                 "servers are started; may be repeated")
+      ->expected(1)
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+  app.add_flag("--no-mcp", o.no_mcp,
+               "Start no MCP servers from settings.json or .mcp.json (--mcp-config still counts)");
+
+  std::string envelope = "auto";
+  app.add_option("--envelope", envelope,
+                 "Envelope of events and parse errors: pi, jsonrpc, or auto (pi until the first "
+                 "JSON-RPC request; default)")
+      ->check(CLI::IsMember({"pi", "jsonrpc", "auto"}));
+
+  std::optional<std::string> retry_seed;
+  app.add_option("--retry-seed", retry_seed,
+                 "Seed of the retry jitter generator, 0..18446744073709551615 (for tests)");
+
+  std::vector<std::string> reversed(args.rbegin(), args.rend());
+  CliParse result;
+  try {
+    app.parse(reversed);
+  } catch (const CLI::CallForHelp&) {
+    result.out = app.help();
+    return result;
+  } catch (const CLI::CallForVersion&) {
+    result.out = std::string("rebound ") + REBOUND_VERSION + "\n";
+    return result;
+  } catch (const CLI::ParseError& e) {
+    result.exit_code = 2;
+    result.err = std::string("rebound: ") + e.what() + "\nRun 'rebound --help' for usage.\n";
+    return result;
+  }
+  if (o.mode == "acp" && o.session_file) {
+    // A connection has several sessions; one file cannot name them (acp.md section 2).
+    result.exit_code = 2;
+    result.err =
+        "rebound: --session cannot be used with --mode acp (the editor opens sessions with "
+        "session/new and session/load)\nRun 'rebound --help' for usage.\n";
+    return result;
+  }
+  o.acp_ask_permissions = permissions == "ask";
+  o.envelope = envelope == "pi"        ? EnvelopeMode::pi
+               : envelope == "jsonrpc" ? EnvelopeMode::jsonrpc
+                                       : EnvelopeMode::automatic;
+  if (retry_seed) {
+    // Decimal digits only, within 64 bits.
+    const std::string& s = *retry_seed;
+    bool valid =
+        !s.empty() && s.size() <= 20 && s.find_first_not_of("0123456789") == std::string::npos;
+    unsigned long long value = 0;
+    if (valid) {
+      errno = 0;
+      value = std::strtoull(s.c_str(), nullptr, 10);
+      valid = errno == 0;
+    }
+    if (!valid) {
+      result.exit_code = 2;
+      result.err = "rebound: --retry-seed: expected an integer 0..18446744073709551615, got '" + s +
+                   "'\nRun 'rebound --help' for usage.\n";
+      return result;
+    }
+    o.retry_seed = value;
+  }
+  if (tool_list) {
+    o.tools = tools::split_tool_list(*tool_list);
+    for (const auto& name : *o.tools) {
+      if (!tools::is_known_tool(name)) {
+        result.exit_code = 2;
+        result.err = "Unknown tool: " + name + " (known: " + tools::known_tool_list() + ")\n";
+        return result;
+      }
+    }
+  }
+  result.options = std::move(o);
+  return result;
+}
+
+}  // namespace rebound::server

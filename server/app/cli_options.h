@@ -1,0 +1,50 @@
+#pragma once
+// The command line of runtime.md section 6. Parsing never exits the process: it returns the
+// options, or what to print and the exit status (0 for --help/--version, 2 for a bad command
+// line). Called once by main().
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "server/pi/event_output.h"
+
+namespace rebound::server {
+
+struct CliOptions {
+  std::string mode = "rpc";
+  std::optional<std::string> provider;
+  std::optional<std::string> model;
+  std::optional<std::string> base_url;
+  std::optional<std::string> api_key;
+  std::optional<std::string> agent_dir;
+  std::optional<std::string> session_file;
+  std::optional<std::string> session_dir;
+  bool no_session = false;
+  std::optional<std::string> script;
+  std::optional<std::string> script_log;
+  std::string log_level = "info";
+  std::optional<std::string> log_file;
+  std::size_t max_line_bytes = 64u * 1024 * 1024;
+  std::optional<std::vector<std::string>> tools;  // --tools LIST, split and checked
+  bool no_tools = false;
+  bool no_context_files = false;
+  std::optional<std::uint64_t> retry_seed;          // --retry-seed N (retry.md section 15)
+  EnvelopeMode envelope = EnvelopeMode::automatic;  // --envelope (protocol.md section 9)
+  bool acp_ask_permissions = false;                 // --acp-permissions ask (acp.md section 7.3)
+  std::vector<std::string> mcp_configs;             // --mcp-config FILE… (mcp.md section 1.1)
+  bool no_mcp = false;                              // --no-mcp
+};
+
+struct CliParse {
+  std::optional<CliOptions> options;  // set when the server should run
+  int exit_code = 0;                  // otherwise: exit with this status...
+  std::string out;                    // ...after printing this on stdout (help, version)
+  std::string err;                    // ...and this on stderr (errors)
+};
+
+CliParse parse_command_line(const std::vector<std::string>& args);
+
+}  // namespace rebound::server

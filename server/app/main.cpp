@@ -1,0 +1,111 @@
+// rebound: entry point. Prepares the process (standard descriptors, SIGPIPE, logging), parses
+// the command line and hands over to the server. Nothing here writes protocol lines.
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <spdlog/sinks/base_sink.h>
+#include <spdlog/sinks/stdout_sinks.h>
+#include <spdlog/spdlog.h>
+#include <cerrno>
+#include <csignal>
+#include <cstdio>
+#include <cstring>
+#include <exception>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "server/app/cli_options.h"
+#include "server/app/server_app.h"
+#include "process/stop_signals.h"
+
+namespace {
+
+// A pipe opened later must never land on fd 0, 1 or 2 (and stdout must not be someone's file).
+void ensure_standard_descriptors() {
+  for (int fd = 0; fd <= 2; ++fd) {
+    if (::fcntl(fd, F_GETFD) == -1) {
+      const int null_fd = ::open("/dev/null", fd == 0 ? O_RDONLY : O_WRONLY);
+      if (null_fd >= 0 && null_fd != fd) {
+        ::dup2(null_fd, fd);
+        ::close(null_fd);
+      }
+    }
+  }
+}
+
+// A log file opened close-on-exec (spdlog's file sink is not), so no bash command or tool
+// inherits it. Appends whole formatted lines.
+class LogFileSink : public spdlog::sinks::base_sink<std::mutex> {
+ public:
+  explicit LogFileSink(int fd) : fd_(fd) {}
+  ~LogFileSink() override { ::close(fd_); }
+
+ protected:
+  void sink_it_(const spdlog::details::log_msg& msg) override {
+    spdlog::memory_buf_t line;
+    formatter_->format(msg, line);
+    std::size_t done = 0;
+    while (done < line.size()) {
+      const ssize_t n = ::write(fd_, line.data() + done, line.size() - done);
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) return;  // nowhere left to report it
+      done += static_cast<std::size_t>(n);
+    }
+  }
+  void flush_() override {}
+
+ private:
+  int fd_;
+};
+
+bool setup_logging(const rebound::server::CliOptions& o) {
+  std::shared_ptr<spdlog::logger> logger;
+  try {
+    if (o.log_file) {
+      const int fd = ::open(o.log_file->c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
+      if (fd < 0) {
+        std::fprintf(stderr, "rebound: cannot open the log file %s: %s\n", o.log_file->c_str(),
+                     std::strerror(errno));
+        return false;
+      }
+      logger = std::make_shared<spdlog::logger>("rebound", std::make_shared<LogFileSink>(fd));
+    } else {
+      logger = spdlog::stderr_logger_mt("rebound");
+    }
+  } catch (const spdlog::spdlog_ex& e) {
+    std::fprintf(stderr, "rebound: cannot open the log file: %s\n", e.what());
+    return false;
+  }
+  logger->set_pattern("[%Y-%m-%d %H:%M:%S.%e] [%l] %v");
+  logger->set_level(spdlog::level::from_str(o.log_level));
+  logger->flush_on(spdlog::level::trace);
+  spdlog::set_default_logger(logger);
+  return true;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  // First: from here to exit no SIGTERM, SIGINT or SIGHUP ends the process by its default
+  // action (one that comes during start-up is handled once the event loop runs).
+  rebound::process::install_stop_signal_handlers();
+  ensure_standard_descriptors();
+  rebound::process::open_stop_signal_pipe();
+  std::signal(SIGPIPE, SIG_IGN);
+  std::vector<std::string> args(argv + 1, argv + argc);
+  const auto parsed = rebound::server::parse_command_line(args);
+  if (!parsed.options) {
+    std::fputs(parsed.out.c_str(), stdout);
+    std::fputs(parsed.err.c_str(), stderr);
+    return parsed.exit_code;
+  }
+  if (!setup_logging(*parsed.options)) return 1;
+  try {
+    return rebound::server::run_server(*parsed.options);
+  } catch (const std::exception& e) {
+    spdlog::critical("cannot run: {}", e.what());
+    return 1;
+  }
+}

@@ -1,0 +1,122 @@
+#include "server/app/mcp_setup.h"
+
+#include <spdlog/spdlog.h>
+
+#include <utility>
+
+#include "config/json_file.h"
+#include "process/child_process.h"
+#include "session/settings.h"
+
+namespace rebound::server {
+
+namespace fs = std::filesystem;
+using protocol::Json;
+
+namespace {
+
+Json settings_file(const fs::path& file) {
+  config::JsonFileRead r = config::read_json_file(file);
+  // A malformed file is reported by the settings store that reads it too (runtime.md 3).
+  return r.status == config::JsonFileStatus::ok && r.value.is_object() ? r.value : Json::object();
+}
+
+void add_source(std::vector<mcp::ServerConfig>& into, const Json& file, const std::string& where,
+                const mcp::Getenv& getenv) {
+  const auto servers = file.find("mcpServers");
+  if (servers == file.end()) return;
+  if (!servers->is_object()) {
+    spdlog::warn("{}: mcpServers is not an object; ignored", where);
+    return;
+  }
+  std::vector<std::string> warnings;
+  auto read = mcp::read_servers(*servers, getenv, warnings);
+  for (const auto& w : warnings)
+    spdlog::warn("{}: {}", where, w);
+  mcp::merge_servers(into, std::move(read));
+}
+
+class ChildServerProcess : public mcp::ServerProcess {
+ public:
+  explicit ChildServerProcess(std::unique_ptr<process::ChildProcess> child) : child_(std::move(child)) {}
+  void write(std::string data) override { child_->write_stdin(std::move(data)); }
+  void close_stdin() override { child_->close_stdin(); }
+  void signal_group(int signal) override { child_->kill_group(signal); }
+  bool group_alive() const override { return child_->group_alive(); }
+
+ private:
+  std::unique_ptr<process::ChildProcess> child_;
+};
+
+}  // namespace
+
+std::variant<McpSources, std::string> read_mcp_sources(const CliOptions& options,
+                                                       const fs::path& agent_dir,
+                                                       const fs::path& cwd,
+                                                       const mcp::Getenv& getenv,
+                                                       std::vector<mcp::ServerConfig> extra) {
+  McpSources out;
+  const fs::path global_file = agent_dir / "settings.json";
+  const fs::path project_file = cwd / ".rebound" / "settings.json";
+  const Json global = settings_file(global_file);
+  const Json project = settings_file(project_file);
+  out.settings = mcp::read_mcp_settings(session::deep_merge(global, project), global);
+  if (!options.no_mcp) {
+    add_source(out.servers, global, global_file.string(), getenv);
+    add_source(out.servers, project, project_file.string(), getenv);
+    if (out.settings.project_mcp_json) {
+      const fs::path mcp_json = cwd / ".mcp.json";
+      config::JsonFileRead r = config::read_json_file(mcp_json);
+      if (r.status == config::JsonFileStatus::malformed) {
+        spdlog::warn("{} is malformed ({}); ignored", mcp_json.string(), r.error);
+      } else if (r.status == config::JsonFileStatus::ok && r.value.is_object()) {
+        add_source(out.servers, r.value, mcp_json.string(), getenv);
+      }
+    }
+  }
+  for (const auto& file : options.mcp_configs) {
+    config::JsonFileRead r = config::read_json_file(file);
+    if (r.status == config::JsonFileStatus::missing)
+      return "--mcp-config " + file + ": no such file";
+    if (r.status == config::JsonFileStatus::malformed)
+      return "--mcp-config " + file + ": not JSON (" + r.error + ")";
+    if (!r.value.is_object() || !r.value.contains("mcpServers") ||
+        !r.value["mcpServers"].is_object())
+      return "--mcp-config " + file + ": no mcpServers object";
+    add_source(out.servers, r.value, file, getenv);
+  }
+  mcp::merge_servers(out.servers, std::move(extra));
+  mcp::apply_server_limit(out.servers);
+  return out;
+}
+
+mcp::Spawner child_process_spawner(boost::asio::any_io_executor executor) {
+  return [executor](const mcp::SpawnSpec& spec, mcp::ServerProcess::Handlers handlers,
+                    std::string& error) -> std::unique_ptr<mcp::ServerProcess> {
+    process::ChildSpec child;
+    child.argv = spec.argv;
+    child.cwd = spec.cwd;
+    child.env = spec.env;
+    child.input = process::ChildSpec::Input::pipe;
+    child.output = process::ChildSpec::Output::separate;
+    auto process = process::ChildProcess::spawn(executor, child, error);
+    if (!process) return nullptr;
+    process->read_stdout(std::move(handlers.out), std::move(handlers.out_end));
+    process->read_stderr(std::move(handlers.err), std::move(handlers.err_end));
+    process->wait_exit(std::move(handlers.exit));
+    return std::make_unique<ChildServerProcess>(std::move(process));
+  };
+}
+
+std::unique_ptr<mcp::McpManager> make_mcp_set(boost::asio::any_io_executor executor,
+                                              session::Scheduler& scheduler, McpSources sources,
+                                              std::string cwd, mcp::Getenv getenv,
+                                              std::vector<std::string> builtin_names) {
+  return std::make_unique<mcp::McpManager>(
+      scheduler, child_process_spawner(std::move(executor)), std::move(sources.servers),
+      mcp::McpConnection::Options{std::move(cwd), std::move(getenv), sources.settings,
+                                  REBOUND_VERSION},
+      std::move(builtin_names));
+}
+
+}  // namespace rebound::server

@@ -1,0 +1,152 @@
+#include "server/pi/pi_events.h"
+
+#include <nlohmann/json.hpp>
+
+namespace rebound::server::pi {
+
+using protocol::to_json;
+
+namespace {
+Json typed(std::string_view type) {
+  Json j = Json::object();
+  j["type"] = type;
+  return j;
+}
+}  // namespace
+
+Json agent_start() {
+  return typed("agent_start");
+}
+
+Json agent_end(const std::vector<AgentMessage>& messages, bool will_retry) {
+  Json j = typed("agent_end");
+  j["messages"] = to_json(messages);
+  j["willRetry"] = will_retry;
+  return j;
+}
+
+Json turn_start() {
+  return typed("turn_start");
+}
+
+Json turn_end(const AgentMessage& message, const std::vector<AgentMessage>& tool_results) {
+  Json j = typed("turn_end");
+  j["message"] = to_json(message);
+  j["toolResults"] = to_json(tool_results);
+  return j;
+}
+
+Json message_start(const AgentMessage& message) {
+  Json j = typed("message_start");
+  j["message"] = to_json(message);
+  return j;
+}
+
+Json message_end(const AgentMessage& message) {
+  Json j = typed("message_end");
+  j["message"] = to_json(message);
+  return j;
+}
+
+namespace {
+
+// assistantMessageEvent without its `partial` key.
+Json update_body(const AssistantUpdate& u) {
+  Json e = Json::object();
+  e["type"] = u.type;
+  e["contentIndex"] = u.content_index;
+  if (u.delta) e["delta"] = *u.delta;
+  if (u.content) e["content"] = *u.content;
+  if (u.tool_call) e["toolCall"] = to_json(*u.tool_call);
+  return e;
+}
+
+}  // namespace
+
+Json message_update(const AssistantUpdate& u, const AgentMessage& partial) {
+  Json partial_json = to_json(partial);
+  Json e = update_body(u);
+  e["partial"] = partial_json;
+  Json j = typed("message_update");
+  j["assistantMessageEvent"] = std::move(e);
+  j["message"] = std::move(partial_json);
+  return j;
+}
+
+Json message_update_delta(const AssistantUpdate& u) {
+  Json j = typed("message_update");
+  j["assistantMessageEvent"] = update_body(u);
+  j["message"] = Json{{"role", "assistant"}};
+  return j;
+}
+
+Json tool_execution_start(const std::string& id, const std::string& name, const Json& args) {
+  Json j = typed("tool_execution_start");
+  j["toolCallId"] = id;
+  j["toolName"] = name;
+  j["args"] = args;
+  return j;
+}
+
+Json tool_execution_update(const std::string& id, const std::string& name, const Json& args,
+                           const Json& partial_result) {
+  Json j = typed("tool_execution_update");
+  j["toolCallId"] = id;
+  j["toolName"] = name;
+  j["args"] = args;
+  j["partialResult"] = partial_result;
+  return j;
+}
+
+Json tool_execution_end(const std::string& id, const std::string& name, const Json& result,
+                        bool is_error) {
+  Json j = typed("tool_execution_end");
+  j["toolCallId"] = id;
+  j["toolName"] = name;
+  j["result"] = result;
+  j["isError"] = is_error;
+  return j;
+}
+
+Json auto_retry_start(std::int64_t attempt, std::int64_t max_attempts, std::int64_t delay_ms,
+                      const std::string& error_message) {
+  Json j = typed("auto_retry_start");
+  j["attempt"] = attempt;
+  j["maxAttempts"] = max_attempts;
+  j["delayMs"] = delay_ms;
+  j["errorMessage"] = error_message;
+  return j;
+}
+
+Json auto_retry_end_success(std::int64_t attempt) {
+  Json j = typed("auto_retry_end");
+  j["success"] = true;
+  j["attempt"] = attempt;
+  return j;
+}
+
+Json auto_retry_end_failure(std::int64_t attempt, const std::string& final_error) {
+  Json j = typed("auto_retry_end");
+  j["success"] = false;
+  j["attempt"] = attempt;
+  j["finalError"] = final_error;
+  return j;
+}
+
+Json auto_compaction_start(std::string_view reason) {
+  Json j = typed("auto_compaction_start");
+  j["reason"] = reason;
+  return j;
+}
+
+Json auto_compaction_end(const std::optional<Json>& result, bool aborted, bool will_retry,
+                         const std::optional<std::string>& error_message) {
+  Json j = typed("auto_compaction_end");
+  if (result) j["result"] = *result;
+  j["aborted"] = aborted;
+  j["willRetry"] = will_retry;
+  if (error_message) j["errorMessage"] = *error_message;
+  return j;
+}
+
+}  // namespace rebound::server::pi

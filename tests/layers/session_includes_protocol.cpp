@@ -1,4 +1,0 @@
-// Compiles: the session layer sees protocol/ and session/ (the control for layers.*).
-#include "protocol/messages.h"
-#include "session/event.h"
-int main() {}

@@ -1,2 +1,0 @@
-// Must not compile: the session layer cannot see tools/ (the session knows only the seam).
-#include "tools/walker.h"

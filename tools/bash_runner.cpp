@@ -1,0 +1,106 @@
+#include "tools/bash_runner.h"
+
+#include <signal.h>
+#include <sys/wait.h>
+
+#include <spdlog/spdlog.h>
+
+#include <optional>
+
+#include "process/child_process.h"
+#include "tools/command_watch.h"
+#include "session/output_tail.h"
+
+namespace rebound::tools {
+
+namespace asio = boost::asio;
+
+namespace {
+
+// One `bash` command: its output tail, the full-output file once cut, the watch.
+struct BashJob {
+  session::ShellRunner::Done done;
+  session::OutputTail tail;
+  OutputFile file;
+  std::shared_ptr<CommandWatch> watch;
+  bool cancelled = false;
+
+  void take(std::string_view data) {
+    tail.append(data);
+    if (file.is_open()) {
+      file.write(data);
+    } else if (tail.over_limit() && !file.failed()) {
+      file.open(tail.buffered());  // still everything so far (OutputTail's promise)
+    }
+  }
+
+  void complete(int status) {
+    file.close();
+    session::ShellResult r;
+    auto shown = tail.result();
+    r.output = std::move(shown.text);
+    r.truncated = shown.truncated;
+    if (r.truncated && !file.path().empty()) r.full_output_path = file.path();
+    r.cancelled = cancelled;
+    if (!cancelled && WIFEXITED(status)) r.exit_code = WEXITSTATUS(status);
+    if (auto f = std::move(done)) f(std::move(r));
+  }
+};
+
+class JobHandle : public session::ShellJob {
+ public:
+  explicit JobHandle(std::shared_ptr<BashJob> job) : job_(std::move(job)) {}
+  // Answered: what it left in the background keeps running until its pipe closes. Not
+  // answered: no completion; the group is killed and the child reaped.
+  ~JobHandle() override {
+    if (!job_->watch->finished()) job_->done = nullptr;
+    job_->watch->release();
+  }
+  void cancel() override {
+    if (!job_->watch->finished()) job_->cancelled = true;
+    job_->watch->kill();  // whenever any process of its group is alive, shell exited or not
+  }
+
+ private:
+  std::shared_ptr<BashJob> job_;
+};
+
+}  // namespace
+
+BashRunner::BashRunner(asio::any_io_executor executor)
+    : executor_(std::move(executor)), lingering_(std::make_shared<Lingering>()) {}
+
+BashRunner::~BashRunner() {
+  kill_background();
+}
+
+void BashRunner::kill_background() {
+  lingering_->kill_all();
+}
+
+std::unique_ptr<session::ShellJob> BashRunner::start(const std::string& command, Done done,
+                                                     std::string& error) {
+  ChildSpec spec;
+  spec.argv = {"bash", "-c", command};
+  std::string why;
+  auto child = ChildProcess::spawn(executor_, spec, why);
+  if (!child) {
+    error = "Cannot run bash: " + why;
+    return nullptr;
+  }
+  spdlog::debug("bash: started pid {}", child->pid());
+  auto job = std::make_shared<BashJob>();
+  job->done = std::move(done);
+  // The job owns the watch; the watch's handlers hold the job weakly (no cycle).
+  std::weak_ptr<BashJob> weak = job;
+  job->watch = CommandWatch::start(executor_, std::move(child), lingering_,
+                                   {[weak](std::string_view data) {
+                                      if (auto j = weak.lock()) j->take(data);
+                                    },
+                                    [weak](int status) {
+                                      if (auto j = weak.lock()) j->complete(status);
+                                    }});
+  return std::make_unique<JobHandle>(job);
+}
+
+}  // namespace rebound::tools

@@ -1,0 +1,42 @@
+#pragma once
+// The bash tool (tools.md section 4.4): `<shell> -c <command>` in the session cwd as a
+// ChildProcess (own session and process group, stdin /dev/null, stdout and stderr on one
+// pipe), progress as throttled tool_execution_update, the tail of the output with its
+// notices, the full output in $TMPDIR/rebound-bash-<hex>.log once it is cut, timeout and abort
+// killing the whole group. Processes a command leaves in the background keep running until
+// kill_background() (shutdown) or the tool's destruction. Event loop only.
+
+#include <boost/asio/any_io_executor.hpp>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "session/tool.h"
+
+namespace rebound::tools {
+
+class Lingering;  // tools/command_watch.h
+
+struct BashToolOptions {
+  std::optional<std::string> shell_path;      // settings shellPath
+  std::optional<std::string> command_prefix;  // settings shellCommandPrefix
+};
+
+class BashTool : public session::Tool {
+ public:
+  BashTool(boost::asio::any_io_executor executor, BashToolOptions options);
+  ~BashTool() override;
+  const session::ToolDefinition& definition() const override;
+  std::unique_ptr<session::ToolCall> start(const protocol::Json& args,
+                                           const session::ToolContext& context, Progress progress,
+                                           Done done) override;
+  /// Kills the process groups that finished commands left running.
+  void kill_background();
+
+ private:
+  boost::asio::any_io_executor executor_;
+  BashToolOptions options_;
+  std::shared_ptr<Lingering> lingering_;
+};
+
+}  // namespace rebound::tools
