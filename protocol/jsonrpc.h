@@ -21,6 +21,8 @@ inline constexpr int method_not_found = -32601;
 inline constexpr int invalid_params = -32602;
 inline constexpr int internal_error = -32603;
 inline constexpr int server_error = -32000;
+/// ACP's (acp.md): a session or file that does not exist.
+inline constexpr int resource_not_found = -32002;
 }  // namespace jsonrpc_code
 
 /// An error line: `{"jsonrpc","id","error":{"code","message","data"?}}`. `id` absent is written

@@ -11,6 +11,7 @@
 #include <optional>
 #include <string>
 
+#include "protocol/json.h"
 #include "session/tool.h"
 
 namespace rebound::tools {
@@ -21,6 +22,9 @@ struct BashToolOptions {
   std::optional<std::string> shell_path;      // settings shellPath
   std::optional<std::string> command_prefix;  // settings shellCommandPrefix
 };
+
+/// Settings `shellPath` and `shellCommandPrefix`, when strings.
+BashToolOptions bash_tool_options_from(const protocol::Json& settings);
 
 class BashTool : public session::Tool {
  public:

@@ -26,7 +26,6 @@ namespace ev = session::ev;
 
 namespace {
 
-constexpr int kResourceNotFound = -32002;
 
 // The methods of section 11 this build serves (all of them: the rpc commands exist).
 const char* const kReboundMethods[] = {"_rebound/abort_retry", "_rebound/set_auto_retry",
@@ -72,9 +71,14 @@ AcpConnection::AcpConnection(AcpOptions options, AcpSessionFactory factory, Json
                              const session::ToolRegistry& base_tools, session::Scheduler& scheduler)
     : options_(std::move(options)),
       factory_(std::move(factory)),
-      out_(std::move(out)),
       base_tools_(base_tools),
-      scheduler_(scheduler) {}
+      scheduler_(scheduler) {
+  // A deferred answer (a bash command's) may be the last work a shutdown waits for.
+  out_ = [this, out = std::move(out)](const Json& line) {
+    out(line);
+    if (idle_.waiting()) idle_.check(busy());
+  };
+}
 
 AcpConnection::~AcpConnection() {
   *alive_ = false;
@@ -440,11 +444,16 @@ void AcpConnection::open_session(const Json& id, const Json& params, OpenKind ki
   auto made = factory_(cwd, slot, *this, *open->gated_tools, load,
                        servers != params.end() && servers->is_array() ? *servers : no_servers,
                        open->gated_mcp.get());
-  if (auto* error = std::get_if<AcpOpenError>(&made)) {
-    respond_error(id, error->code, error->message);
+  if (!made) {
+    const session::Error& error = made.error();
+    if (error.kind == session::ErrorKind::not_found) {
+      respond_error(id, code::resource_not_found, "Resource not found: " + error.message);
+    } else {
+      respond_error(id, code::internal_error, "Internal error: " + error.message);
+    }
     return;
   }
-  open->parts = std::move(std::get<AcpSessionParts>(made));
+  open->parts = std::move(*made);
   open->id = open->parts.session->session_id();
   if (retry_control_) open->parts.session->enable_retry_control();
   // The session's MCP servers start in the background; the first prompt waits for them
@@ -599,7 +608,7 @@ void AcpConnection::finish_turn(session::SessionSlot slot, std::uint64_t serial)
 }
 
 void AcpConnection::close(const Json& id, const Json& params) {
-  Open* s = session_param(id, params, kResourceNotFound, "Resource not found: session ");
+  Open* s = session_param(id, params, code::resource_not_found, "Resource not found: session ");
   if (!s) return;
   s->closing = true;
   drop_next(*s);
@@ -1072,7 +1081,12 @@ void AcpConnection::shutdown() {
     if (found == sessions_.end()) continue;
     found->second->parts.session->shutdown();
     // Then its MCP servers stop, all at once (mcp.md section 3.4).
-    if (found->second->parts.mcp) found->second->parts.mcp->stop_all({});
+    if (found->second->parts.mcp) {
+      std::weak_ptr<bool> alive = alive_;
+      found->second->parts.mcp->stop_all([this, alive] {
+        if (!alive.expired()) idle_.check(busy());
+      });
+    }
   }
   // Whatever did not end with the shutdown (a tool call still winding down) is answered now:
   // the process is leaving.
@@ -1081,6 +1095,10 @@ void AcpConnection::shutdown() {
     if (found == sessions_.end() || !found->second->turn) continue;
     finish_turn(slot, found->second->turn->serial);
   }
+}
+
+void AcpConnection::when_idle(std::function<void()> idle) {
+  idle_.wait(std::move(idle), busy());
 }
 
 bool AcpConnection::busy() const {
@@ -1102,6 +1120,7 @@ void AcpConnection::stop_mcp(std::unique_ptr<mcp::McpManager> manager) {
     scheduler_.post([this, alive, raw] {
       if (alive.expired()) return;
       std::erase_if(stopping_mcp_, [raw](const auto& m) { return m.get() == raw; });
+      idle_.check(busy());
     });
   });
 }

@@ -18,6 +18,7 @@
 #include "mcp/mcp_manager.h"
 #include "protocol/json.h"
 #include "server/acp/acp_updates.h"
+#include "server/io/front_end.h"
 #include "server/pi/reply.h"
 #include "session/agent_session.h"
 #include "session/event_sink.h"
@@ -40,24 +41,19 @@ struct AcpSessionParts {
   std::unique_ptr<session::AgentSession> session;
 };
 
-/// Why a session could not be opened: the JSON-RPC error to answer with.
-struct AcpOpenError {
-  int code;
-  std::string message;
-};
-
 /// Builds a session whose tools and files live in `cwd` (absolute, an existing directory), its
 /// events going to `events` with `slot` and its tool calls to `tools`: a new one, or with
 /// `load` the session of that id from its file in the cwd's session directory (session/load
 /// and session/resume).
 /// `mcp_servers` are the request's `mcpServers` (an array, maybe empty) and `mcp_tools` what the
 /// session offers of its MCP servers' tools (the gate around the parts' manager).
-using AcpSessionFactory = std::function<std::variant<AcpSessionParts, AcpOpenError>(
+/// An error is answered by its kind (not_found: -32002 Resource not found, otherwise -32603).
+using AcpSessionFactory = std::function<session::Result<AcpSessionParts>(
     const std::string& cwd, session::SessionSlot slot, session::EventSink& events,
     session::ToolRegistry& tools, const std::optional<std::string>& load,
     const protocol::Json& mcp_servers, session::DynamicTools* mcp_tools)>;
 
-class AcpConnection : public session::EventSink {
+class AcpConnection : public FrontEnd, public session::EventSink {
  public:
   /// `base_tools` are the process's tools; each session runs them through acp mode's gate
   /// (permissions, files through the client). `scheduler` defers completions.
@@ -65,15 +61,17 @@ class AcpConnection : public session::EventSink {
                 const session::ToolRegistry& base_tools, session::Scheduler& scheduler);
   ~AcpConnection() override;
 
-  /// One complete, non-blank line from stdin.
-  void handle_line(std::string_view line);
-  /// A line that exceeded the limit (its bytes were dropped).
-  void handle_too_long(std::size_t max_line_bytes);
+  void handle_line(std::string_view line) override;
+  void handle_too_long(std::size_t max_line_bytes) override;
   /// End of input or a signal (section 13): every session is cancelled, every pending prompt
   /// answered `cancelled`.
-  void shutdown();
-  /// A session still has a bash command or tool call that must end before the process exits.
-  bool busy() const;
+  void shutdown() override;
+  /// A session still has a bash command or an MCP server process that must end before the
+  /// process exits.
+  bool busy() const override;
+  void when_idle(std::function<void()> idle) override;
+  /// Its sessions may have MCP servers to stop.
+  bool stops_processes() const override { return true; }
 
   void on_event(const session::Event& event) override;
 
@@ -204,6 +202,7 @@ class AcpConnection : public session::EventSink {
   // MCP sets of closed sessions, until their processes are gone (mcp.md section 3.4).
   std::vector<std::unique_ptr<mcp::McpManager>> stopping_mcp_;
   bool retry_control_ = false;
+  IdleWaiter idle_;
   // Client capabilities (section 3).
   bool fs_read_ = false, fs_write_ = false, notices_ = false, compaction_updates_ = false;
 };

@@ -4,6 +4,7 @@
 #include <cerrno>
 #include <cstdlib>
 
+#include "server/app/modes.h"
 #include "tools/definitions.h"
 
 namespace rebound::server {
@@ -16,7 +17,7 @@ CliParse parse_command_line(const std::vector<std::string>& args) {
   app.add_option("--mode", o.mode,
                  "Protocol: rpc (line-delimited JSON commands, default) or acp (the Agent Client "
                  "Protocol for editors)")
-      ->check(CLI::IsMember({"rpc", "acp"}));
+      ->check(CLI::IsMember(mode_names()));
   std::string permissions = "allow";
   app.add_option("--acp-permissions", permissions,
                  "acp mode: allow (run every tool call, default) or ask (ask the editor before "
@@ -82,12 +83,10 @@ CliParse parse_command_line(const std::vector<std::string>& args) {
     result.err = std::string("rebound: ") + e.what() + "\nRun 'rebound --help' for usage.\n";
     return result;
   }
-  if (o.mode == "acp" && o.session_file) {
-    // A connection has several sessions; one file cannot name them (acp.md section 2).
+  if (const Mode* mode = find_mode(o.mode); o.session_file && mode && !mode->no_session_file.empty()) {
     result.exit_code = 2;
-    result.err =
-        "rebound: --session cannot be used with --mode acp (the editor opens sessions with "
-        "session/new and session/load)\nRun 'rebound --help' for usage.\n";
+    result.err = "rebound: --session cannot be used with --mode " + o.mode + " (" +
+                 std::string(mode->no_session_file) + ")\nRun 'rebound --help' for usage.\n";
     return result;
   }
   o.acp_ask_permissions = permissions == "ask";

@@ -7,8 +7,6 @@
 #include <spdlog/spdlog.h>
 
 #include <boost/asio/io_context.hpp>
-#include <boost/asio/post.hpp>
-#include <boost/asio/steady_timer.hpp>
 #include <chrono>
 #include <csignal>
 #include <cstdlib>
@@ -18,27 +16,20 @@
 #include <random>
 
 #include "config/auth_store.h"
-#include "config/file_session_storage.h"
 #include "config/file_settings_store.h"
-#include "mcp/mcp_manager.h"
 #include "net/http_client.h"
-#include "protocol/json_line.h"
-#include "protocol/line_reader.h"
-#include "server/acp/acp_connection.h"
-#include "server/io/asio_scheduler.h"
-#include "tools/bash_runner.h"
-#include "server/pi/event_output.h"
-#include "server/io/jsonl_appender.h"
-#include "server/app/mcp_setup.h"
-#include "server/app/provider_setup.h"
-#include "server/pi/rpc_dispatcher.h"
-#include "server/io/stdio_transport.h"
 #include "process/stop_signals.h"
+#include "protocol/line_reader.h"
+#include "server/app/mcp_setup.h"
+#include "server/app/modes.h"
+#include "server/app/provider_setup.h"
+#include "server/app/session_factory.h"
 #include "server/app/tool_setup.h"
-#include "session/event_sink.h"
-#include "session/session_host.h"
-#include "session/session_id.h"
-#include "session/tool.h"
+#include "server/io/asio_scheduler.h"
+#include "server/io/jsonl_appender.h"
+#include "server/io/stdio_transport.h"
+#include "tools/bash_runner.h"
+#include "tools/system_prompt.h"
 
 namespace rebound::server {
 
@@ -50,8 +41,9 @@ namespace {
 // How long shutdown may wait for stdout to drain before giving up on a reader that stopped
 // reading.
 constexpr auto kShutdownDrainLimit = std::chrono::seconds(2);
-// What MCP servers add to it: their stop sequence (stdin closed, 1 s, SIGTERM, 1 s, SIGKILL).
-constexpr auto kMcpStopLimit = std::chrono::seconds(1);
+// What a front end that stops processes (MCP servers) adds to it: their stop sequence (stdin
+// closed, 1 s, SIGTERM, 1 s, SIGKILL).
+constexpr auto kProcessStopLimit = std::chrono::seconds(1);
 
 fs::path resolve_agent_dir(const CliOptions& o) {
   if (o.agent_dir) return *o.agent_dir;
@@ -61,6 +53,18 @@ fs::path resolve_agent_dir(const CliOptions& o) {
     if (const passwd* pw = ::getpwuid(::getuid())) home = pw->pw_dir;
   }
   return fs::path(home ? home : ".") / ".rebound" / "agent";
+}
+
+std::optional<std::string> getenv_value(const std::string& name) {
+  const char* v = std::getenv(name.c_str());
+  if (!v || !*v) return std::nullopt;
+  return std::string(v);
+}
+
+std::int64_t steady_ms() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
 }
 
 // Asio puts the descriptors into non-blocking mode, which is shared with whoever else holds the
@@ -81,46 +85,105 @@ class FdFlagsGuard {
   int flags_[2];
 };
 
+// What the settings files say at start-up about the tools (the sessions read their settings
+// again themselves).
+struct StartupSettings {
+  session::Settings settings;
+  std::vector<std::string> active_tools;
+  tools::BashToolOptions bash;
+};
+
+StartupSettings read_startup_settings(const CliOptions& options, const fs::path& agent_dir,
+                                      const fs::path& cwd) {
+  config::FileSettingsStore store(agent_dir / "settings.json", cwd / ".rebound" / "settings.json");
+  const protocol::Json json = store.load();
+  std::vector<std::string> warnings;
+  StartupSettings out;
+  out.settings = session::settings_from_json(json, warnings);
+  out.active_tools = tools::active_tool_names(options.tools, options.no_tools, json, warnings);
+  for (const auto& w : warnings)
+    spdlog::warn("{}", w);
+  out.bash = tools::bash_tool_options_from(json);
+  return out;
+}
+
+// The loop's life: lines from stdin to the front end until end of input, a signal or a closed
+// stdout; then the bounded shutdown (the front end's work, stdout drained, its processes gone).
+void run_loop(asio::io_context& io, session::Scheduler& scheduler, StdoutWriter& writer,
+              FrontEnd& front, const std::vector<tools::BashRunner*>& shells,
+              const std::function<void()>& kill_tool_background, std::size_t max_line_bytes) {
+  StdinReader reader(io.get_executor(), STDIN_FILENO);
+  protocol::LineReader lines(max_line_bytes);
+  std::unique_ptr<session::Timer> deadline = scheduler.make_timer();
+  std::optional<process::StopSignalWatch> signals;
+  bool shutting_down = false;
+
+  auto finish = [&] {
+    deadline->cancel();
+    signals.reset();  // the handlers stay (stop_signals.h); only the loop stops listening
+  };
+  auto shutdown = [&](const char* why) {
+    if (shutting_down) return;
+    shutting_down = true;
+    spdlog::debug("shutting down: {}", why);
+    reader.stop();
+    front.shutdown();  // its sessions stop their work; what is pending is answered
+    for (auto* shell : shells)
+      shell->kill_background();  // what earlier `bash` commands left running
+    kill_tool_background();      // and what bash tool calls left running
+    // The whole shutdown is bounded: whatever still keeps the loop busy after the limit (a
+    // reader that stopped reading stdout, a child that does not die) is given up on.
+    const auto limit = kShutdownDrainLimit +
+                       (front.stops_processes() ? kProcessStopLimit : std::chrono::seconds(0));
+    deadline->start(std::chrono::duration_cast<std::chrono::milliseconds>(limit), [&io] {
+      spdlog::warn("shutdown did not finish within its limit; exiting anyway");
+      io.stop();
+    });
+    // Stdout drained, then the front end's work done (a killed bash command answers first),
+    // then drained again: the loop has nothing left and ends.
+    writer.when_drained([&] { front.when_idle([&] { writer.when_drained(finish); }); });
+  };
+
+  auto on_item = [&](protocol::LineItem item) {
+    if (shutting_down) return;
+    if (item.kind == protocol::LineItem::Kind::too_long) {
+      front.handle_too_long(lines.max_line_bytes());
+    } else {
+      front.handle_line(item.text);
+    }
+  };
+  writer.on_broken([&] { shutdown("stdout closed"); });
+  reader.start([&](std::string_view data) { lines.feed(data, on_item); },
+               [&] {
+                 lines.finish(on_item);
+                 shutdown("end of input");
+               });
+  // A signal asks for the shutdown that end of input asks for; repeats change nothing (the
+  // shutdown is bounded anyway) and never end the process by the signal's default action.
+  signals.emplace(io.get_executor(), [&](int signo) {
+    const char* name = signo == SIGTERM ? "SIGTERM" : signo == SIGINT ? "SIGINT" : "SIGHUP";
+    if (shutting_down) {
+      spdlog::debug("{} during shutdown: ignored", name);
+      return;
+    }
+    shutdown(name);
+  });
+  io.run();
+}
+
 }  // namespace
 
 int run_server(const CliOptions& options) {
   FdFlagsGuard fd_flags;
+  const Mode* mode = find_mode(options.mode);
+  if (!mode) {
+    spdlog::error("unknown mode '{}'", options.mode);
+    return 1;
+  }
   const fs::path agent_dir = resolve_agent_dir(options);
   std::error_code ec;
-  const fs::path cwd = fs::current_path(ec);
-  config::FileSettingsStore settings_store(agent_dir / "settings.json",
-                                           cwd / ".rebound" / "settings.json");
-  config::FileSessionStorage session_storage(config::SessionStorageOptions{
-      agent_dir, fs::absolute(cwd, ec),
-      options.session_dir ? std::optional(fs::absolute(*options.session_dir, ec)) : std::nullopt,
-      options.no_session});
-  // --session FILE resumes FILE, or starts a new session written there when it does not exist
-  // (or is empty).
-  std::optional<session::LoadedSession> resume;
-  std::optional<std::string> session_file;
-  if (options.session_file) {
-    session_file = fs::absolute(*options.session_file, ec).string();
-    if (fs::exists(*session_file, ec) && fs::file_size(*session_file, ec) > 0) {
-      auto loaded = session_storage.load(*session_file);
-      if (auto* error = std::get_if<std::string>(&loaded)) {
-        spdlog::error("{}", *error);
-        return 1;
-      }
-      resume = std::move(std::get<session::LoadedSession>(loaded));
-      for (const auto& w : resume->warnings)
-        spdlog::warn("{}: {}", *session_file, w);
-    }
-  }
-
-  std::vector<std::string> warnings;
-  const protocol::Json settings_json = settings_store.load();
-  const session::Settings startup_settings = session::settings_from_json(settings_json, warnings);
-  std::vector<std::string> tool_warnings;
-  const std::vector<std::string> active_tools =
-      active_tool_names(options, settings_json, tool_warnings);
-  for (const auto& w : tool_warnings)
-    spdlog::warn("{}", w);
-  const tools::BashToolOptions bash_tool_options = bash_tool_options_from(settings_json);
+  const fs::path cwd = fs::absolute(fs::current_path(ec), ec);
+  const StartupSettings startup = read_startup_settings(options, agent_dir, cwd);
 
   std::optional<JsonlAppender> script_log;
   if (options.script_log) {
@@ -134,40 +197,24 @@ int run_server(const CliOptions& options) {
   asio::io_context io;
   AsioScheduler scheduler(io.get_executor());
   StdoutWriter writer(io.get_executor(), STDOUT_FILENO);
-  JsonSink out = [&writer](const protocol::Json& j) { writer.write_line(protocol::to_line(j)); };
-  EventOutput events(writer, options.envelope);
-  config::AuthStore credentials(agent_dir / "auth.json", [] {
-    return std::chrono::duration_cast<std::chrono::milliseconds>(
-               std::chrono::steady_clock::now().time_since_epoch())
-        .count();
-  });
-  auto getenv = [](const std::string& name) -> std::optional<std::string> {
-    const char* v = std::getenv(name.c_str());
-    if (!v || !*v) return std::nullopt;
-    return std::string(v);
-  };
-  // MCP servers of rpc mode (mcp.md section 1.1); acp mode reads them per session, but a bad
-  // --mcp-config file stops either mode here.
-  std::unique_ptr<mcp::McpManager> rpc_mcp;
-  auto sources = read_mcp_sources(options, agent_dir, fs::absolute(cwd, ec), getenv);
+  config::AuthStore credentials(agent_dir / "auth.json", steady_ms);
+  // MCP servers of the process's cwd (mcp.md section 1.1): a bad --mcp-config file stops either
+  // mode here.
+  auto sources = read_mcp_sources(options, agent_dir, cwd, getenv_value);
   if (auto* error = std::get_if<std::string>(&sources)) {
     spdlog::error("{}", *error);
     return 1;
   }
-  if (options.mode != "acp") {
-    rpc_mcp = make_mcp_set(io.get_executor(), scheduler, std::move(std::get<McpSources>(sources)),
-                           fs::absolute(cwd, ec).string(), getenv, active_tools);
-  }
-  net::HttpClient http(io.get_executor(), net::ProxyConfig::from_environment(getenv));
+  net::HttpClient http(io.get_executor(), net::ProxyConfig::from_environment(getenv_value));
   // A client that reads stdout slowly slows the model's stream down instead of filling memory.
   http.set_body_gate(
       [&writer](std::function<void()> resume) { return writer.admit(std::move(resume)); });
-  ProviderSetup providers =
-      setup_providers(options, startup_settings,
-                      ProviderEnvironment{scheduler, http, credentials, agent_dir / "models.json",
-                                          getenv, [&script_log](const protocol::Json& line) {
-                                            if (script_log) script_log->append(line);
-                                          }});
+  ProviderSetup providers = setup_providers(
+      options, startup.settings,
+      ProviderEnvironment{scheduler, http, credentials, agent_dir / "models.json", getenv_value,
+                          [&script_log](const protocol::Json& line) {
+                            if (script_log) script_log->append(line);
+                          }});
   if (!providers.error.empty()) {
     spdlog::error("{}", providers.error);
     return 1;
@@ -177,192 +224,21 @@ int run_server(const CliOptions& options) {
                                                 : (std::uint64_t{std::random_device{}()} << 32) ^
                                                       std::random_device{}());
   tools::BashRunner bash(io.get_executor());
-  BuiltinTools builtin_tools(io.get_executor(), scheduler, active_tools, bash_tool_options);
-  auto system_prompt = [&, session_cwd = fs::absolute(cwd, ec)](const std::string& base) {
-    return build_system_prompt(base, active_tools, !options.no_context_files, agent_dir,
-                               session_cwd);
-  };
-  // The front end: rpc mode drives one session through the command table; acp mode opens
-  // sessions as the editor asks, each in its own working directory.
-  session::SessionHost host;
-  std::unique_ptr<RpcDispatcher> dispatcher;
-  std::unique_ptr<AcpConnection> acp;
-  session::SessionSlot rpc_slot = 0;
-  if (options.mode == "acp") {
-    struct SessionFiles {
-      SessionFiles(const fs::path& agent_dir, const fs::path& cwd,
-                   config::SessionStorageOptions storage_options)
-          : settings(agent_dir / "settings.json", cwd / ".rebound" / "settings.json"),
-            storage(std::move(storage_options)) {}
-      config::FileSettingsStore settings;
-      config::FileSessionStorage storage;
-    };
-    AcpSessionFactory factory =
-        [&](const std::string& session_cwd, session::SessionSlot slot, session::EventSink& sink,
-            session::ToolRegistry& tools, const std::optional<std::string>& load,
-            const protocol::Json& mcp_servers,
-            session::DynamicTools* mcp_tools) -> std::variant<AcpSessionParts, AcpOpenError> {
-      const fs::path dir(session_cwd);
-      auto files = std::make_shared<SessionFiles>(
-          agent_dir, dir,
-          config::SessionStorageOptions{agent_dir, dir,
-                                        options.session_dir
-                                            ? std::optional(fs::absolute(*options.session_dir, ec))
-                                            : std::nullopt,
-                                        options.no_session});
-      std::optional<std::string> file;
-      std::optional<session::LoadedSession> loaded;
-      std::string id = session::new_session_id();
-      if (load) {
-        file = files->storage.find_session_file(*load);
-        if (!file) return AcpOpenError{-32002, "Resource not found: session " + *load};
-        auto read = files->storage.load(*file);
-        if (auto* error = std::get_if<std::string>(&read))
-          return AcpOpenError{-32603, "Internal error: " + *error};
-        loaded = std::move(std::get<session::LoadedSession>(read));
-        for (const auto& w : loaded->warnings)
-          spdlog::warn("{}: {}", *file, w);
-        id = loaded->header.id;
-      }
-      auto prompt = [&, dir](const std::string& base) {
-        return build_system_prompt(base, active_tools, !options.no_context_files, agent_dir, dir);
-      };
-      // Its MCP servers: sources 1 to 4 for its cwd, then the request's (mcp.md section 1.1).
-      std::vector<std::string> mcp_warnings;
-      auto sources = read_mcp_sources(options, agent_dir, dir, getenv,
-                                      mcp::read_acp_servers(mcp_servers, mcp_warnings));
-      for (const auto& w : mcp_warnings)
-        spdlog::warn("acp: mcpServers: {}", w);
-      if (auto* error = std::get_if<std::string>(&sources))
-        return AcpOpenError{-32603, "Internal error: " + *error};
-      auto mcp_set =
-          make_mcp_set(io.get_executor(), scheduler, std::move(std::get<McpSources>(sources)),
-                       session_cwd, getenv, active_tools);
-      auto made = std::make_unique<session::AgentSession>(
-          session::SessionOptions{providers.start_model, std::move(id), providers.has_key,
-                                  std::move(file), std::move(loaded),
-                                  !options.model && !options.provider, slot},
-          providers.models,
-          session::SessionDeps{scheduler, sink, *providers.router, credentials, files->settings,
-                               files->storage, bash, tools, prompt, &jitter, mcp_tools});
-      return AcpSessionParts{std::move(files), std::move(mcp_set), std::move(made)};
-    };
-    acp = std::make_unique<AcpConnection>(
-        AcpOptions{options.no_session, options.acp_ask_permissions, REBOUND_VERSION},
-        std::move(factory), out, builtin_tools.registry, scheduler);
-  } else {
-    rpc_slot = host.add([&](session::SessionSlot slot) {
-      return std::make_unique<session::AgentSession>(
-          session::SessionOptions{providers.start_model, session::new_session_id(),
-                                  providers.has_key, session_file, std::move(resume),
-                                  !options.model && !options.provider, slot},
-          std::move(providers.models),
-          session::SessionDeps{scheduler, events, *providers.router, credentials, settings_store,
-                               session_storage, bash, builtin_tools.registry, system_prompt,
-                               &jitter, rpc_mcp.get()});
-    });
-    dispatcher = std::make_unique<RpcDispatcher>(*host.find(rpc_slot), out, &events, rpc_mcp.get());
+  BuiltinTools builtin_tools(io.get_executor(), scheduler, startup.active_tools, startup.bash);
+  SessionFactory sessions(SessionFactoryDeps{options, agent_dir, scheduler, providers, credentials,
+                                             bash, jitter, startup.active_tools});
+  AppParts app{options,  agent_dir,     cwd,
+               io,       scheduler,     writer,
+               sessions, builtin_tools, startup.active_tools,
+               getenv_value, std::move(std::get<McpSources>(sources))};
+  ModeStart started = mode->start(app);
+  if (auto* error = std::get_if<std::string>(&started)) {
+    spdlog::error("{}", *error);
+    return 1;
   }
-  // MCP status changes are events once the first command was read (mcp.md section 8).
-  bool command_seen = false;
-  if (rpc_mcp) {
-    rpc_mcp->on_update([&](const protocol::Json& fields) {
-      if (command_seen)
-        events.on_event(session::Event{rpc_slot, session::ev::McpServerUpdate{&fields}});
-    });
-  }
-  StdinReader reader(io.get_executor(), STDIN_FILENO);
-  protocol::LineReader lines(options.max_line_bytes);
-  asio::steady_timer drain_deadline(io);
-
-  bool shutting_down = false;
-  std::optional<process::StopSignalWatch> signals;
-  std::function<void()> finish_when_quiet;
-  asio::steady_timer quiet_check(io);
-  auto shutdown = [&](const char* why) {
-    if (shutting_down) return;
-    shutting_down = true;
-    spdlog::debug("shutting down: {}", why);
-    reader.stop();
-    if (acp) acp->shutdown();               // cancels every session, answers its prompt
-    host.shutdown_all();                    // aborts runs; a running bash command's group is killed
-    bash.kill_background();                 // and what earlier commands left running
-    builtin_tools.bash->kill_background();  // and what bash tool calls left running
-    // MCP servers stop after the protocol work above, all at once (mcp.md section 3.4).
-    if (rpc_mcp) rpc_mcp->stop_all({});
-    // The whole shutdown is bounded: whatever still keeps the loop busy after the limit (a
-    // reader that stopped reading stdout, a child that does not die) is given up on.
-    drain_deadline.expires_after(kShutdownDrainLimit + ((rpc_mcp && rpc_mcp->any_running()) || acp
-                                                            ? kMcpStopLimit
-                                                            : std::chrono::seconds(0)));
-    drain_deadline.async_wait([&io](const boost::system::error_code& e) {
-      if (!e) {
-        spdlog::warn("shutdown did not finish within its limit; exiting anyway");
-        io.stop();
-      }
-    });
-    finish_when_quiet();
-  };
-  // The loop ends once stdout has drained and no killed bash command still has to answer
-  // (its response is written first); then the deadline is cancelled.
-  finish_when_quiet = [&] {
-    writer.when_drained([&] {
-      if (acp ? acp->busy()
-              : host.find(rpc_slot)->is_bash_running() || (rpc_mcp && rpc_mcp->any_running())) {
-        quiet_check.expires_after(std::chrono::milliseconds(5));
-        quiet_check.async_wait([&](const boost::system::error_code& e) {
-          if (!e) finish_when_quiet();
-        });
-        return;
-      }
-      drain_deadline.cancel();
-      signals.reset();  // the handlers stay (stop_signals.h); only the loop stops listening
-    });
-  };
-
-  auto on_item = [&](protocol::LineItem item) {
-    if (shutting_down) return;
-    command_seen = true;
-    if (item.kind == protocol::LineItem::Kind::too_long) {
-      if (acp) {
-        acp->handle_too_long(lines.max_line_bytes());
-      } else {
-        dispatcher->handle_too_long(lines.max_line_bytes());
-      }
-    } else if (acp) {
-      acp->handle_line(item.text);
-    } else {
-      dispatcher->handle_line(item.text);
-    }
-  };
-  writer.on_broken([&] { shutdown("stdout closed"); });
-  reader.start([&](std::string_view data) { lines.feed(data, on_item); },
-               [&] {
-                 lines.finish(on_item);
-                 shutdown("end of input");
-               });
-  // The MCP servers start on the loop's first turn, once the answer to a command that was
-  // already waiting on stdin is written: spawning them (a few ms each, the parent held until
-  // the exec) does not delay it.
-  if (rpc_mcp) {
-    asio::post(io, [&] {
-      writer.when_drained([&] {
-        if (!shutting_down) rpc_mcp->start_all();
-      });
-    });
-  }
-  // A signal asks for the shutdown that end of input asks for; repeats change nothing (the
-  // shutdown is bounded anyway) and never end the process by the signal's default action.
-  signals.emplace(io.get_executor(), [&](int signo) {
-    const char* name = signo == SIGTERM ? "SIGTERM" : signo == SIGINT ? "SIGINT" : "SIGHUP";
-    if (shutting_down) {
-      spdlog::debug("{} during shutdown: ignored", name);
-      return;
-    }
-    shutdown(name);
-  });
-
-  io.run();
+  std::unique_ptr<FrontEnd> front = std::move(std::get<std::unique_ptr<FrontEnd>>(started));
+  run_loop(io, scheduler, writer, *front, {&bash},
+           [&builtin_tools] { builtin_tools.bash->kill_background(); }, options.max_line_bytes);
   return 0;
 }
 

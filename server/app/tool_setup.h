@@ -21,23 +21,12 @@
 
 namespace rebound::server {
 
-/// The active tool names; unknown or malformed settings entries are reported in `warnings`.
-std::vector<std::string> active_tool_names(const CliOptions& options,
-                                           const protocol::Json& settings,
-                                           std::vector<std::string>& warnings);
-
-/// Settings `shellPath` and `shellCommandPrefix` (tools.md section 4.4), when strings.
-tools::BashToolOptions bash_tool_options_from(const protocol::Json& settings);
-
-/// The context files of section 10: from the agent directory, then from the root down to `cwd`.
-std::vector<tools::ContextFile> find_context_files(const std::filesystem::path& agent_dir,
-                                                   const std::filesystem::path& cwd);
-
-/// The whole system prompt for a session starting now in `cwd`.
-std::string build_system_prompt(const std::string& settings_prompt,
-                                const std::vector<std::string>& active, bool context_files,
-                                const std::filesystem::path& agent_dir,
-                                const std::filesystem::path& cwd);
+/// The context files and system prompt of a session in `cwd` (tools/system_prompt.h), its
+/// files read with the configuration reader (regular files, 4 MiB at most).
+std::string system_prompt_for(const std::string& settings_prompt,
+                              const std::vector<std::string>& active, bool context_files,
+                              const std::filesystem::path& agent_dir,
+                              const std::filesystem::path& cwd);
 
 /// Worker threads for the file tools.
 class PoolOffload : public tools::Offload {

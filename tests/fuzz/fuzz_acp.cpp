@@ -36,8 +36,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       server::AcpOptions{false, true, "0"},
       [](const std::string&, session::SessionSlot, session::EventSink&, session::ToolRegistry&,
          const std::optional<std::string>&, const Json&,
-         session::DynamicTools*) -> std::variant<server::AcpSessionParts, server::AcpOpenError> {
-        return server::AcpOpenError{-32603, "Internal error: no sessions in the fuzzer"};
+         session::DynamicTools*) -> session::Result<server::AcpSessionParts> {
+        return session::Error{session::ErrorKind::failed, "no sessions in the fuzzer"};
       },
       [&answers](const Json& line) {
         ++answers;

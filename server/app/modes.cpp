@@ -1,0 +1,119 @@
+#include "server/app/modes.h"
+
+#include <spdlog/spdlog.h>
+
+#include "mcp/mcp_manager.h"
+#include "protocol/json_line.h"
+#include "server/acp/acp_connection.h"
+#include "server/app/mcp_setup.h"
+#include "server/pi/rpc_front_end.h"
+
+namespace rebound::server {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+// rpc: one session for the process (resuming --session FILE when it exists and is not empty),
+// the process's MCP servers (mcp.md section 1.1).
+ModeStart start_rpc(AppParts& app) {
+  const CliOptions& o = app.options;
+  auto files = app.sessions.files_for(app.cwd);
+  std::optional<session::LoadedSession> resume;
+  std::optional<std::string> session_file;
+  if (o.session_file) {
+    std::error_code ec;
+    session_file = fs::absolute(*o.session_file, ec).string();
+    if (fs::exists(*session_file, ec) && fs::file_size(*session_file, ec) > 0) {
+      auto loaded = files->storage.load(*session_file);
+      if (auto* error = std::get_if<std::string>(&loaded)) return *error;
+      resume = std::move(std::get<session::LoadedSession>(loaded));
+      for (const auto& w : resume->warnings)
+        spdlog::warn("{}: {}", *session_file, w);
+    }
+  }
+  auto mcp = make_mcp_set(app.io.get_executor(), app.scheduler, std::move(app.mcp_sources),
+                          app.cwd.string(), app.getenv, app.active_tools);
+  session::DynamicTools* dynamic_tools = mcp.get();
+  auto make_session = [&app, files, dynamic_tools, file = std::move(session_file),
+                       resume = std::move(resume)](session::SessionSlot slot,
+                                                   session::EventSink& events) mutable {
+    MadeSession made = app.sessions.make(
+        SessionSpec{app.cwd, slot, events, app.tools.registry, dynamic_tools, std::move(file),
+                    std::move(resume)},
+        files);
+    // The files stay with this function object's copy, which the front end keeps until after
+    // its session is gone.
+    return std::move(made.session);
+  };
+  return std::unique_ptr<FrontEnd>(std::make_unique<RpcFrontEnd>(
+      RpcFrontEndDeps{app.writer, o.envelope, app.scheduler, std::move(make_session),
+                      std::move(mcp)}));
+}
+
+// acp: sessions as the editor opens them, each in its own cwd with its own MCP servers
+// (sources 1 to 4 for that cwd, then the request's).
+ModeStart start_acp(AppParts& app) {
+  AcpSessionFactory factory =
+      [&app](const std::string& session_cwd, session::SessionSlot slot, session::EventSink& sink,
+             session::ToolRegistry& tools, const std::optional<std::string>& load,
+             const protocol::Json& mcp_servers,
+             session::DynamicTools* mcp_tools) -> session::Result<AcpSessionParts> {
+    const fs::path dir(session_cwd);
+    auto files = app.sessions.files_for(dir);
+    SessionSpec spec{dir, slot, sink, tools, mcp_tools};
+    if (load) {
+      auto found = app.sessions.load_by_id(*files, *load);
+      if (!found) return found.error();
+      spec.file = std::move(found->first);
+      spec.loaded = std::move(found->second);
+    }
+    std::vector<std::string> mcp_warnings;
+    auto sources = read_mcp_sources(app.options, app.agent_dir, dir, app.getenv,
+                                    mcp::read_acp_servers(mcp_servers, mcp_warnings));
+    for (const auto& w : mcp_warnings)
+      spdlog::warn("acp: mcpServers: {}", w);
+    if (auto* error = std::get_if<std::string>(&sources))
+      return session::Error{session::ErrorKind::failed, *error};
+    auto mcp_set = make_mcp_set(app.io.get_executor(), app.scheduler,
+                                std::move(std::get<McpSources>(sources)), session_cwd, app.getenv,
+                                app.active_tools);
+    MadeSession made = app.sessions.make(std::move(spec), files);
+    return AcpSessionParts{std::move(made.files), std::move(mcp_set), std::move(made.session)};
+  };
+  return std::unique_ptr<FrontEnd>(std::make_unique<AcpConnection>(
+      AcpOptions{app.options.no_session, app.options.acp_ask_permissions, REBOUND_VERSION},
+      std::move(factory),
+      [&writer = app.writer](const protocol::Json& j) {
+        writer.write_line(protocol::to_line(j));
+      },
+      app.tools.registry, app.scheduler));
+}
+
+}  // namespace
+
+const std::vector<Mode>& modes() {
+  static const std::vector<Mode> all{
+      {"rpc", start_rpc},
+      // A connection has several sessions; one file cannot name them (acp.md section 2).
+      {"acp", start_acp,
+       "the editor opens sessions with session/new and session/load"},
+  };
+  return all;
+}
+
+std::vector<std::string> mode_names() {
+  std::vector<std::string> names;
+  for (const auto& m : modes())
+    names.emplace_back(m.name);
+  return names;
+}
+
+const Mode* find_mode(std::string_view name) {
+  for (const auto& m : modes())
+    if (m.name == name) return &m;
+  return nullptr;
+}
+
+}  // namespace rebound::server
+

@@ -1,0 +1,58 @@
+#pragma once
+// The modes of the command line's --mode: each is a name and the function that builds its
+// front end from what the application built. Adding a mode is one line in modes.cpp. Called
+// once at start-up, on the event loop's thread.
+
+#include <boost/asio/io_context.hpp>
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <variant>
+#include <vector>
+
+#include "mcp/mcp_config.h"
+#include "server/app/cli_options.h"
+#include "server/app/mcp_setup.h"
+#include "server/app/session_factory.h"
+#include "server/app/tool_setup.h"
+#include "server/io/front_end.h"
+#include "server/io/stdio_transport.h"
+
+namespace rebound::server {
+
+/// What every mode builds on: the process's parts, made by run_server.
+struct AppParts {
+  const CliOptions& options;
+  std::filesystem::path agent_dir;
+  std::filesystem::path cwd;  // absolute
+  boost::asio::io_context& io;
+  session::Scheduler& scheduler;
+  StdoutWriter& writer;
+  SessionFactory& sessions;
+  BuiltinTools& tools;
+  std::vector<std::string> active_tools;
+  mcp::Getenv getenv;
+  /// The MCP servers configured for the process's cwd (sources 1 to 4), read once at start-up
+  /// so that a bad --mcp-config file stops every mode first.
+  McpSources mcp_sources;
+};
+
+/// A front end, or why the mode cannot start (the server exits 1 with it).
+using ModeStart = std::variant<std::unique_ptr<FrontEnd>, std::string>;
+
+struct Mode {
+  std::string_view name;
+  ModeStart (*start)(AppParts& app);
+  /// Why --session FILE cannot be used with this mode; empty when it can.
+  std::string_view no_session_file = {};
+};
+
+/// Every mode, the default first.
+const std::vector<Mode>& modes();
+/// Their names, for the command line's check and help.
+std::vector<std::string> mode_names();
+/// The mode of that name, or null.
+const Mode* find_mode(std::string_view name);
+
+}  // namespace rebound::server

@@ -1,0 +1,54 @@
+#include "server/app/session_factory.h"
+
+#include <spdlog/spdlog.h>
+
+#include "server/app/tool_setup.h"
+#include "session/session_id.h"
+
+namespace rebound::server {
+
+namespace fs = std::filesystem;
+
+std::shared_ptr<SessionFiles> SessionFactory::files_for(const fs::path& cwd) const {
+  std::error_code ec;
+  const CliOptions& o = deps_.options;
+  return std::make_shared<SessionFiles>(
+      deps_.agent_dir, cwd,
+      config::SessionStorageOptions{
+          deps_.agent_dir, fs::absolute(cwd, ec),
+          o.session_dir ? std::optional(fs::absolute(*o.session_dir, ec)) : std::nullopt,
+          o.no_session});
+}
+
+session::Result<std::pair<std::string, session::LoadedSession>> SessionFactory::load_by_id(
+    SessionFiles& files, const std::string& id) const {
+  auto file = files.storage.find_session_file(id);
+  if (!file) return session::Error{session::ErrorKind::not_found, "session " + id};
+  auto read = files.storage.load(*file);
+  if (auto* error = std::get_if<std::string>(&read))
+    return session::Error{session::ErrorKind::failed, *error};
+  auto loaded = std::move(std::get<session::LoadedSession>(read));
+  for (const auto& w : loaded.warnings)
+    spdlog::warn("{}: {}", *file, w);
+  return std::pair{std::move(*file), std::move(loaded)};
+}
+
+MadeSession SessionFactory::make(SessionSpec spec, std::shared_ptr<SessionFiles> files) const {
+  const CliOptions& o = deps_.options;
+  std::string id = spec.loaded ? spec.loaded->header.id : session::new_session_id();
+  auto prompt = [o = &o, active = deps_.active_tools, agent_dir = deps_.agent_dir,
+                 cwd = spec.cwd](const std::string& base) {
+    return system_prompt_for(base, active, !o->no_context_files, agent_dir, cwd);
+  };
+  auto made = std::make_unique<session::AgentSession>(
+      session::SessionOptions{deps_.providers.start_model, std::move(id), deps_.providers.has_key,
+                              std::move(spec.file), std::move(spec.loaded),
+                              !o.model && !o.provider, spec.slot},
+      deps_.providers.models,
+      session::SessionDeps{deps_.scheduler, spec.events, *deps_.providers.router,
+                           deps_.credentials, files->settings, files->storage, deps_.shell,
+                           spec.tools, std::move(prompt), &deps_.jitter, spec.dynamic_tools});
+  return MadeSession{std::move(files), std::move(made)};
+}
+
+}  // namespace rebound::server

@@ -1,0 +1,80 @@
+#pragma once
+// One way to make a session, for every mode: its settings and session storage for its cwd, the
+// process's providers, credentials, shell and jitter, its tools, and the system prompt for its
+// cwd. The rpc mode makes one at start-up (possibly resuming --session FILE); ACP one per
+// session/new, load and resume. Event loop only.
+
+#include <filesystem>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "config/file_session_storage.h"
+#include "config/file_settings_store.h"
+#include "server/app/cli_options.h"
+#include "server/app/provider_setup.h"
+#include "session/agent_session.h"
+#include "session/error.h"
+#include "session/retry_control.h"
+
+namespace rebound::server {
+
+/// The files of sessions working in one directory: settings (global + project) and storage.
+struct SessionFiles {
+  SessionFiles(const std::filesystem::path& agent_dir, const std::filesystem::path& cwd,
+               config::SessionStorageOptions storage_options)
+      : settings(agent_dir / "settings.json", cwd / ".rebound" / "settings.json"),
+        storage(std::move(storage_options)) {}
+  config::FileSettingsStore settings;
+  config::FileSessionStorage storage;
+};
+
+/// What one session is made of; `files` must outlive `session` (members destroyed in reverse).
+struct MadeSession {
+  std::shared_ptr<SessionFiles> files;
+  std::unique_ptr<session::AgentSession> session;
+};
+
+/// Where a session goes and what it runs with.
+struct SessionSpec {
+  std::filesystem::path cwd;  // absolute
+  session::SessionSlot slot = 0;
+  session::EventSink& events;
+  session::ToolRegistry& tools;
+  session::DynamicTools* dynamic_tools = nullptr;
+  /// The session file: resumed when `loaded` is set, else a new session written there.
+  std::optional<std::string> file = std::nullopt;
+  std::optional<session::LoadedSession> loaded = std::nullopt;
+};
+
+/// The process-wide parts every session shares.
+struct SessionFactoryDeps {
+  const CliOptions& options;
+  std::filesystem::path agent_dir;
+  session::Scheduler& scheduler;
+  ProviderSetup& providers;
+  session::CredentialStore& credentials;
+  session::ShellRunner& shell;
+  session::SplitMix64& jitter;
+  std::vector<std::string> active_tools;
+};
+
+class SessionFactory {
+ public:
+  explicit SessionFactory(SessionFactoryDeps deps) : deps_(std::move(deps)) {}
+
+  /// The settings and storage of sessions in `cwd`.
+  std::shared_ptr<SessionFiles> files_for(const std::filesystem::path& cwd) const;
+  /// The session of `id` from its file in `files`' session directory (session/load): the file
+  /// and what it holds, or not_found / failed.
+  session::Result<std::pair<std::string, session::LoadedSession>> load_by_id(
+      SessionFiles& files, const std::string& id) const;
+  /// A session with `files` (from files_for(spec.cwd)).
+  MadeSession make(SessionSpec spec, std::shared_ptr<SessionFiles> files) const;
+
+ private:
+  SessionFactoryDeps deps_;
+};
+
+}  // namespace rebound::server

@@ -1,0 +1,58 @@
+#pragma once
+// What the application asks of a front end (a dialect on stdio: the pi rpc mode, ACP): lines
+// in, shutdown, and whether work that must end before the process exits still runs. The
+// application owns the transport and the shutdown's deadline; the front end owns its sessions'
+// protocol. Event loop only.
+
+#include <cstddef>
+#include <functional>
+#include <string_view>
+#include <utility>
+
+namespace rebound::server {
+
+class FrontEnd {
+ public:
+  virtual ~FrontEnd() = default;
+
+  /// One complete, non-blank line from stdin.
+  virtual void handle_line(std::string_view line) = 0;
+  /// A line that exceeded the limit (its bytes were dropped).
+  virtual void handle_too_long(std::size_t max_line_bytes) = 0;
+  /// End of input, a signal or a closed stdout: every session stops its work and what is
+  /// pending is answered. Called once.
+  virtual void shutdown() = 0;
+  /// Work that must end before the process exits still runs (a bash command, a tool call,
+  /// an MCP server's process).
+  virtual bool busy() const = 0;
+  /// Runs `idle` once, on the loop, as soon as busy() is false (at once when it already is).
+  /// The front end says when instead of being polled.
+  virtual void when_idle(std::function<void()> idle) = 0;
+  /// How much longer than the transport's drain the shutdown may take: the MCP servers' stop
+  /// sequence when there are any.
+  virtual bool stops_processes() const = 0;
+};
+
+/// The one waiter of when_idle(): the front end calls check() wherever busy() may have turned
+/// false (a line written, a server stopped).
+class IdleWaiter {
+ public:
+  void wait(std::function<void()> idle, bool busy) {
+    if (busy) {
+      idle_ = std::move(idle);
+    } else if (idle) {
+      idle();
+    }
+  }
+  void check(bool busy) {
+    if (!idle_ || busy) return;
+    auto idle = std::exchange(idle_, nullptr);
+    idle();
+  }
+  bool waiting() const { return static_cast<bool>(idle_); }
+
+ private:
+  std::function<void()> idle_;
+};
+
+}  // namespace rebound::server

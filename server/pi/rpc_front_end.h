@@ -1,0 +1,65 @@
+#pragma once
+// The rpc mode (protocol.md): the pi dialect on stdio, driving one session through the command
+// table, its events through the connection's event output, and the process's MCP servers
+// (mcp.md section 8: started once the answer to a command already waiting is written, status
+// changes as events once the first command was read). Built by the application, which hands it
+// the way to make its session. Event loop only.
+
+#include <functional>
+#include <memory>
+#include <string_view>
+
+#include "server/io/front_end.h"
+#include "server/io/stdio_transport.h"
+#include "server/pi/event_output.h"
+#include "server/pi/rpc_dispatcher.h"
+#include "mcp/mcp_manager.h"
+#include "session/scheduler.h"
+#include "session/session_host.h"
+
+namespace rebound::server {
+
+using MakeRpcSession = std::function<std::unique_ptr<session::AgentSession>(
+    session::SessionSlot slot, session::EventSink& events)>;
+
+struct RpcFrontEndDeps {
+  StdoutWriter& writer;
+  EnvelopeMode envelope;
+  session::Scheduler& scheduler;
+  /// Makes the one session of the connection, with its events going to `events`; kept until
+  /// the session is gone (what it holds may outlive the session).
+  MakeRpcSession make_session;
+  std::unique_ptr<mcp::McpManager> mcp;  // the process's MCP servers (none configured: null)
+};
+
+class RpcFrontEnd : public FrontEnd {
+ public:
+  explicit RpcFrontEnd(RpcFrontEndDeps deps);
+  ~RpcFrontEnd() override;
+
+  void handle_line(std::string_view line) override;
+  void handle_too_long(std::size_t max_line_bytes) override;
+  void shutdown() override;
+  bool busy() const override;
+  void when_idle(std::function<void()> idle) override;
+  bool stops_processes() const override;
+
+ private:
+  void write(const protocol::Json& line);
+  void start_mcp_when_answered();
+
+  StdoutWriter& writer_;
+  session::Scheduler& scheduler_;
+  std::unique_ptr<mcp::McpManager> mcp_;  // outlives the session, which offers its tools
+  EventOutput events_;
+  MakeRpcSession make_session_;
+  session::SessionHost host_;
+  session::SessionSlot slot_ = 0;
+  std::unique_ptr<RpcDispatcher> dispatcher_;
+  IdleWaiter idle_;
+  bool command_seen_ = false;
+  bool shutting_down_ = false;
+  std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
+};
+
+}  // namespace rebound::server
