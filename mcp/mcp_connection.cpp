@@ -1,5 +1,7 @@
 #include "mcp/mcp_connection.h"
 
+#include "protocol/json_line.h"
+
 #include <signal.h>
 #include <spdlog/spdlog.h>
 #include <sys/wait.h>
@@ -185,8 +187,13 @@ void McpConnection::start() {
     fail("Failed to start: " + spawn_error);
     return;
   }
-  peer_ = std::make_unique<JsonRpcPeer>([this](std::string line) {
-    if (process_) process_->write(std::move(line));
+  peer_ = std::make_unique<protocol::JsonRpcPeer>([this](const Json& message) {
+    if (process_) process_->write(protocol::to_line(message));
+  });
+  // Of the server's own requests only ping is served (section 5).
+  peer_->on_request([](const std::string& method, const Json&) -> std::optional<Json> {
+    if (method == "ping") return Json::object();
+    return std::nullopt;
   });
   peer_->on_notification(
       [this](const std::string& method, const Json& params) { on_notification(method, params); });
@@ -354,7 +361,7 @@ void McpConnection::on_stdout(std::string_view bytes) {
 }
 
 void McpConnection::on_line(std::string_view line) {
-  if (peer_->receive(line) == JsonRpcPeer::Received::not_an_object)
+  if (peer_->receive(line) == protocol::JsonRpcPeer::Received::not_an_object)
     spdlog::warn("mcp[{}] ignored non-JSON output: {}", name(), utf8_prefix(line, 200));
 }
 

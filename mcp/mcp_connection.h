@@ -14,7 +14,7 @@
 #include <string_view>
 #include <vector>
 
-#include "mcp/jsonrpc_peer.h"
+#include "protocol/jsonrpc_peer.h"
 #include "mcp/mcp_config.h"
 #include "protocol/json.h"
 #include "protocol/line_reader.h"
@@ -158,7 +158,7 @@ class McpConnection {
   std::optional<protocol::Json> server_info_;
 
   std::unique_ptr<ServerProcess> process_;
-  std::unique_ptr<JsonRpcPeer> peer_;
+  std::unique_ptr<protocol::JsonRpcPeer> peer_;
   protocol::LineReader lines_{kMaxMessageBytes};
   std::string stderr_partial_;
   std::string last_stderr_;

@@ -72,10 +72,17 @@ struct EventFilterArgs {
 };
 
 /// A rejected line or command, ready to become an error response.
+/// A missing or mistyped field: thrown by FieldReader, caught by read_command_args only.
+struct FieldError {
+  std::string path;
+  std::string kind;
+};
+
 struct ProtocolError {
   std::optional<Json> id;
   std::string command;  // "parse" or the command's type
   std::string message;  // the full error text of the response
+  std::optional<FieldError> field = std::nullopt;  // a bad argument: which one, expected what
 };
 
 /// A line that is a JSON object with a string `type`.
@@ -97,12 +104,6 @@ ParsedEnvelope parse_envelope_line(std::string_view line);
 
 /// "Unknown command: <type>", the one place that text is written.
 ProtocolError unknown_command_error(std::optional<Json> id, const std::string& type);
-
-/// A missing or mistyped field: thrown by FieldReader, caught by read_command_args only.
-struct FieldError {
-  std::string path;
-  std::string kind;
-};
 
 /// Typed reads of a command object's fields; each throws FieldError naming the field.
 class FieldReader {
@@ -151,7 +152,7 @@ std::variant<Args, ProtocolError> read_command_args(Args (*read)(const FieldRead
     return read(FieldReader(command.object));
   } catch (const FieldError& e) {
     return ProtocolError{command.id, command.type,
-                         "Invalid field '" + e.path + "': expected " + e.kind};
+                         "Invalid field '" + e.path + "': expected " + e.kind, e};
   }
 }
 

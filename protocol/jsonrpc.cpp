@@ -111,11 +111,6 @@ JsonRpcError jsonrpc_batch_error() {
   return invalid_request(std::nullopt, "batch requests are not supported");
 }
 
-int jsonrpc_failure_code(std::string_view message) {
-  return message.rfind("Invalid field '", 0) == 0 ? jsonrpc_code::invalid_params
-                                                  : jsonrpc_code::server_error;
-}
-
 std::string jsonrpc_notification_head(std::string_view method) {
   std::string head = R"({"jsonrpc":"2.0","method":)";
   head += Json(std::string(method)).dump();

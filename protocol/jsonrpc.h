@@ -69,9 +69,6 @@ JsonRpcError jsonrpc_not_an_object();
 /// A refused batch.
 JsonRpcError jsonrpc_batch_error();
 
-/// The code of a handler's failure text: `Invalid field '…'` is -32602, anything else -32000.
-int jsonrpc_failure_code(std::string_view message);
-
 /// The notification prefix of an event line, `{"jsonrpc":"2.0","method":"<type>","params":`;
 /// the event's own line (without its LF) and `}` complete it.
 std::string jsonrpc_notification_head(std::string_view method);

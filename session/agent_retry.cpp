@@ -146,7 +146,7 @@ protocol::Json AgentSession::retry_state_json() {
 
 Result<protocol::Json> AgentSession::set_retry_policy(const protocol::Json& command) {
   if (auto error = apply_retry_policy_command(command, retry_values_)) {
-    return Error{ErrorKind::invalid_argument, *error};
+    return std::move(*error);
   }
   retry_control_ = true;
   return effective_policy(settings_.retry, retry_values_).to_json();

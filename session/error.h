@@ -1,9 +1,11 @@
 #pragma once
 // Typed command errors and results. Every session operation that can refuse returns a
-// Result<T>: a value or an Error with a kind and the exact text. Front ends map an Error to
-// their wire form in one function each (server/pi_wire.h for the rpc dialect); the kind is what
-// another dialect (JSON-RPC codes) derives its code from. Pure.
+// Result<T>: a value or an Error with a kind, the exact text and, for a bad field, which field
+// and what it should be. Front ends map an Error to their wire form in one function each
+// (server/pi/reply.h: the pi text and the JSON-RPC code; server/acp/acp_reply.h: ACP's code
+// and text); nothing parses a message to find a code. Pure.
 
+#include <optional>
 #include <string>
 #include <utility>
 #include <variant>
@@ -19,10 +21,25 @@ enum class ErrorKind {
   internal,          // a bug: never expected
 };
 
+/// A field of a command's input that is missing or of the wrong kind: each dialect words it
+/// (pi: "Invalid field '<path>': expected <expected>", ACP: "Invalid params: <path>: …").
+struct FieldProblem {
+  std::string path;
+  std::string expected;
+};
+
 struct Error {
   ErrorKind kind = ErrorKind::failed;
   std::string message;
+  std::optional<FieldProblem> field = std::nullopt;  // invalid_argument of one field
 };
+
+/// The invalid_argument error of one field, its message in the pi dialect's words.
+inline Error field_error(std::string path, std::string expected) {
+  std::string message = "Invalid field '" + path + "': expected " + expected;
+  return Error{ErrorKind::invalid_argument, std::move(message),
+               FieldProblem{std::move(path), std::move(expected)}};
+}
 
 /// A value or an Error; like std::expected (C++23), kept small.
 template <typename T>

@@ -146,20 +146,19 @@ Json EffectivePolicy::to_json() const {
   return j;
 }
 
-std::optional<std::string> apply_retry_policy_command(const Json& command,
+std::optional<Error> apply_retry_policy_command(const Json& command,
                                                       RetryPolicyValues& values) {
   RetryPolicyValues next = values;
   if (command.contains("reset")) {
-    if (!command["reset"].is_boolean()) return "Invalid field 'reset': expected boolean";
+    if (!command["reset"].is_boolean()) return field_error("reset", "boolean");
     if (command["reset"].get<bool>()) next = RetryPolicyValues{};
   }
   // An integer in [0, max]: a JSON number with an integral value.
   auto integer = [&](const char* key, std::int64_t max,
-                     std::optional<std::int64_t>& slot) -> std::optional<std::string> {
+                     std::optional<std::int64_t>& slot) -> std::optional<Error> {
     if (!command.contains(key)) return std::nullopt;
     const Json& v = command[key];
-    const std::string bad = std::string("Invalid field '") + key + "': expected integer 0.." +
-                            std::to_string(max) + " or null";
+    const Error bad = field_error(key, "integer 0.." + std::to_string(max) + " or null");
     if (v.is_null()) {
       slot.reset();
       return std::nullopt;
@@ -178,7 +177,7 @@ std::optional<std::string> apply_retry_policy_command(const Json& command,
     if (v.is_null()) {
       next.jitter.reset();
     } else if (!v.is_number() || v.get<double>() < 0 || v.get<double>() > 1) {
-      return "Invalid field 'jitter': expected number 0..1 or null";
+      return field_error("jitter", "number 0..1 or null");
     } else {
       next.jitter = v.get<double>();
     }
@@ -188,7 +187,7 @@ std::optional<std::string> apply_retry_policy_command(const Json& command,
     if (v.is_null()) {
       next.honor_retry_after.reset();
     } else if (!v.is_boolean()) {
-      return "Invalid field 'honorRetryAfter': expected boolean or null";
+      return field_error("honorRetryAfter", "boolean or null");
     } else {
       next.honor_retry_after = v.get<bool>();
     }

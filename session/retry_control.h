@@ -10,6 +10,7 @@
 #include <string_view>
 
 #include "protocol/json.h"
+#include "session/error.h"
 
 namespace rebound::session {
 
@@ -61,9 +62,9 @@ struct EffectivePolicy {
 };
 EffectivePolicy effective_policy(const RetrySettings& settings, const RetryPolicyValues& values);
 
-/// set_retry_policy's fields applied to `values`, all or nothing: the error text of the first
+/// set_retry_policy's fields applied to `values`, all or nothing: the field error of the first
 /// bad field (and `values` unchanged), or nullopt.
-std::optional<std::string> apply_retry_policy_command(const protocol::Json& command,
+std::optional<Error> apply_retry_policy_command(const protocol::Json& command,
                                                       RetryPolicyValues& values);
 
 /// Section 15: SplitMix64; unit() is a double in [0, 1).

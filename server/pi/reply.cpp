@@ -13,19 +13,28 @@ namespace rebound::server {
 Reply::Reply(std::optional<protocol::Json> id, std::string command, JsonSink sink, ReplyStyle style)
     : id_(std::move(id)), command_(std::move(command)), sink_(std::move(sink)), style_(style) {}
 
+Reply::Reply(std::optional<protocol::Json> id, std::string command, std::shared_ptr<ReplyWire> wire)
+    : id_(std::move(id)), command_(std::move(command)), wire_(std::move(wire)) {}
+
 Reply::Reply(Reply&& other) noexcept
     : id_(std::move(other.id_)),
       command_(std::move(other.command_)),
       sink_(std::move(other.sink_)),
       style_(other.style_),
+      wire_(std::move(other.wire_)),
       sent_(std::exchange(other.sent_, true)) {}
+
+int jsonrpc_error_code(const session::Error& error) {
+  return error.kind == session::ErrorKind::invalid_argument ? protocol::jsonrpc_code::invalid_params
+                                                            : protocol::jsonrpc_code::server_error;
+}
 
 Reply::~Reply() {
   if (sent_) return;
   spdlog::error("internal error: command '{}' finished without a response", command_);
   assert(false && "a command finished without a response");
-  send_failure("Internal error: the command was not answered",
-               protocol::jsonrpc_code::internal_error);
+  send_failure(session::Error{session::ErrorKind::internal,
+                              "Internal error: the command was not answered"});
 }
 
 void Reply::ok() {
@@ -36,22 +45,19 @@ void Reply::ok(protocol::Json data) {
   send_ok(&data);
 }
 
-void Reply::fail(std::string_view error) {
-  send_failure(error, protocol::jsonrpc_failure_code(error));
-}
-
 void Reply::fail(const session::Error& error) {
-  fail(std::string_view(error.message));
+  send_failure(error);
 }
 
 bool Reply::claim() {
   if (sent_) return false;
   sent_ = true;
-  return static_cast<bool>(sink_);
+  return sink_ || wire_;
 }
 
 void Reply::send_ok(protocol::Json* data) {
   if (!claim()) return;
+  if (wire_) return wire_->ok(id_, data);
   switch (style_) {
     case ReplyStyle::pi:
       sink_(data ? protocol::success_response(id_, command_, std::move(*data))
@@ -67,18 +73,19 @@ void Reply::send_ok(protocol::Json* data) {
   }
 }
 
-void Reply::send_failure(std::string_view error, int jsonrpc_code) {
+void Reply::send_failure(const session::Error& error) {
   if (!claim()) return;
+  if (wire_) return wire_->fail(id_, error);
   switch (style_) {
     case ReplyStyle::pi:
-      sink_(protocol::error_response(id_, command_, error));
+      sink_(protocol::error_response(id_, command_, error.message));
       break;
     case ReplyStyle::jsonrpc:
       sink_(protocol::jsonrpc_error(
-          protocol::JsonRpcError{id_, jsonrpc_code, std::string(error), command_}));
+          protocol::JsonRpcError{id_, jsonrpc_error_code(error), error.message, command_}));
       break;
     case ReplyStyle::jsonrpc_silent:
-      spdlog::warn("notification '{}' failed: {}", command_, error);
+      spdlog::warn("notification '{}' failed: {}", command_, error.message);
       break;
   }
 }

@@ -7,6 +7,7 @@
 // notification (whose failure goes to the log). Move-only; used on the event loop.
 
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -25,10 +26,24 @@ enum class ReplyStyle {
   jsonrpc_silent,  // a JSON-RPC notification: never answered
 };
 
+/// The rpc dialect's JSON-RPC envelope (protocol.md section 9): the code of a failed command.
+/// A bad field is -32602, every other failure -32000. The one mapping of an error kind to it.
+int jsonrpc_error_code(const session::Error& error);
+
+/// Another dialect's form of a command's answer (ACP's `_rebound/*` methods run the rpc
+/// commands' handlers): called at most once per Reply, with the data (null: none) or the error.
+class ReplyWire {
+ public:
+  virtual ~ReplyWire() = default;
+  virtual void ok(const std::optional<protocol::Json>& id, protocol::Json* data) = 0;
+  virtual void fail(const std::optional<protocol::Json>& id, const session::Error& error) = 0;
+};
+
 class Reply {
  public:
   Reply(std::optional<protocol::Json> id, std::string command, JsonSink sink,
         ReplyStyle style = ReplyStyle::pi);
+  Reply(std::optional<protocol::Json> id, std::string command, std::shared_ptr<ReplyWire> wire);
   Reply(Reply&& other) noexcept;
   Reply& operator=(Reply&&) = delete;
   Reply(const Reply&) = delete;
@@ -36,20 +51,20 @@ class Reply {
 
   void ok();
   void ok(protocol::Json data);
-  void fail(std::string_view error);
-  /// The rpc dialect's form of a session error: its text (the kind is not on this wire).
+  /// The pi form is the error's text; the JSON-RPC envelope's code comes from its kind.
   void fail(const session::Error& error);
   bool sent() const { return sent_; }
 
  private:
   void send_ok(protocol::Json* data);
-  void send_failure(std::string_view error, int jsonrpc_code);
+  void send_failure(const session::Error& error);
   bool claim();
 
   std::optional<protocol::Json> id_;
   std::string command_;
   JsonSink sink_;
   ReplyStyle style_ = ReplyStyle::pi;
+  std::shared_ptr<ReplyWire> wire_;  // set: that dialect writes the answer
   bool sent_ = false;
 };
 

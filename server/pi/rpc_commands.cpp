@@ -52,11 +52,11 @@ session::UserInput input_of(protocol::MessageArgs& a) {
 
 }  // namespace
 
-CommandTable rpc_command_table() {
-  using namespace protocol;
-  CommandTable t;
+namespace {
 
-  // Prompting (answered when accepted; the run's events follow).
+// The prompting commands: answered when accepted; the run's events follow.
+void add_prompting_commands(CommandTable& t) {
+  using namespace protocol;
   t.add<MessageArgs>("prompt", read_prompt_args, [](C& c, MessageArgs a, Reply r) {
     const auto behavior = a.streaming_behavior;
     auto status = c.session.prompt(input_of(a), behavior, [&r] { r.ok(); });
@@ -73,8 +73,11 @@ CommandTable rpc_command_table() {
     auto pending = std::make_shared<Reply>(std::move(r));
     c.session.abort([pending] { pending->ok(); });
   });
+}
 
-  // State.
+// Reading the session's state.
+void add_state_commands(CommandTable& t) {
+  using namespace protocol;
   t.add("get_state", [](C& c, Reply r) { r.ok(to_json(c.session.state())); });
   t.add("get_messages", [](C& c, Reply r) {
     r.ok(Json{{"messages", to_json(c.session.messages())}});
@@ -92,8 +95,11 @@ CommandTable rpc_command_table() {
           Json{{"name", d.name}, {"description", d.description}, {"parameters", d.parameters}});
     r.ok(Json{{"tools", std::move(tools)}});
   });
+}
 
-  // MCP servers (mcp.md section 8).
+// MCP servers (mcp.md section 8).
+void add_mcp_commands(CommandTable& t) {
+  using namespace protocol;
   t.add<McpServersArgs>(
       "get_mcp_servers", read_mcp_servers_args, [](C& c, McpServersArgs a, Reply r) {
         if (!c.mcp) {
@@ -111,17 +117,20 @@ CommandTable rpc_command_table() {
   t.add<RestartMcpServerArgs>("restart_mcp_server", read_restart_mcp_server_args,
                               [](C& c, RestartMcpServerArgs a, Reply r) {
                                 if (!c.mcp) {
-                                  r.fail("MCP server not found: " + a.name);
+                                  r.fail(session::Error{session::ErrorKind::not_found, "MCP server not found: " + a.name});
                                   return;
                                 }
                                 auto pending = std::make_shared<Reply>(std::move(r));
                                 if (auto error = c.mcp->restart(a.name, [pending](Json server) {
                                       pending->ok(std::move(server));
                                     }))
-                                  pending->fail(*error);
+                                  pending->fail(session::Error{session::ErrorKind::not_found, *error});
                               });
+}
 
-  // Models and thinking.
+// Models and thinking.
+void add_models_commands(CommandTable& t) {
+  using namespace protocol;
   t.add("get_available_models", [](C& c, Reply r) {
     Json models = Json::array();
     for (const auto& m : c.session.available_models())
@@ -157,8 +166,11 @@ CommandTable rpc_command_table() {
     const auto level = c.session.cycle_thinking_level();
     r.ok(level ? Json{{"level", to_string(*level)}} : Json(nullptr));
   });
+}
 
-  // Queue modes.
+// Queue modes.
+void add_queue_modes_commands(CommandTable& t) {
+  using namespace protocol;
   t.add<QueueModeArgs>("set_steering_mode", read_queue_mode_args,
                        [](C& c, QueueModeArgs a, Reply r) {
                          c.session.set_steering_mode(a.mode);
@@ -174,8 +186,11 @@ CommandTable rpc_command_table() {
                              c.session.set_interrupt_mode(a.mode);
                              r.ok();
                            });
+}
 
-  // Retry and compaction.
+// Retry, retry control (retry.md sections 11 to 17) and compaction.
+void add_retry_and_compaction_commands(CommandTable& t) {
+  using namespace protocol;
   t.add<EnabledArgs>("set_auto_retry", read_enabled_args, [](C& c, EnabledArgs a, Reply r) {
     c.session.set_auto_retry(a.enabled);
     r.ok();
@@ -214,8 +229,11 @@ CommandTable rpc_command_table() {
                         }
                       });
   });
+}
 
-  // Sessions.
+// Sessions, the event filter and bash.
+void add_sessions_and_output_commands(CommandTable& t) {
+  using namespace protocol;
   // Both abort a running tool batch first and answer after its agent_end (tools.md section 7).
   t.add<NewSessionArgs>("new_session", read_new_session_args, [](C& c, NewSessionArgs a, Reply r) {
     auto pending = std::make_shared<Reply>(std::move(r));
@@ -256,6 +274,19 @@ CommandTable rpc_command_table() {
     c.session.abort_bash();
     r.ok();
   });
+}
+
+}  // namespace
+
+CommandTable rpc_command_table() {
+  CommandTable t;
+  add_prompting_commands(t);
+  add_state_commands(t);
+  add_mcp_commands(t);
+  add_models_commands(t);
+  add_queue_modes_commands(t);
+  add_retry_and_compaction_commands(t);
+  add_sessions_and_output_commands(t);
   return t;
 }
 

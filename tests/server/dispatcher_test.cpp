@@ -201,3 +201,41 @@ TEST_CASE("unknown commands and invalid fields are answered through the table, o
   CHECK(f.one(R"({"type":"set_model","provider":"x","modelId":"y"})")["error"] ==
         "Model not found: x/y");
 }
+
+TEST_CASE("a reply's code comes from the error's kind, never from its text") {
+  std::vector<Json> out;
+  auto sink = [&out](const Json& j) { out.push_back(j); };
+  server::Reply(Json(1), "set_retry_policy", sink, server::ReplyStyle::jsonrpc)
+      .fail(session::field_error("jitter", "number 0..1 or null"));
+  // A text that looks like a field error but is not one keeps the failure code.
+  server::Reply(Json(2), "bash", sink, server::ReplyStyle::jsonrpc)
+      .fail(session::Error{session::ErrorKind::busy, "Invalid field 'x': expected y"});
+  server::Reply(Json(3), "bash", sink, server::ReplyStyle::pi)
+      .fail(session::Error{session::ErrorKind::busy, "A bash command is already running"});
+  REQUIRE(out.size() == 3);
+  CHECK(out[0]["error"]["code"] == -32602);
+  CHECK(out[0]["error"]["message"] == "Invalid field 'jitter': expected number 0..1 or null");
+  CHECK(out[1]["error"]["code"] == -32000);
+  CHECK(out[2]["error"] == "A bash command is already running");
+  CHECK(out[2]["success"] == false);
+}
+
+TEST_CASE("a reply through another dialect's wire is written once, the field kept") {
+  struct Wire : server::ReplyWire {
+    std::vector<std::string> seen;
+    void ok(const std::optional<Json>& id, Json* data) override {
+      seen.push_back("ok " + id->dump() + " " + (data ? data->dump() : "none"));
+    }
+    void fail(const std::optional<Json>& id, const session::Error& e) override {
+      seen.push_back("fail " + id->dump() + " " + (e.field ? e.field->path : "-"));
+    }
+  };
+  auto wire = std::make_shared<Wire>();
+  {
+    server::Reply r(Json("a"), "get_retry_state", wire);
+    r.ok(Json::object());
+    r.fail(session::field_error("x", "y"));  // ignored: answered already
+  }
+  server::Reply(Json("b"), "set_retry_policy", wire).fail(session::field_error("reset", "boolean"));
+  CHECK(wire->seen == std::vector<std::string>{"ok \"a\" {}", "fail \"b\" reset"});
+}

@@ -1,16 +1,18 @@
-// The JSON-RPC side of an MCP server connection (mcp.md sections 3.1 and 5).
+// The requester side of a JSON-RPC connection: MCP servers (mcp.md sections 3.1 and 5) and
+// ACP's requests to the client.
 
 #include <doctest/doctest.h>
 
 #include <vector>
 
-#include "mcp/jsonrpc_peer.h"
+#include "protocol/json_line.h"
+#include "protocol/jsonrpc_peer.h"
 
-using namespace rebound::mcp;
+using namespace rebound::protocol;
 
 TEST_CASE("jsonrpc peer: ids from 1, answers matched by id in any order, forgotten ones dropped") {
   std::vector<std::string> sent;
-  JsonRpcPeer peer([&](std::string line) { sent.push_back(std::move(line)); });
+  JsonRpcPeer peer([&](const Json& m) { sent.push_back(to_line(m)); });
   std::vector<std::string> answers;
   const auto a = peer.request("initialize", Json{{"protocolVersion", "2025-11-25"}},
                               [&](const Json& r) { answers.push_back("a:" + r["result"].dump()); });
@@ -38,10 +40,15 @@ TEST_CASE("jsonrpc peer: ids from 1, answers matched by id in any order, forgott
 
 TEST_CASE("jsonrpc peer: notifications both ways, the server's ping and other requests") {
   std::vector<std::string> sent;
-  JsonRpcPeer peer([&](std::string line) { sent.push_back(std::move(line)); });
+  JsonRpcPeer peer([&](const Json& m) { sent.push_back(to_line(m)); });
   std::vector<std::string> seen;
   peer.on_notification([&](const std::string& method, const Json& params) {
     seen.push_back(method + " " + params.dump());
+  });
+  // MCP's peer serves ping (mcp.md section 5); other requests get -32601.
+  peer.on_request([](const std::string& method, const Json&) -> std::optional<Json> {
+    if (method == "ping") return Json::object();
+    return std::nullopt;
   });
   peer.notify("notifications/initialized");
   peer.notify("notifications/cancelled", Json{{"requestId", 4}, {"reason", "Request was aborted"}});
@@ -65,9 +72,26 @@ TEST_CASE("jsonrpc peer: notifications both ways, the server's ping and other re
 }
 
 TEST_CASE("jsonrpc peer: what is not an object is the caller's to report") {
-  JsonRpcPeer peer([](std::string) {});
+  JsonRpcPeer peer([](const Json&) {});
   CHECK(peer.receive("npm WARN something") == JsonRpcPeer::Received::not_an_object);
   CHECK(peer.receive("[1,2]") == JsonRpcPeer::Received::not_an_object);
   CHECK(peer.receive(R"j({"jsonrpc":"2.0","id":"x","result":{}})j") ==
         JsonRpcPeer::Received::message);
+}
+
+TEST_CASE("jsonrpc peer: ACP's ids from 0, a response already read, one never sent") {
+  std::vector<Json> sent;
+  JsonRpcPeer peer([&](const Json& m) { sent.push_back(m); }, 0);
+  std::vector<Json> answers;
+  CHECK(peer.request("fs/read_text_file", Json{{"path", "/a"}},
+                     [&](const Json& r) { answers.push_back(r); }) == 0);
+  CHECK(sent.at(0)["id"] == 0);
+  CHECK_FALSE(peer.answer(Json{{"jsonrpc", "2.0"}, {"id", 7}, {"result", Json::object()}}));
+  CHECK_FALSE(peer.answer(Json{{"jsonrpc", "2.0"}, {"id", "0"}, {"result", Json::object()}}));
+  CHECK(answers.empty());
+  CHECK(peer.answer(Json{{"jsonrpc", "2.0"}, {"id", 0}, {"result", Json{{"content", "x"}}}}));
+  REQUIRE(answers.size() == 1);
+  CHECK(answers[0]["result"]["content"] == "x");
+  CHECK_FALSE(peer.answer(Json{{"jsonrpc", "2.0"}, {"id", 0}, {"result", Json::object()}}));
+  CHECK(peer.pending() == 0);
 }

@@ -1,29 +1,25 @@
-#include "mcp/jsonrpc_peer.h"
+#include "protocol/jsonrpc_peer.h"
 
 #include <utility>
 
 #include "protocol/json_line.h"
 #include "protocol/jsonrpc.h"
 
-namespace rebound::mcp {
-
-void JsonRpcPeer::write(const Json& message) {
-  send_(protocol::to_line(message));
-}
+namespace rebound::protocol {
 
 std::int64_t JsonRpcPeer::request(const std::string& method, Json params, Answer answer) {
   const std::int64_t id = next_id_++;
   pending_.emplace(id, std::move(answer));
-  write(protocol::jsonrpc_request(id, method, std::move(params)));
+  send_(jsonrpc_request(id, method, std::move(params)));
   return id;
 }
 
 void JsonRpcPeer::notify(const std::string& method, const Json& params) {
-  write(protocol::jsonrpc_notification(method, params));
+  send_(jsonrpc_notification(method, params));
 }
 
 JsonRpcPeer::Received JsonRpcPeer::receive(std::string_view line) {
-  protocol::JsonLine parsed = protocol::parse_json_line(line);
+  JsonLine parsed = parse_json_line(line);
   if (!parsed.value || !parsed.value->is_object()) return Received::not_an_object;
   const Json& message = *parsed.value;
   const auto method = message.find("method");
@@ -34,22 +30,29 @@ JsonRpcPeer::Received JsonRpcPeer::receive(std::string_view line) {
       if (notification_) notification_(method->get<std::string>(), params);
       return Received::message;
     }
-    // A request of the server's: only ping is served (section 5).
-    if (*method == "ping") {
-      write(protocol::jsonrpc_result(*id, Json::object()));
+    std::optional<Json> result;
+    if (request_) result = request_(method->get<std::string>(), params);
+    if (result) {
+      send_(jsonrpc_result(*id, std::move(*result)));
     } else {
-      write(protocol::jsonrpc_error(protocol::JsonRpcError{
-          *id, protocol::jsonrpc_code::method_not_found, "Method not found", std::nullopt}));
+      send_(jsonrpc_error(
+          JsonRpcError{*id, jsonrpc_code::method_not_found, "Method not found", std::nullopt}));
     }
     return Received::message;
   }
-  if (id == message.end() || !id->is_number_integer()) return Received::message;
-  const auto found = pending_.find(id->get<std::int64_t>());
-  if (found == pending_.end()) return Received::message;  // forgotten, or never sent
-  Answer answer = std::move(found->second);
-  pending_.erase(found);
   answer(message);
   return Received::message;
 }
 
-}  // namespace rebound::mcp
+bool JsonRpcPeer::answer(const Json& response) {
+  const auto id = response.find("id");
+  if (id == response.end() || !id->is_number_integer()) return false;
+  const auto found = pending_.find(id->get<std::int64_t>());
+  if (found == pending_.end()) return false;  // forgotten, or never sent
+  Answer answer = std::move(found->second);
+  pending_.erase(found);
+  answer(response);
+  return true;
+}
+
+}  // namespace rebound::protocol
