@@ -16,29 +16,55 @@ JsonRpcError invalid_request(std::optional<Json> id, std::string_view what) {
 
 }  // namespace
 
+JsonRpcShape jsonrpc_shape(const Json& object) {
+  JsonRpcShape shape;
+  const auto version = object.find("jsonrpc");
+  shape.version_ok = version != object.end() && version->is_string() && *version == "2.0";
+  if (const auto id = object.find("id"); id != object.end()) {
+    using Id = JsonRpcShape::Id;
+    shape.id = id->is_string()                                        ? Id::string
+               : id->is_number_integer() || id->is_number_unsigned() ? Id::integer
+               : id->is_number()                                      ? Id::number
+               : id->is_null()                                        ? Id::null
+                                                                      : Id::other;
+  }
+  if (const auto method = object.find("method"); method != object.end()) shape.method = &*method;
+  if (const auto params = object.find("params"); params != object.end()) {
+    using P = JsonRpcShape::Params;
+    shape.params = params->is_null()     ? P::null
+                   : params->is_object() ? P::object
+                   : params->is_array()  ? P::array
+                                         : P::other;
+  }
+  shape.response = object.contains("result") || object.contains("error");
+  return shape;
+}
+
 JsonRpcRequest read_jsonrpc_request(Json object) {
+  using Id = JsonRpcShape::Id;
+  using P = JsonRpcShape::Params;
+  const JsonRpcShape shape = jsonrpc_shape(object);
   JsonRpcRequest out;
   std::optional<Json> id;
   if (const auto it = object.find("id"); it != object.end()) id = *it;
-  const auto version = object.find("jsonrpc");
-  if (version == object.end() || !version->is_string() || *version != "2.0") {
+  if (!shape.version_ok) {
     out.error = invalid_request(id, "jsonrpc must be \"2.0\"");
     return out;
   }
-  if (id && !id->is_string() && !id->is_number() && !id->is_null()) {
+  if (shape.id == Id::other) {
     out.error = invalid_request(std::nullopt, "id must be a string, a number or null");
     return out;
   }
-  const auto method = object.find("method");
-  if (method == object.end() || !method->is_string()) {
+  if (!shape.method || !shape.method->is_string()) {
     out.error = invalid_request(id, "method must be a string");
     return out;
   }
-  const auto params = object.find("params");
-  if (params != object.end() && !params->is_object() && !params->is_array()) {
+  if (shape.params != P::absent && shape.params != P::object && shape.params != P::array) {
     out.error = invalid_request(id, "params must be an object or an array");
     return out;
   }
+  const auto params = object.find("params");
+  const auto method = object.find("method");
   out.valid = true;
   out.id = id;
   std::string type = method->get<std::string>();

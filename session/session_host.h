@@ -17,10 +17,13 @@ class SessionHost {
   /// Builds a session for the given slot (which goes into its SessionOptions).
   using Factory = std::function<std::unique_ptr<AgentSession>(SessionSlot slot)>;
 
-  /// Creates a session with the next free slot (slots start at 1 and are never reused).
+  /// Creates a session with the next free slot (slots start at 1 and are never reused). A
+  /// factory that could not make one returns null: nothing is added and the answer is 0.
   SessionSlot add(const Factory& make) {
     const SessionSlot slot = next_++;
-    sessions_.emplace(slot, make(slot));
+    auto made = make(slot);
+    if (!made) return 0;
+    sessions_.emplace(slot, std::move(made));
     return slot;
   }
   AgentSession* find(SessionSlot slot) const {

@@ -13,6 +13,8 @@
 #include <string>
 #include <string_view>
 
+#include <optional>
+
 #include "protocol/json.h"
 #include "session/scheduler.h"
 #include "session/tool.h"
@@ -60,6 +62,16 @@ class FileTools {
   ~FileTools();
   /// The file tool `name` (read, write, edit, ls, grep, find); nullptr for any other name.
   std::shared_ptr<session::Tool> make(std::string_view name);
+
+  /// A workspace file's text read the way edit reads it (regular files only, a non-blocking
+  /// open, at most kMaxEditBytes, a larger file refused unread) on a worker thread. `done` runs
+  /// on the loop with the text, or none and the errno. For front ends that show a file around
+  /// a tool call (ACP's diffs).
+  using FileRead = std::function<void(std::optional<std::string> text, int error)>;
+  void read_file(std::string path, FileRead done);
+  /// Replaces an existing regular file's content, in that file's write queue (after the write
+  /// and edit calls before it), on a worker thread. `done` runs on the loop with 0 or the errno.
+  void write_file(std::string path, std::string content, std::function<void(int error)> done);
 
  private:
   session::Scheduler& scheduler_;

@@ -1,6 +1,8 @@
 #include "tools/file_io.h"
 
+#include <fcntl.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <cerrno>
 #include <cstring>
@@ -10,8 +12,15 @@ namespace rebound::tools {
 bool read_all(int fd, std::string& out, std::size_t max) {
   out.clear();
   struct stat st {};
-  if (::fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && static_cast<std::size_t>(st.st_size) <= max)
+  if (::fstat(fd, &st) == 0 && S_ISREG(st.st_mode)) {
+    // A file already over the bound is refused without reading any of it (a 2 GB file in the
+    // workspace costs nothing).
+    if (static_cast<std::size_t>(st.st_size) > max) {
+      errno = EFBIG;
+      return false;
+    }
     out.reserve(static_cast<std::size_t>(st.st_size));
+  }
   char buf[65536];
   while (true) {
     const ssize_t n = ::read(fd, buf, sizeof buf);
@@ -122,6 +131,14 @@ std::string notices_suffix(const std::vector<std::string>& notices) {
     s += notices[i];
   }
   return s + "]";
+}
+
+bool is_regular_image_file(const std::string& path) {
+  UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK));
+  if (!fd) return false;
+  struct stat st {};
+  if (::fstat(fd.get(), &st) != 0 || !S_ISREG(st.st_mode)) return false;
+  return image_type(read_head(fd.get(), 12)) != nullptr;
 }
 
 }  // namespace rebound::tools

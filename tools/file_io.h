@@ -62,4 +62,9 @@ const char* image_type(std::string_view head);
 
 std::string notices_suffix(const std::vector<std::string>& notices);
 
+/// Whether `path` is a regular file that starts like an image (image_type): opened
+/// non-blocking and checked for its type first, so a FIFO or a device never blocks the caller
+/// and only 12 bytes are read.
+bool is_regular_image_file(const std::string& path);
+
 }  // namespace rebound::tools

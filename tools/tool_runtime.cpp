@@ -1,7 +1,10 @@
 // The file tools on the event loop: each call's work runs through Offload and its result comes
 // back through the scheduler; write and edit wait for the previous write call on their file.
 
+#include <fcntl.h>
 #include <limits.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #include <stdlib.h>
 
 #include <deque>
@@ -10,6 +13,7 @@
 
 #include "tools/builtin_tools.h"
 #include "tools/definitions.h"
+#include "tools/file_io.h"
 #include "tools/paths.h"
 
 namespace rebound::tools {
@@ -60,6 +64,39 @@ class WriteQueue {
   std::map<std::string, std::deque<Entry>> files_;
   std::uint64_t next_ = 0;
 };
+
+namespace {
+
+// 0, or why `path` cannot be read as a regular file of at most kMaxEditBytes.
+int read_regular_file(const std::string& path, std::string& out) {
+  UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK));
+  if (!fd) return errno;
+  struct stat st {};
+  if (::fstat(fd.get(), &st) != 0) return errno;
+  if (S_ISDIR(st.st_mode)) return EISDIR;
+  if (!S_ISREG(st.st_mode)) return EINVAL;
+  if (!read_all(fd.get(), out, kMaxEditBytes)) return errno ? errno : EFBIG;
+  return 0;
+}
+
+// 0, or why `content` could not replace the regular file `path` (a FIFO never blocks: the
+// non-blocking open fails without a reader, and anything but a regular file is refused).
+int replace_regular_file(const std::string& path, const std::string& content) {
+  UniqueFd fd(::open(path.c_str(), O_WRONLY | O_TRUNC | O_CLOEXEC | O_NONBLOCK));
+  if (!fd) return errno;
+  struct stat st {};
+  if (::fstat(fd.get(), &st) != 0) return errno;
+  if (!S_ISREG(st.st_mode)) return EINVAL;
+  if (!write_all(fd.get(), content)) return errno ? errno : EIO;
+  return 0;
+}
+
+std::string queue_key_of(const std::string& abs) {
+  char real[PATH_MAX];
+  return ::realpath(abs.c_str(), real) ? std::string(real) : abs;
+}
+
+}  // namespace
 
 namespace {
 
@@ -135,8 +172,7 @@ class FileTool : public session::Tool {
     if (kind_ == Kind::write || kind_ == Kind::edit) {
       // The file's identity is taken now, when the batch starts.
       const std::string abs = resolve_path(args.value("path", ""), context.cwd);
-      char real[PATH_MAX];
-      state->queue_key = ::realpath(abs.c_str(), real) ? std::string(real) : abs;
+      state->queue_key = queue_key_of(abs);
       state->queue = queue_;
       auto weak = std::weak_ptr<CallState>(state);
       state->ticket = queue_->enqueue(state->queue_key, [this, weak, args, context](bool waited) {
@@ -206,6 +242,42 @@ class FileTool : public session::Tool {
 };
 
 }  // namespace
+
+void FileTools::read_file(std::string path, FileRead done) {
+  session::Scheduler& scheduler = scheduler_;
+  offload_.run([&scheduler, path = std::move(path), done = std::move(done)]() mutable {
+    std::string text;
+    const int error = read_regular_file(path, text);
+    scheduler.post([done = std::move(done), text = std::move(text), error]() mutable {
+      if (error) {
+        done(std::nullopt, error);
+      } else {
+        done(std::move(text), 0);
+      }
+    });
+  });
+}
+
+void FileTools::write_file(std::string path, std::string content,
+                           std::function<void(int error)> done) {
+  const std::string key = queue_key_of(path);
+  auto ticket = std::make_shared<std::uint64_t>(0);
+  std::weak_ptr<WriteQueue> queue = queue_;
+  session::Scheduler& scheduler = scheduler_;
+  Offload& offload = offload_;
+  *ticket = queue_->enqueue(key, [&scheduler, &offload, queue, key, ticket, path = std::move(path),
+                                  content = std::move(content),
+                                  done = std::move(done)](bool) mutable {
+    offload.run([&scheduler, queue, key, ticket, path = std::move(path),
+                 content = std::move(content), done = std::move(done)]() mutable {
+      const int error = replace_regular_file(path, content);
+      scheduler.post([queue, key, ticket, done = std::move(done), error] {
+        if (auto q = queue.lock()) q->release(key, *ticket);
+        done(error);
+      });
+    });
+  });
+}
 
 FileTools::FileTools(session::Scheduler& scheduler, Offload& offload)
     : scheduler_(scheduler), offload_(offload), queue_(std::make_shared<WriteQueue>()) {}

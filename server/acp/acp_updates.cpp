@@ -1,10 +1,8 @@
 #include "server/acp/acp_updates.h"
 
 #include <cmath>
-#include <fstream>
 #include <iterator>
 #include <random>
-#include <sstream>
 
 #include "tools/file_io.h"
 #include "tools/paths.h"
@@ -141,24 +139,6 @@ Json diff_content(const std::string& path, const std::optional<std::string>& old
   diff["oldText"] = old_text ? Json(*old_text) : Json(nullptr);
   diff["newText"] = new_text;
   return diff;
-}
-
-bool is_image_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return false;
-  char head[12] = {};
-  in.read(head, sizeof head);
-  return tools::image_type(std::string_view(head, static_cast<std::size_t>(in.gcount()))) !=
-         nullptr;
-}
-
-std::optional<std::string> read_whole_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return std::nullopt;
-  std::ostringstream text;
-  text << in.rdbuf();
-  if (in.bad()) return std::nullopt;
-  return std::move(text).str();
 }
 
 std::variant<session::UserInput, std::string> prompt_input(const Json& blocks) {

@@ -1,8 +1,8 @@
 #pragma once
 // The pure pieces of ACP mode (acp.md): a tool call's kind, title and locations (section 7.2),
 // its final content, a prompt's content blocks as one user input (section 6.1), the retry
-// notices' titles (section 8) and the turn's stop reason and outcome (section 6.4). No I/O
-// except where a function says so; the connection (acp_connection.h) puts them on the wire.
+// notices' titles (section 8) and the turn's stop reason and outcome (section 6.4). No I/O;
+// the connection (acp_connection.h) puts them on the wire.
 
 #include <cstdint>
 #include <optional>
@@ -49,12 +49,6 @@ Json content_of(const session::ToolResult& result);
 /// `{"type":"diff","path","oldText","newText"}` (oldText null when the file did not exist).
 Json diff_content(const std::string& path, const std::optional<std::string>& old_text,
                   const std::string& new_text);
-
-/// Whether the local file starts like a jpeg, png, gif or webp image (read's image check).
-bool is_image_file(const std::string& path);
-
-/// A whole file's bytes; nullopt when it cannot be read (does not exist). Local disk.
-std::optional<std::string> read_whole_file(const std::string& path);
 
 /// Section 6.1: the prompt's content blocks as one user input, or the -32602 message.
 std::variant<session::UserInput, std::string> prompt_input(const Json& blocks);

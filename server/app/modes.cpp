@@ -87,7 +87,7 @@ ModeStart start_acp(AppParts& app) {
       [&writer = app.writer](const protocol::Json& j) {
         writer.write_line(protocol::to_line(j));
       },
-      app.tools.registry, app.scheduler));
+      app.tools.registry, app.scheduler, &app.tools.files));
 }
 
 }  // namespace

@@ -30,8 +30,9 @@ class EventOutput;
 /// (set_event_filter) and the MCP servers (get_mcp_servers, restart_mcp_server).
 struct CommandContext {
   session::AgentSession& session;
-  EventOutput& events;
+  EventOutput* events;             // none: the front end has no rpc event output (ACP)
   mcp::McpManager* mcp = nullptr;  // the process's MCP servers (none: no server configured)
+  bool persist_settings = true;    // set_auto_retry writes settings.json (not in ACP)
 };
 
 class CommandTable {

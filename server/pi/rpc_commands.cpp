@@ -192,7 +192,7 @@ void add_queue_modes_commands(CommandTable& t) {
 void add_retry_and_compaction_commands(CommandTable& t) {
   using namespace protocol;
   t.add<EnabledArgs>("set_auto_retry", read_enabled_args, [](C& c, EnabledArgs a, Reply r) {
-    c.session.set_auto_retry(a.enabled);
+    c.session.set_auto_retry(a.enabled, c.persist_settings);
     r.ok();
   });
   t.add("abort_retry", [](C& c, Reply r) {
@@ -259,7 +259,12 @@ void add_sessions_and_output_commands(CommandTable& t) {
                            Json data = Json::object();
                            data["events"] = a.events ? Json(*a.events) : Json(nullptr);
                            data["messageUpdates"] = a.delta_updates ? "delta" : "full";
-                           c.events.set_filter(EventFilter{std::move(a.events), a.delta_updates});
+                           if (!c.events) {
+                             r.fail(session::Error{session::ErrorKind::failed,
+                                                   "No event output on this connection"});
+                             return;
+                           }
+                           c.events->set_filter(EventFilter{std::move(a.events), a.delta_updates});
                            r.ok(std::move(data));
                          });
 

@@ -22,7 +22,7 @@ RpcDispatcher::RpcDispatcher(session::AgentSession& session, JsonSink out, Event
                              mcp::McpManager* mcp)
     : own_events_(own_output_if(events, no_output_)),
       events_(events ? *events : *own_events_),
-      context_{session, events_, mcp},
+      context_{session, &events_, mcp},
       commands_(rpc_command_table()),
       out_(std::move(out)) {}
 

@@ -5,11 +5,15 @@
 
 #include <doctest/doctest.h>
 
+#include <sys/stat.h>
+
 #include <chrono>
 #include <filesystem>
+#include <fstream>
 #include <string>
 
 #include "server/acp/acp_updates.h"
+#include "tests/support/proc_status.h"
 #include "tests/support/rebound_process.h"
 
 using namespace rebound;
@@ -319,4 +323,59 @@ TEST_CASE("acp: malformed client answers to Rebound's requests refuse the call, 
                       "failed: The client's fs/read_text_file answer has no content text"});
   CHECK(rest.back()["result"]["stopReason"] == "end_turn");
   CHECK_FALSE(std::filesystem::exists(r.dir().path() / "x.txt"));
+}
+
+TEST_CASE("acp: a FIFO or a 2 GB file in the workspace neither blocks nor balloons the process") {
+  // Edits go through the gate's local file path (no client fs), then through the client's
+  // write with a local read (writeTextFile only), then a read with the client's read (its
+  // image check): each ends with an error, the turn is answered, nothing blocks the loop.
+  const std::string edit_pipe =
+      R"j({"name":"edit","arguments":{"path":"pipe","edits":[{"oldText":"a","newText":"b"}]}})j";
+  const std::string edit_big =
+      R"j({"name":"edit","arguments":{"path":"big.txt","edits":[{"oldText":"a","newText":"b"}]}})j";
+  const std::string script =
+      "[{\"toolCalls\":[" + edit_pipe + "," + edit_big + "]},{\"text\":\"done\"}]";
+  for (const char* caps : {"{}", R"j({"fs":{"writeTextFile":true}})j"}) {
+    CAPTURE(caps);
+    ReboundProcess r = acp_server(script);
+    const auto dir = r.dir().path();
+    REQUIRE(::mkfifo((dir / "pipe").c_str(), 0600) == 0);
+    std::ofstream(dir / "big.txt") << "a";
+    std::filesystem::resize_file(dir / "big.txt", 2LL * 1024 * 1024 * 1024);  // sparse
+    const std::string s = open_session(r, caps);
+    r.send_raw(prompt_line(s, "go", 2));
+    const auto lines =
+        r.read_until([](const Json& j) { return j.value("id", Json()) == 2; }, 20000ms);
+    std::vector<std::string> finals;
+    for (const auto& j : lines) {
+      if (j.value("method", "") == "fs/write_text_file") FAIL("nothing may be written");
+      if (!j.contains("params") || !j["params"].contains("update")) continue;
+      const Json& u = j["params"]["update"];
+      if (u.value("sessionUpdate", "") == "tool_call_update" && u.contains("content"))
+        finals.push_back(u["status"].get<std::string>() + ": " +
+                         u["content"][0]["content"]["text"].get<std::string>());
+    }
+    CHECK(finals == std::vector<std::string>{
+                        "failed: Could not edit file: pipe. Error code: EINVAL.",
+                        "failed: Could not edit file: big.txt. Error code: EFBIG."});
+    CHECK(lines.back()["result"]["stopReason"] == "end_turn");
+    // The 2 GB file was never read into memory.
+    const long peak_kib = testing::proc_status_kib(r.proc().pid(), "VmHWM:");
+    CHECK(peak_kib > 0);
+    CHECK(peak_kib < 200 * 1024);
+  }
+  // With the client's read: a `read` of the FIFO asks the client (the image check opens it
+  // non-blocking and sees it is no regular file).
+  ReboundProcess r = acp_server(
+      R"j([{"toolCalls":[{"name":"read","arguments":{"path":"pipe"}}]},{"text":"done"}])j");
+  REQUIRE(::mkfifo((r.dir().path() / "pipe").c_str(), 0600) == 0);
+  const std::string s = open_session(r, R"j({"fs":{"readTextFile":true}})j");
+  r.send_raw(prompt_line(s, "go", 2));
+  const auto asked =
+      r.read_until([](const Json& j) { return j.value("method", "") == "fs/read_text_file"; });
+  r.send(Json{{"jsonrpc", "2.0"},
+              {"id", asked.back()["id"]},
+              {"error", Json{{"code", -32000}, {"message", "not a text file"}}}});
+  const auto rest = r.read_until([](const Json& j) { return j.value("id", Json()) == 2; });
+  CHECK(rest.back()["result"]["stopReason"] == "end_turn");
 }

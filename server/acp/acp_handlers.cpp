@@ -1,0 +1,221 @@
+// ACP mode's methods (acp.md sections 3 to 6 and 11) as one table: initialize, authenticate,
+// the session methods and the `_rebound/*` methods, which run the rpc commands' own handlers.
+
+#include <utility>
+
+#include "server/acp/acp_connection.h"
+#include "server/acp/acp_replay.h"
+#include "server/acp/acp_translate.h"
+#include "server/acp/acp_updates.h"
+
+namespace rebound::server {
+
+using protocol::Json;
+using acp::AcpReply;
+using acp::MethodKind;
+namespace code = protocol::jsonrpc_code;
+
+void AcpConnection::add_methods() {
+  using P = acp::SessionParams;
+  methods_.add<acp::InitializeParams>(
+      "initialize", MethodKind::request, acp::read_initialize,
+      [this](acp::InitializeParams p, AcpReply r) { initialize(p, std::move(r)); });
+  methods_.add<acp::AuthenticateParams>(
+      "authenticate", MethodKind::request, acp::read_authenticate,
+      [](acp::AuthenticateParams p, AcpReply r) {
+        r.fail(code::invalid_params, "Invalid params: unknown auth method: " + p.method_id);
+      });
+  methods_.add<acp::OpenParams>("session/new", MethodKind::request, acp::read_new_session,
+                                [this](acp::OpenParams p, AcpReply r) {
+                                  open_session(std::move(p), OpenKind::create, std::move(r));
+                                });
+  if (!options_.no_session) {
+    methods_.add<acp::OpenParams>("session/load", MethodKind::request, acp::read_load_session,
+                                  [this](acp::OpenParams p, AcpReply r) {
+                                    open_session(std::move(p), OpenKind::load, std::move(r));
+                                  });
+    methods_.add<acp::OpenParams>("session/resume", MethodKind::request, acp::read_load_session,
+                                  [this](acp::OpenParams p, AcpReply r) {
+                                    open_session(std::move(p), OpenKind::resume, std::move(r));
+                                  });
+  }
+  methods_.add<P>("session/prompt", MethodKind::request, acp::read_session_params,
+                  [this](P p, AcpReply r) { prompt(std::move(p), std::move(r)); });
+  methods_.add<P>("session/close", MethodKind::request, acp::read_session_params,
+                  [this](P p, AcpReply r) { close(std::move(p), std::move(r)); });
+  methods_.add<P>("session/cancel", MethodKind::notification, acp::read_session_params,
+                  [this](P p, AcpReply) { cancel(std::move(p)); });
+  methods_.add_raw("$/cancel_request", MethodKind::notification,
+                   [this](const Json& params, AcpReply) { cancel_request(params); });
+  add_rebound_methods();
+}
+
+void AcpConnection::initialize(acp::InitializeParams params, AcpReply reply) {
+  caps_ = acp::ClientCaps{params.fs_read, params.fs_write, params.notices,
+                          params.compaction_updates};
+  reply.ok(acp::initialize_result(options_.no_session, options_.version));
+}
+
+void AcpConnection::open_session(acp::OpenParams params, OpenKind kind, AcpReply reply) {
+  if (params.session_id && by_id_.count(*params.session_id))
+    return reply.fail(code::invalid_params,
+                      "Invalid params: session already open: " + *params.session_id);
+  auto open = std::make_unique<OpenSession>();
+  open->cwd = params.cwd;
+  std::optional<session::Error> failed;
+  const session::SessionSlot slot = host_.add([&](session::SessionSlot slot) {
+    open->slot = slot;
+    open->gated_tools = gate_.gate_tools(base_tools_, slot);
+    open->gated_mcp = std::make_unique<acp::GatedMcpTools>(gate_, slot);
+    auto made = factory_(params.cwd, slot, *this, *open->gated_tools, params.session_id,
+                         params.mcp_servers, open->gated_mcp.get());
+    if (!made) {
+      failed = made.error();
+      return std::unique_ptr<session::AgentSession>();
+    }
+    open->keep = std::move(made->keep);
+    open->mcp = std::move(made->mcp);
+    return std::move(made->session);
+  });
+  if (!slot) return reply.fail(failed.value_or(session::Error{}));
+  open->session = host_.find(slot);
+  open->id = open->session->session_id();
+  if (retry_control_) open->session->enable_retry_control();
+  // The session's MCP servers start in the background; the first prompt waits for them
+  // (mcp.md section 3.2).
+  if (open->mcp) {
+    open->gated_mcp->set_inner(open->mcp.get());
+    open->mcp->start_all();
+  }
+  OpenSession& s = *open;
+  by_id_[open->id] = slot;
+  open_[slot] = std::move(open);
+  if (kind == OpenKind::create) {
+    Json result = Json::object();
+    result["sessionId"] = s.id;
+    if (const auto& file = s.session->session_file())
+      result["_meta"] = Json{{"rebound", Json{{"sessionFile", *file}}}};
+    return reply.ok(std::move(result));
+  }
+  if (kind == OpenKind::load) {
+    for (auto& body : acp::replay_updates(s.session->history(), s.cwd))
+      update(s, std::move(body));
+  }
+  reply.ok(Json::object());
+}
+
+void AcpConnection::prompt(acp::SessionParams params, AcpReply reply) {
+  OpenSession* s = find(params.session_id);
+  if (!s)
+    return reply.fail(code::invalid_params,
+                      "Invalid params: unknown session: " + params.session_id);
+  const auto blocks = params.params.find("prompt");
+  if (blocks == params.params.end())
+    return reply.fail(code::invalid_params, "Invalid params: prompt: expected array");
+  auto input = acp::prompt_input(*blocks);
+  if (auto* error = std::get_if<std::string>(&input))
+    return reply.fail(code::invalid_params, std::move(*error));
+  // The turn answers when it ends: the reply goes with it.
+  if (s->turn || s->next) {
+    // No queueing in ACP v1: the earlier prompt is cancelled and answered first, then this one
+    // runs (a prompt that was itself waiting is answered `cancelled` at once).
+    drop_next(*s);
+    s->next.emplace(acp::NextPrompt{std::move(reply), std::move(std::get<session::UserInput>(input))});
+    if (s->turn) cancel_turn(*s);
+    return;
+  }
+  start_turn(*s, std::move(reply), std::move(std::get<session::UserInput>(input)));
+}
+
+void AcpConnection::cancel(acp::SessionParams params) {
+  if (OpenSession* s = find(params.session_id)) cancel_turn(*s);
+}
+
+void AcpConnection::cancel_request(const Json& params) {
+  const auto it = params.find("requestId");
+  if (it == params.end()) return;
+  for (auto& [slot, s] : open_) {
+    if (s->turn && s->turn->reply.id() == *it) {
+      cancel_turn(*s);
+      return;
+    }
+  }
+}
+
+void AcpConnection::close(acp::SessionParams params, AcpReply reply) {
+  OpenSession* s = find(params.session_id);
+  if (!s)
+    return reply.fail(code::resource_not_found,
+                      "Resource not found: session " + params.session_id);
+  s->closing = true;
+  drop_next(*s);
+  const session::SessionSlot slot = s->slot;
+  auto pending = std::make_shared<AcpReply>(std::move(reply));
+  auto finish = [this, slot, pending] {
+    const auto found = open_.find(slot);
+    if (found == open_.end()) return;
+    std::unique_ptr<OpenSession> open = std::move(found->second);
+    open_.erase(found);
+    by_id_.erase(open->id);
+    host_.close(slot);  // shut down, then destroyed
+    open->session = nullptr;
+    stop_mcp(std::move(open->mcp));
+    open->keep.reset();
+    pending->ok(Json::object());
+  };
+  if (s->turn) {
+    s->when_idle.push_back(std::move(finish));
+    cancel_turn(*s);
+  } else {
+    finish();
+  }
+}
+
+// ---- `_rebound/*` (section 11): the rpc commands' handlers, answered in ACP's form ----
+
+void AcpConnection::add_rebound_methods() {
+  // Which rpc command each method runs, and whether its first result turns retry-control mode
+  // on for the connection: before the command (retry_now: its events already carry the typed
+  // fields) or after a result.
+  enum class Control { none, before, after_result };
+  struct Mirror {
+    const char* method;
+    const char* command;
+    Control control;
+  };
+  static constexpr Mirror kMirrors[] = {
+      {"_rebound/abort_retry", "abort_retry", Control::none},
+      {"_rebound/set_auto_retry", "set_auto_retry", Control::none},
+      {"_rebound/get_retry_state", "get_retry_state", Control::after_result},
+      {"_rebound/retry_now", "retry_now", Control::before},
+      {"_rebound/set_retry_policy", "set_retry_policy", Control::after_result},
+  };
+  for (const Mirror& m : kMirrors) {
+    methods_.add<acp::SessionParams>(
+        m.method, MethodKind::either, acp::read_session_params,
+        [this, m](acp::SessionParams p, AcpReply reply) {
+          OpenSession* s = find(p.session_id);
+          if (!s)
+            return reply.fail(code::invalid_params,
+                              "Invalid params: unknown session: " + p.session_id);
+          const CommandTable::Run* run = commands_.find(m.command);
+          if (m.control == Control::before) enable_retry_control();
+          Json object = std::move(p.params);
+          object.erase("sessionId");
+          object["type"] = m.command;
+          const protocol::CommandEnvelope command{reply.id(), m.command, std::move(object)};
+          std::weak_ptr<bool> alive = alive_;
+          auto answered = [this, alive, control = m.control](bool ok) {
+            if (!alive.expired() && ok && control == Control::after_result) enable_retry_control();
+          };
+          // Several editor threads share one settings file: ACP's set_auto_retry does not
+          // persist (section 11).
+          CommandContext context{*s->session, nullptr, nullptr, /*persist_settings=*/false};
+          std::optional<Json> id = reply.id();
+          auto wire = acp::acp_reply_wire(std::move(reply), answered);
+          (*run)(context, command, Reply(std::move(id), m.command, std::move(wire)));
+        });
+  }
+}
+
+}  // namespace rebound::server

@@ -1,0 +1,118 @@
+#include "server/acp/acp_replay.h"
+
+#include <map>
+
+#include "server/acp/acp_updates.h"
+#include "server/pi/pi_encoder.h"
+
+namespace rebound::server::acp {
+
+using protocol::AgentMessage;
+using protocol::ContentBlock;
+using protocol::Json;
+using protocol::Role;
+using protocol::StopReason;
+
+namespace {
+
+Json chunk(const char* kind, Json content, const std::string& message_id) {
+  Json body = Json::object();
+  body["sessionUpdate"] = kind;
+  body["content"] = std::move(content);
+  body["messageId"] = message_id;
+  return body;
+}
+
+// A tool call of the history with its final state (its result, when the history has one).
+Json replayed_call(const ContentBlock& block, const AgentMessage* result, const std::string& cwd) {
+  const ToolCallInfo info = tool_call_info(block.name, block.arguments, cwd);
+  Json body = Json::object();
+  body["sessionUpdate"] = "tool_call";
+  body["toolCallId"] = block.id;
+  body["title"] = info.title;
+  body["kind"] = info.kind;
+  body["status"] = !result || result->is_error ? "failed" : "completed";
+  session::ToolResult tool_result;
+  if (result) {
+    tool_result.content = result->content;
+    if (!result->details.is_null()) tool_result.details = result->details;
+    tool_result.is_error = result->is_error;
+    body["content"] = content_of(tool_result);
+  }
+  Json locations = info.locations;
+  // An edit's first changed line is known once it ran (tools.md section 4.3's details).
+  if (block.name == "edit" && result && locations.is_array() && !locations.empty() &&
+      result->details.is_object()) {
+    const auto line = result->details.find("firstChangedLine");
+    if (line != result->details.end() && line->is_number_integer() && *line >= 1 &&
+        *line <= 4294967295LL)
+      locations[0]["line"] = *line;
+  }
+  if (!locations.is_null()) body["locations"] = std::move(locations);
+  body["rawInput"] = block.arguments.is_object() ? block.arguments : Json::object();
+  if (result) body["rawOutput"] = pi_tool_result_json(tool_result);
+  return body;
+}
+
+void replay_user(const AgentMessage& m, std::vector<Json>& out) {
+  for (const auto& block : m.content) {
+    if (block.kind == ContentBlock::Kind::text) {
+      out.push_back(chunk("user_message_chunk", text_content(block.text), m.entry_id));
+    } else if (block.kind == ContentBlock::Kind::image) {
+      out.push_back(chunk("user_message_chunk", image_content(block), m.entry_id));
+    }
+  }
+}
+
+void replay_assistant(const AgentMessage& m, const std::map<std::string, const AgentMessage*>& results,
+                      const std::string& cwd, std::vector<Json>& out) {
+  const bool error = m.stop_reason == StopReason::error;
+  bool wrote_text = false;
+  for (const auto& block : m.content) {
+    if (block.kind == ContentBlock::Kind::text) {
+      out.push_back(chunk("agent_message_chunk", text_content(block.text), m.entry_id));
+      wrote_text = true;
+    } else if (block.kind == ContentBlock::Kind::thinking && !error) {
+      out.push_back(chunk("agent_thought_chunk", text_content(block.text), m.entry_id));
+    }
+  }
+  if (error) {
+    out.push_back(chunk("agent_message_chunk",
+                        text_content((wrote_text ? "\n\nError: " : "Error: ") +
+                                     m.error_message.value_or("Unknown error")),
+                        m.entry_id + "-error"));
+    return;
+  }
+  if (m.stop_reason == StopReason::aborted) return;
+  for (const auto& block : m.content) {
+    if (block.kind != ContentBlock::Kind::tool_call) continue;
+    const auto found = results.find(block.id);
+    out.push_back(replayed_call(block, found == results.end() ? nullptr : found->second, cwd));
+  }
+}
+
+}  // namespace
+
+std::vector<Json> replay_updates(const std::vector<AgentMessage>& history, const std::string& cwd) {
+  std::map<std::string, const AgentMessage*> results;
+  for (const auto& m : history) {
+    if (m.role == Role::tool_result) results[m.tool_call_id] = &m;
+  }
+  std::vector<Json> out;
+  for (std::size_t i = 0; i < history.size(); ++i) {
+    const AgentMessage& m = history[i];
+    if (m.role == Role::user) {
+      replay_user(m, out);
+      continue;
+    }
+    if (!m.is_assistant()) continue;  // tool results complete their call; the rest is not shown
+    // An attempt that was retried: the next message on the path is the retry's.
+    if (m.stop_reason == StopReason::error && i + 1 < history.size() &&
+        history[i + 1].is_assistant())
+      continue;
+    replay_assistant(m, results, cwd, out);
+  }
+  return out;
+}
+
+}  // namespace rebound::server::acp
