@@ -1,6 +1,7 @@
 #include "mcp/mcp_connection.h"
 
 #include "protocol/json_line.h"
+#include "protocol/name_table.h"
 
 #include <signal.h>
 #include <spdlog/spdlog.h>
@@ -56,18 +57,15 @@ std::string exit_text(int status) {
 
 }  // namespace
 
-const char* status_name(Status status) {
-  switch (status) {
-    case Status::starting:
-      return "starting";
-    case Status::ready:
-      return "ready";
-    case Status::failed:
-      return "failed";
-    case Status::disabled:
-      return "disabled";
-  }
-  return "failed";
+namespace {
+constexpr protocol::Named<Status> kStatusNames[] = {{Status::starting, "starting"},
+                                                    {Status::ready, "ready"},
+                                                    {Status::failed, "failed"},
+                                                    {Status::disabled, "disabled"}};
+}  // namespace
+
+std::string_view status_name(Status status) {
+  return protocol::name_of(status, kStatusNames);
 }
 
 // ---- a call's handle ----

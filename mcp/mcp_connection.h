@@ -53,7 +53,7 @@ using Spawner = std::function<std::unique_ptr<ServerProcess>(
     const SpawnSpec& spec, ServerProcess::Handlers handlers, std::string& error)>;
 
 enum class Status { starting, ready, failed, disabled };
-const char* status_name(Status status);
+std::string_view status_name(Status status);
 
 /// A tool as its server lists it, once accepted (section 4.2).
 struct ServerTool {

@@ -1,25 +1,22 @@
 #include "protocol/wire_types.h"
 
-#include <array>
 #include <cmath>
 #include <nlohmann/json.hpp>
+
+#include "protocol/name_table.h"
 
 namespace rebound::protocol {
 
 namespace {
 
-template <typename E, std::size_t N>
-std::optional<E> from_table(const std::array<std::string_view, N>& names, std::string_view s) {
-  for (std::size_t i = 0; i < N; ++i) {
-    if (names[i] == s) return static_cast<E>(i);
-  }
-  return std::nullopt;
-}
-
-constexpr std::array<std::string_view, 6> kThinking{"off",    "minimal", "low",
-                                                    "medium", "high",    "xhigh"};
-constexpr std::array<std::string_view, 2> kQueue{"all", "one-at-a-time"};
-constexpr std::array<std::string_view, 2> kInterrupt{"immediate", "wait"};
+constexpr Named<ThinkingLevel> kThinking[] = {
+    {ThinkingLevel::off, "off"},       {ThinkingLevel::minimal, "minimal"},
+    {ThinkingLevel::low, "low"},       {ThinkingLevel::medium, "medium"},
+    {ThinkingLevel::high, "high"},     {ThinkingLevel::xhigh, "xhigh"}};
+constexpr Named<QueueMode> kQueue[] = {{QueueMode::all, "all"},
+                                       {QueueMode::one_at_a_time, "one-at-a-time"}};
+constexpr Named<InterruptMode> kInterrupt[] = {{InterruptMode::immediate, "immediate"},
+                                               {InterruptMode::wait, "wait"}};
 
 }  // namespace
 
@@ -32,23 +29,23 @@ Json json_number(double value) {
 }
 
 std::string_view to_string(ThinkingLevel level) {
-  return kThinking[static_cast<int>(level)];
+  return name_of(level, kThinking);
 }
 std::string_view to_string(QueueMode mode) {
-  return kQueue[static_cast<int>(mode)];
+  return name_of(mode, kQueue);
 }
 std::string_view to_string(InterruptMode mode) {
-  return kInterrupt[static_cast<int>(mode)];
+  return name_of(mode, kInterrupt);
 }
 
 std::optional<ThinkingLevel> thinking_level_from_string(std::string_view s) {
-  return from_table<ThinkingLevel>(kThinking, s);
+  return value_named(s, kThinking);
 }
 std::optional<QueueMode> queue_mode_from_string(std::string_view s) {
-  return from_table<QueueMode>(kQueue, s);
+  return value_named(s, kQueue);
 }
 std::optional<InterruptMode> interrupt_mode_from_string(std::string_view s) {
-  return from_table<InterruptMode>(kInterrupt, s);
+  return value_named(s, kInterrupt);
 }
 
 const std::vector<ThinkingLevel>& all_thinking_levels() {

@@ -136,20 +136,20 @@ void AgentSession::on_stream_event(std::uint64_t generation, llm::StreamEvent&& 
       m.content.push_back(e.kind == Kind::text_start ? ContentBlock::make_text("")
                                                      : ContentBlock::make_thinking(""));
       ++partial_version_;
-      update(e.kind == Kind::text_start ? Update::text_start : Update::thinking_start);
+      update(e.kind);
       return;
     case Kind::text_delta:
     case Kind::thinking_delta:
       if (m.content.empty()) return;
       ensure_message_started();
       m.content.back().text += e.text;
-      update(e.kind == Kind::text_delta ? Update::text_delta : Update::thinking_delta, e.text);
+      update(e.kind, e.text);
       return;
     case Kind::text_end:
     case Kind::thinking_end:
       if (m.content.empty()) return;
       ensure_message_started();
-      update(e.kind == Kind::text_end ? Update::text_end : Update::thinking_end);
+      update(e.kind);
       return;
     case Kind::toolcall_start:
       ensure_message_started();

@@ -13,6 +13,7 @@
 
 #include "protocol/json.h"
 #include "protocol/messages.h"
+#include "session/stream_kind.h"
 #include "session/tool.h"
 
 namespace rebound::session {
@@ -20,31 +21,20 @@ namespace rebound::session {
 /// The host's handle of a session (SessionHost); 0 for a session outside any host.
 using SessionSlot = std::uint32_t;
 
-enum class AssistantUpdateKind {
-  text_start,
-  text_delta,
-  text_end,
-  thinking_start,
-  thinking_delta,
-  thinking_end,
-  toolcall_start,
-  toolcall_delta,
-  toolcall_end,
-};
+/// A message_update's kind: one of the nine block kinds of StreamKind (text, thinking or tool
+/// call; start, delta or end), never usage, done or error.
+using AssistantUpdateKind = StreamKind;
 
 enum class CompactionReason { overflow, threshold, manual };
 
+inline constexpr protocol::Named<CompactionReason> kCompactionReasonNames[] = {
+    {CompactionReason::overflow, "overflow"},
+    {CompactionReason::threshold, "threshold"},
+    {CompactionReason::manual, "manual"}};
+
 /// "overflow", "threshold" or "manual" (the session file's and the events' word).
 inline std::string_view compaction_reason_name(CompactionReason reason) {
-  switch (reason) {
-    case CompactionReason::overflow:
-      return "overflow";
-    case CompactionReason::threshold:
-      return "threshold";
-    case CompactionReason::manual:
-      break;
-  }
-  return "manual";
+  return protocol::name_of(reason, kCompactionReasonNames);
 }
 
 /// What a finished compaction produced (the `compact` result, auto_compaction_end's result).
@@ -56,17 +46,24 @@ struct CompactionResult {
 
 namespace ev {
 
-struct AgentStart {};
+struct AgentStart {
+  static constexpr std::string_view kName = "agent_start";
+};
 struct AgentEnd {
+  static constexpr std::string_view kName = "agent_end";
   const std::vector<protocol::AgentMessage>& messages;
   bool will_retry;
 };
-struct TurnStart {};
+struct TurnStart {
+  static constexpr std::string_view kName = "turn_start";
+};
 struct TurnEnd {
+  static constexpr std::string_view kName = "turn_end";
   const protocol::AgentMessage& message;
   const std::vector<protocol::AgentMessage>& tool_results;
 };
 struct MessageStart {
+  static constexpr std::string_view kName = "message_start";
   const protocol::AgentMessage& message;
 };
 /// The partial assistant message changed. `delta` is the appended text for the *_delta kinds.
@@ -74,6 +71,7 @@ struct MessageStart {
 /// `delta` to its last block since the previous update, so an encoder may serialise
 /// incrementally.
 struct MessageUpdate {
+  static constexpr std::string_view kName = "message_update";
   const protocol::AgentMessage& partial;
   AssistantUpdateKind kind;
   std::size_t content_index;
@@ -81,20 +79,24 @@ struct MessageUpdate {
   std::uint64_t partial_version;
 };
 struct MessageEnd {
+  static constexpr std::string_view kName = "message_end";
   const protocol::AgentMessage& message;
 };
 struct ToolExecutionStart {
+  static constexpr std::string_view kName = "tool_execution_start";
   const std::string& tool_call_id;
   const std::string& tool_name;
   const protocol::Json& args;
 };
 struct ToolExecutionUpdate {
+  static constexpr std::string_view kName = "tool_execution_update";
   const std::string& tool_call_id;
   const std::string& tool_name;
   const protocol::Json& args;
   const ToolResult& partial_result;
 };
 struct ToolExecutionEnd {
+  static constexpr std::string_view kName = "tool_execution_end";
   const std::string& tool_call_id;
   const std::string& tool_name;
   const ToolResult& result;  // isError is result.is_error
@@ -107,6 +109,7 @@ struct RetryStartDetails {
   std::int64_t next_attempt_at;
 };
 struct AutoRetryStart {
+  static constexpr std::string_view kName = "auto_retry_start";
   std::int64_t attempt;
   std::int64_t max_attempts;
   std::int64_t delay_ms;
@@ -114,15 +117,18 @@ struct AutoRetryStart {
   std::optional<RetryStartDetails> details = std::nullopt;  // retry-control mode only
 };
 struct AutoRetryEnd {
+  static constexpr std::string_view kName = "auto_retry_end";
   bool success;
   std::int64_t attempt;
   std::optional<std::string_view> final_error;            // when !success
   std::optional<std::string_view> reason = std::nullopt;  // retry-control mode only
 };
 struct AutoCompactionStart {
+  static constexpr std::string_view kName = "auto_compaction_start";
   CompactionReason reason;  // overflow or threshold
 };
 struct AutoCompactionEnd {
+  static constexpr std::string_view kName = "auto_compaction_end";
   const CompactionResult* result;  // when it succeeded
   bool aborted;
   bool will_retry;
@@ -131,6 +137,7 @@ struct AutoCompactionEnd {
 /// An MCP server's status, error or tools changed (mcp.md section 8); not a session's own event:
 /// the server's MCP set emits it, in rpc mode only.
 struct McpServerUpdate {
+  static constexpr std::string_view kName = "mcp_server_update";
   const protocol::Json* fields;  // name, status, tools, error?
 };
 
@@ -142,6 +149,19 @@ using EventBody =
                  ev::MessageUpdate, ev::MessageEnd, ev::ToolExecutionStart, ev::ToolExecutionUpdate,
                  ev::ToolExecutionEnd, ev::AutoRetryStart, ev::AutoRetryEnd,
                  ev::AutoCompactionStart, ev::AutoCompactionEnd, ev::McpServerUpdate>;
+
+/// Each event's wire name (its `type`, the JSON-RPC method of its notification), by its
+/// EventBody alternative: declared beside each type as kName.
+template <typename Variant>
+struct EventNames;
+template <typename... T>
+struct EventNames<std::variant<T...>> {
+  static constexpr std::string_view names[] = {T::kName...};
+};
+inline constexpr std::size_t kEventTypeCount = std::variant_size_v<EventBody>;
+inline constexpr std::string_view event_name(std::size_t index) {
+  return index < kEventTypeCount ? EventNames<EventBody>::names[index] : std::string_view();
+}
 
 struct Event {
   SessionSlot session = 0;  // which session of the host it comes from

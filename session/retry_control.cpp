@@ -1,5 +1,7 @@
 #include "session/retry_control.h"
 
+#include "protocol/name_table.h"
+
 #include <algorithm>
 #include <cctype>
 #include <cmath>
@@ -40,36 +42,26 @@ std::int64_t saturating_add(std::int64_t a, std::int64_t b) {
 
 }  // namespace
 
+namespace {
+
+constexpr protocol::Named<ErrorClass> kErrorClassNames[] = {
+    {ErrorClass::usage_limit, "usage_limit"}, {ErrorClass::rate_limit, "rate_limit"},
+    {ErrorClass::overloaded, "overloaded"},   {ErrorClass::timeout, "timeout"},
+    {ErrorClass::network, "network"},         {ErrorClass::server_error, "server_error"},
+    {ErrorClass::unknown, "unknown"}};
+constexpr protocol::Named<DelaySource> kDelaySourceNames[] = {
+    {DelaySource::backoff, "backoff"},
+    {DelaySource::retry_after, "retry-after"},
+    {DelaySource::credential_switch, "credential-switch"}};
+
+}  // namespace
+
 std::string_view to_string(ErrorClass c) {
-  switch (c) {
-    case ErrorClass::usage_limit:
-      return "usage_limit";
-    case ErrorClass::rate_limit:
-      return "rate_limit";
-    case ErrorClass::overloaded:
-      return "overloaded";
-    case ErrorClass::timeout:
-      return "timeout";
-    case ErrorClass::network:
-      return "network";
-    case ErrorClass::server_error:
-      return "server_error";
-    case ErrorClass::unknown:
-      return "unknown";
-  }
-  return "unknown";
+  return protocol::name_of(c, kErrorClassNames);
 }
 
 std::string_view to_string(DelaySource s) {
-  switch (s) {
-    case DelaySource::backoff:
-      return "backoff";
-    case DelaySource::retry_after:
-      return "retry-after";
-    case DelaySource::credential_switch:
-      return "credential-switch";
-  }
-  return "backoff";
+  return protocol::name_of(s, kDelaySourceNames);
 }
 
 std::optional<int> leading_http_status(std::string_view text) {

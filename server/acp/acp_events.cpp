@@ -39,6 +39,13 @@ void AcpConnection::on_event(const session::Event& event) {
         } else if constexpr (std::is_same_v<T, ev::AutoCompactionStart> ||
                              std::is_same_v<T, ev::AutoCompactionEnd>) {
           on_compaction(s, event);
+        } else {
+          // What ACP shows nothing of (section 7: the prompt's answer ends the turn; MCP status
+          // is rpc mode's). A new event type stops the build here until ACP decides.
+          static_assert(std::is_same_v<T, ev::AgentStart> || std::is_same_v<T, ev::AgentEnd> ||
+                            std::is_same_v<T, ev::TurnStart> || std::is_same_v<T, ev::TurnEnd> ||
+                            std::is_same_v<T, ev::McpServerUpdate>,
+                        "acp: decide how this event is shown");
         }
       },
       event.body);

@@ -11,14 +11,14 @@ EventOutput::EventOutput(LineWriter& out, EnvelopeMode mode)
     : out_(out), mode_(mode), jsonrpc_(mode == EnvelopeMode::jsonrpc) {
   allowed_.fill(true);
   for (std::size_t i = 0; i < kEventTypeCount; ++i)
-    notification_heads_[i] = protocol::jsonrpc_notification_head(pi_event_type(i));
+    notification_heads_[i] = protocol::jsonrpc_notification_head(session::event_name(i));
 }
 
 void EventOutput::set_filter(EventFilter filter) {
   filter_ = std::move(filter);
   for (std::size_t i = 0; i < kEventTypeCount; ++i) {
     allowed_[i] = !filter_.events || std::find(filter_.events->begin(), filter_.events->end(),
-                                               pi_event_type(i)) != filter_.events->end();
+                                               session::event_name(i)) != filter_.events->end();
   }
 }
 

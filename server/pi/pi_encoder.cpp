@@ -1,7 +1,6 @@
 #include "server/pi/pi_encoder.h"
 
 #include <charconv>
-#include <iterator>
 #include <nlohmann/json.hpp>
 #include <type_traits>
 
@@ -43,44 +42,10 @@ pi::AssistantUpdate assistant_update(const ev::MessageUpdate& u) {
   return out;
 }
 
-constexpr std::string_view kEventTypes[] = {
-    "agent_start",           "agent_end",           "turn_start",       "turn_end",
-    "message_start",         "message_update",      "message_end",      "tool_execution_start",
-    "tool_execution_update", "tool_execution_end",  "auto_retry_start", "auto_retry_end",
-    "auto_compaction_start", "auto_compaction_end", "mcp_server_update"};
-static_assert(std::size(kEventTypes) == kEventTypeCount);
-static_assert(std::is_same_v<std::variant_alternative_t<5, session::EventBody>, ev::MessageUpdate>);
-static_assert(
-    std::is_same_v<std::variant_alternative_t<13, session::EventBody>, ev::AutoCompactionEnd>);
-
 }  // namespace
 
-std::string_view pi_event_type(std::size_t index) {
-  return index < kEventTypeCount ? kEventTypes[index] : std::string_view();
-}
-
 std::string_view pi_update_name(AssistantUpdateKind kind) {
-  switch (kind) {
-    case AssistantUpdateKind::text_start:
-      return "text_start";
-    case AssistantUpdateKind::text_delta:
-      return "text_delta";
-    case AssistantUpdateKind::text_end:
-      return "text_end";
-    case AssistantUpdateKind::thinking_start:
-      return "thinking_start";
-    case AssistantUpdateKind::thinking_delta:
-      return "thinking_delta";
-    case AssistantUpdateKind::thinking_end:
-      return "thinking_end";
-    case AssistantUpdateKind::toolcall_start:
-      return "toolcall_start";
-    case AssistantUpdateKind::toolcall_delta:
-      return "toolcall_delta";
-    case AssistantUpdateKind::toolcall_end:
-      break;
-  }
-  return "toolcall_end";
+  return protocol::name_of(kind, session::kStreamKindNames);
 }
 
 Json pi_tool_result_json(const session::ToolResult& result) {
@@ -138,16 +103,14 @@ Json pi_event_json(const session::Event& event) {
           }
           return j;
         } else if constexpr (std::is_same_v<T, ev::AutoRetryEnd>) {
-          Json j = e.success ? pi::auto_retry_end_success(e.attempt)
-                             : pi::auto_retry_end_failure(e.attempt,
-                                                          std::string(e.final_error.value_or("")));
+          Json j = pi::auto_retry_end(e.success, e.attempt, e.final_error.value_or(""));
           if (e.reason) j["reason"] = *e.reason;
           return j;
         } else if constexpr (std::is_same_v<T, ev::AutoCompactionStart>) {
           return pi::auto_compaction_start(session::compaction_reason_name(e.reason));
         } else if constexpr (std::is_same_v<T, ev::McpServerUpdate>) {
           Json j = Json::object();
-          j["type"] = "mcp_server_update";
+          j["type"] = ev::McpServerUpdate::kName;
           for (const auto& [key, value] : e.fields->items())
             j[key] = value;
           return j;

@@ -48,10 +48,7 @@ protocol::Json pi_tool_result_json(const session::ToolResult& result);
 /// A compaction's result as `compact` answers it and auto_compaction_end carries it.
 protocol::Json pi_compaction_result_json(const session::CompactionResult& result);
 
-/// The number of event types (session::EventBody's alternatives).
-inline constexpr std::size_t kEventTypeCount = std::variant_size_v<session::EventBody>;
-/// The `type` of the event whose EventBody alternative has this index ("agent_start", ...).
-std::string_view pi_event_type(std::size_t index);
+using session::kEventTypeCount;
 
 /// The assistantMessageEvent type's wire name ("text_delta", ...).
 std::string_view pi_update_name(session::AssistantUpdateKind kind);

@@ -2,9 +2,12 @@
 
 #include <nlohmann/json.hpp>
 
+#include "session/event.h"
+
 namespace rebound::server::pi {
 
 using protocol::to_json;
+namespace ev = session::ev;
 
 namespace {
 Json typed(std::string_view type) {
@@ -15,35 +18,35 @@ Json typed(std::string_view type) {
 }  // namespace
 
 Json agent_start() {
-  return typed("agent_start");
+  return typed(ev::AgentStart::kName);
 }
 
 Json agent_end(const std::vector<AgentMessage>& messages, bool will_retry) {
-  Json j = typed("agent_end");
+  Json j = typed(ev::AgentEnd::kName);
   j["messages"] = to_json(messages);
   j["willRetry"] = will_retry;
   return j;
 }
 
 Json turn_start() {
-  return typed("turn_start");
+  return typed(ev::TurnStart::kName);
 }
 
 Json turn_end(const AgentMessage& message, const std::vector<AgentMessage>& tool_results) {
-  Json j = typed("turn_end");
+  Json j = typed(ev::TurnEnd::kName);
   j["message"] = to_json(message);
   j["toolResults"] = to_json(tool_results);
   return j;
 }
 
 Json message_start(const AgentMessage& message) {
-  Json j = typed("message_start");
+  Json j = typed(ev::MessageStart::kName);
   j["message"] = to_json(message);
   return j;
 }
 
 Json message_end(const AgentMessage& message) {
-  Json j = typed("message_end");
+  Json j = typed(ev::MessageEnd::kName);
   j["message"] = to_json(message);
   return j;
 }
@@ -67,21 +70,21 @@ Json message_update(const AssistantUpdate& u, const AgentMessage& partial) {
   Json partial_json = to_json(partial);
   Json e = update_body(u);
   e["partial"] = partial_json;
-  Json j = typed("message_update");
+  Json j = typed(ev::MessageUpdate::kName);
   j["assistantMessageEvent"] = std::move(e);
   j["message"] = std::move(partial_json);
   return j;
 }
 
 Json message_update_delta(const AssistantUpdate& u) {
-  Json j = typed("message_update");
+  Json j = typed(ev::MessageUpdate::kName);
   j["assistantMessageEvent"] = update_body(u);
   j["message"] = Json{{"role", "assistant"}};
   return j;
 }
 
 Json tool_execution_start(const std::string& id, const std::string& name, const Json& args) {
-  Json j = typed("tool_execution_start");
+  Json j = typed(ev::ToolExecutionStart::kName);
   j["toolCallId"] = id;
   j["toolName"] = name;
   j["args"] = args;
@@ -90,7 +93,7 @@ Json tool_execution_start(const std::string& id, const std::string& name, const 
 
 Json tool_execution_update(const std::string& id, const std::string& name, const Json& args,
                            const Json& partial_result) {
-  Json j = typed("tool_execution_update");
+  Json j = typed(ev::ToolExecutionUpdate::kName);
   j["toolCallId"] = id;
   j["toolName"] = name;
   j["args"] = args;
@@ -100,7 +103,7 @@ Json tool_execution_update(const std::string& id, const std::string& name, const
 
 Json tool_execution_end(const std::string& id, const std::string& name, const Json& result,
                         bool is_error) {
-  Json j = typed("tool_execution_end");
+  Json j = typed(ev::ToolExecutionEnd::kName);
   j["toolCallId"] = id;
   j["toolName"] = name;
   j["result"] = result;
@@ -110,7 +113,7 @@ Json tool_execution_end(const std::string& id, const std::string& name, const Js
 
 Json auto_retry_start(std::int64_t attempt, std::int64_t max_attempts, std::int64_t delay_ms,
                       const std::string& error_message) {
-  Json j = typed("auto_retry_start");
+  Json j = typed(ev::AutoRetryStart::kName);
   j["attempt"] = attempt;
   j["maxAttempts"] = max_attempts;
   j["delayMs"] = delay_ms;
@@ -118,30 +121,23 @@ Json auto_retry_start(std::int64_t attempt, std::int64_t max_attempts, std::int6
   return j;
 }
 
-Json auto_retry_end_success(std::int64_t attempt) {
-  Json j = typed("auto_retry_end");
-  j["success"] = true;
+Json auto_retry_end(bool success, std::int64_t attempt, std::string_view final_error) {
+  Json j = typed(ev::AutoRetryEnd::kName);
+  j["success"] = success;
   j["attempt"] = attempt;
-  return j;
-}
-
-Json auto_retry_end_failure(std::int64_t attempt, const std::string& final_error) {
-  Json j = typed("auto_retry_end");
-  j["success"] = false;
-  j["attempt"] = attempt;
-  j["finalError"] = final_error;
+  if (!success) j["finalError"] = final_error;
   return j;
 }
 
 Json auto_compaction_start(std::string_view reason) {
-  Json j = typed("auto_compaction_start");
+  Json j = typed(ev::AutoCompactionStart::kName);
   j["reason"] = reason;
   return j;
 }
 
 Json auto_compaction_end(const std::optional<Json>& result, bool aborted, bool will_retry,
                          const std::optional<std::string>& error_message) {
-  Json j = typed("auto_compaction_end");
+  Json j = typed(ev::AutoCompactionEnd::kName);
   if (result) j["result"] = *result;
   j["aborted"] = aborted;
   j["willRetry"] = will_retry;

@@ -45,8 +45,8 @@ Json tool_execution_end(const std::string& id, const std::string& name, const Js
 
 Json auto_retry_start(std::int64_t attempt, std::int64_t max_attempts, std::int64_t delay_ms,
                       const std::string& error_message);
-Json auto_retry_end_success(std::int64_t attempt);
-Json auto_retry_end_failure(std::int64_t attempt, const std::string& final_error);
+/// `finalError` only when it failed.
+Json auto_retry_end(bool success, std::int64_t attempt, std::string_view final_error);
 
 /// `reason` is "overflow" or "threshold".
 Json auto_compaction_start(std::string_view reason);

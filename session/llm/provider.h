@@ -12,6 +12,7 @@
 #include "protocol/json.h"
 #include "protocol/messages.h"
 #include "protocol/wire_types.h"
+#include "session/stream_kind.h"
 #include "session/tool.h"
 
 namespace rebound::session::llm {
@@ -26,20 +27,7 @@ struct LlmRequest {
 };
 
 struct StreamEvent {
-  enum class Kind {
-    text_start,
-    text_delta,
-    text_end,
-    thinking_start,
-    thinking_delta,
-    thinking_end,
-    toolcall_start,
-    toolcall_delta,
-    toolcall_end,
-    usage,  // usage so far (replaces the previous figures)
-    done,   // finished; stop_reason says how
-    error,  // failed; text holds the errorMessage (retry.md section 2 wording)
-  };
+  using Kind = StreamKind;  // session/stream_kind.h: the block kinds, usage, done, error
   Kind kind;
   std::string text;                                               // delta, or the error message
   std::string tool_id, tool_name;                                 // toolcall_start
