@@ -7,20 +7,16 @@
 
 #include <optional>
 
-#include "process/child_process.h"
-#include "tools/command_watch.h"
-#include "session/output_tail.h"
+#include "tools/output_tail.h"
 
 namespace rebound::tools {
-
-namespace asio = boost::asio;
 
 namespace {
 
 // One `bash` command: its output tail, the full-output file once cut, the watch.
 struct BashJob {
   session::ShellRunner::Done done;
-  session::OutputTail tail;
+  OutputTail tail;
   OutputFile file;
   std::shared_ptr<CommandWatch> watch;
   bool cancelled = false;
@@ -37,7 +33,7 @@ struct BashJob {
   void complete(int status) {
     file.close();
     session::ShellResult r;
-    auto shown = tail.result();
+    auto shown = tail.shown();
     r.output = std::move(shown.text);
     r.truncated = shown.truncated;
     if (r.truncated && !file.path().empty()) r.full_output_path = file.path();
@@ -67,39 +63,28 @@ class JobHandle : public session::ShellJob {
 
 }  // namespace
 
-BashRunner::BashRunner(asio::any_io_executor executor)
-    : executor_(std::move(executor)), lingering_(std::make_shared<Lingering>()) {}
-
-BashRunner::~BashRunner() {
-  kill_background();
-}
-
-void BashRunner::kill_background() {
-  lingering_->kill_all();
-}
+BashRunner::BashRunner(session::Scheduler& scheduler, ShellSpawner::Spawn spawn)
+    : spawner_(scheduler, std::move(spawn)) {}
 
 std::unique_ptr<session::ShellJob> BashRunner::start(const std::string& command, Done done,
                                                      std::string& error) {
-  ChildSpec spec;
-  spec.argv = {"bash", "-c", command};
-  std::string why;
-  auto child = ChildProcess::spawn(executor_, spec, why);
-  if (!child) {
-    error = "Cannot run bash: " + why;
-    return nullptr;
-  }
-  spdlog::debug("bash: started pid {}", child->pid());
   auto job = std::make_shared<BashJob>();
   job->done = std::move(done);
   // The job owns the watch; the watch's handlers hold the job weakly (no cycle).
   std::weak_ptr<BashJob> weak = job;
-  job->watch = CommandWatch::start(executor_, std::move(child), lingering_,
-                                   {[weak](std::string_view data) {
-                                      if (auto j = weak.lock()) j->take(data);
-                                    },
-                                    [weak](int status) {
-                                      if (auto j = weak.lock()) j->complete(status);
-                                    }});
+  std::string why;
+  job->watch = spawner_.start({"bash", "-c", command}, "",
+                              {[weak](std::string_view data) {
+                                 if (auto j = weak.lock()) j->take(data);
+                               },
+                               [weak](int status) {
+                                 if (auto j = weak.lock()) j->complete(status);
+                               }},
+                              why);
+  if (!job->watch) {
+    error = "Cannot run bash: " + why;
+    return nullptr;
+  }
   return std::make_unique<JobHandle>(job);
 }
 

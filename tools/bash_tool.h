@@ -1,22 +1,23 @@
 #pragma once
-// The bash tool (tools.md section 4.4): `<shell> -c <command>` in the session cwd as a
-// ChildProcess (own session and process group, stdin /dev/null, stdout and stderr on one
-// pipe), progress as throttled tool_execution_update, the tail of the output with its
-// notices, the full output in $TMPDIR/rebound-bash-<hex>.log once it is cut, timeout and abort
-// killing the whole group. Processes a command leaves in the background keep running until
-// kill_background() (shutdown) or the tool's destruction. Event loop only.
+// The bash tool (tools.md section 4.4): `<shell> -c <command>` in the session cwd through a
+// ShellSpawner (own session and process group, stdin /dev/null, stdout and stderr on one
+// pipe), progress as tool_execution_update at most every 100 ms, the tail of the output with
+// its notices, the full output in $TMPDIR/rebound-bash-<hex>.log once it is cut, timeout and
+// abort killing the whole group; every wait on the Scheduler's clock. Processes a command
+// leaves in the background keep running until kill_background() (shutdown) or the tool's
+// destruction. Event loop only.
 
-#include <boost/asio/any_io_executor.hpp>
 #include <memory>
 #include <optional>
 #include <string>
 
 #include "protocol/json.h"
+#include "session/scheduler.h"
 #include "session/tool.h"
+#include "tools/command_watch.h"
 
 namespace rebound::tools {
 
-class Lingering;  // tools/command_watch.h
 
 struct BashToolOptions {
   std::optional<std::string> shell_path;      // settings shellPath
@@ -28,7 +29,7 @@ BashToolOptions bash_tool_options_from(const protocol::Json& settings);
 
 class BashTool : public session::Tool {
  public:
-  BashTool(boost::asio::any_io_executor executor, BashToolOptions options);
+  BashTool(session::Scheduler& scheduler, ShellSpawner::Spawn spawn, BashToolOptions options);
   ~BashTool() override;
   const session::ToolDefinition& definition() const override;
   std::unique_ptr<session::ToolCall> start(const protocol::Json& args,
@@ -38,9 +39,8 @@ class BashTool : public session::Tool {
   void kill_background();
 
  private:
-  boost::asio::any_io_executor executor_;
   BashToolOptions options_;
-  std::shared_ptr<Lingering> lingering_;
+  ShellSpawner spawner_;
 };
 
 }  // namespace rebound::tools

@@ -40,27 +40,26 @@ void Lingering::kill_all() {
   }
 }
 
-CommandWatch::CommandWatch(boost::asio::any_io_executor executor,
-                           std::unique_ptr<ChildProcess> child,
+CommandWatch::CommandWatch(session::Scheduler& scheduler, std::unique_ptr<WatchedProcess> child,
                            std::shared_ptr<Lingering> lingering, Handlers handlers)
     : child_(std::move(child)),
-      grace_(std::move(executor)),
+      grace_(scheduler.make_timer()),
       lingering_(lingering),
       handlers_(std::move(handlers)) {}
 
-std::shared_ptr<CommandWatch> CommandWatch::start(boost::asio::any_io_executor executor,
-                                                  std::unique_ptr<ChildProcess> child,
+std::shared_ptr<CommandWatch> CommandWatch::start(session::Scheduler& scheduler,
+                                                  std::unique_ptr<WatchedProcess> child,
                                                   std::shared_ptr<Lingering> lingering,
                                                   Handlers handlers) {
-  auto w = std::make_shared<CommandWatch>(std::move(executor), std::move(child),
-                                          std::move(lingering), std::move(handlers));
+  auto w = std::make_shared<CommandWatch>(scheduler, std::move(child), std::move(lingering),
+                                          std::move(handlers));
   w->begin();
   return w;
 }
 
 void CommandWatch::begin() {
   auto self = shared_from_this();
-  child_->read_stdout(
+  child_->read_output(
       [self](std::string_view data) {
         // After completion: a background process's output, read and dropped.
         if (!self->finished_ && self->handlers_.output) self->handlers_.output(data);
@@ -74,9 +73,7 @@ void CommandWatch::begin() {
     self->exited_ = true;
     self->status_ = status;
     if (!self->eof_) {
-      self->grace_.expires_after(kAfterExitGrace);
-      self->grace_.async_wait([self](const boost::system::error_code& ec) {
-        if (ec) return;
+      self->grace_->start(kAfterExitGrace, [self] {
         self->grace_over_ = true;
         self->maybe_finish();
       });
@@ -88,7 +85,7 @@ void CommandWatch::begin() {
 void CommandWatch::maybe_finish() {
   if (finished_ || !exited_ || !(eof_ || grace_over_)) return;
   finished_ = true;
-  grace_.cancel();
+  grace_->cancel();
   auto complete = std::move(handlers_.complete);
   handlers_ = {};
   if (complete) complete(status_);
@@ -112,8 +109,24 @@ void CommandWatch::release() {
   }
   handlers_ = {};
   finished_ = true;
-  grace_.cancel();
+  grace_->cancel();
   child_.reset();  // kills the group and reaps the child
+}
+
+ShellSpawner::ShellSpawner(session::Scheduler& scheduler, Spawn spawn)
+    : scheduler_(scheduler), spawn_(std::move(spawn)) {}
+
+ShellSpawner::~ShellSpawner() {
+  kill_background();
+}
+
+std::shared_ptr<CommandWatch> ShellSpawner::start(const std::vector<std::string>& argv,
+                                                  const std::string& cwd,
+                                                  CommandWatch::Handlers handlers,
+                                                  std::string& error) {
+  auto child = spawn_(argv, cwd, error);
+  if (!child) return nullptr;
+  return CommandWatch::start(scheduler_, std::move(child), lingering_, std::move(handlers));
 }
 
 bool OutputFile::open(std::string_view so_far) {

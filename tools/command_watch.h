@@ -1,24 +1,36 @@
 #pragma once
-// What the `bash` command and the bash tool share (tools.md section 4.4): watching a started
-// shell until it completes (it exited, and its output pipe closed or 100 ms passed), reading
-// and dropping what its background processes write afterwards, keeping such finished commands
-// until their pipe closes or kill_all() (shutdown), and the full-output file
-// $TMPDIR/rebound-bash-<16 hex>.log. Event loop only.
+// What the `bash` command and the bash tool share (tools.md section 4.4): starting a shell as a
+// watched child of its own process group; watching it until it completes (it exited, and its
+// output pipe closed or 100 ms passed, on the Scheduler's clock); reading and dropping what its
+// background processes write afterwards, keeping such finished commands until their pipe closes
+// or kill_background() (shutdown); and the full-output file $TMPDIR/rebound-bash-<16 hex>.log.
+// The process sits behind WatchedProcess, so unit tests drive a watch on the manual clock with
+// a fake one. Event loop only.
 
-#include <boost/asio/any_io_executor.hpp>
-#include <boost/asio/steady_timer.hpp>
 #include <functional>
 #include <memory>
 #include <set>
 #include <string>
 #include <string_view>
+#include <vector>
 
-#include "process/child_process.h"
+#include "session/scheduler.h"
 
 namespace rebound::tools {
 
-using process::ChildProcess;
-using process::ChildSpec;
+/// The child a watch looks after (production: process::ChildProcess, tools/shell_spawner.cpp).
+class WatchedProcess {
+ public:
+  virtual ~WatchedProcess() = default;  // kills what is left of the group and reaps the child
+  /// Output (stdout and stderr merged) until its end; `eof` once, after the last data.
+  virtual void read_output(std::function<void(std::string_view)> data,
+                           std::function<void()> eof) = 0;
+  /// `exited` runs once with the wait status when the shell has exited.
+  virtual void wait_exit(std::function<void(int status)> exited) = 0;
+  virtual void kill_group(int signal) = 0;
+  /// Stops reading and closes the output pipe.
+  virtual void close_output() = 0;
+};
 
 class CommandWatch;
 
@@ -39,11 +51,11 @@ class CommandWatch : public std::enable_shared_from_this<CommandWatch> {
     std::function<void(std::string_view)> output;  // until completion
     std::function<void(int status)> complete;      // once; the wait status
   };
-  static std::shared_ptr<CommandWatch> start(boost::asio::any_io_executor executor,
-                                             std::unique_ptr<ChildProcess> child,
+  static std::shared_ptr<CommandWatch> start(session::Scheduler& scheduler,
+                                             std::unique_ptr<WatchedProcess> child,
                                              std::shared_ptr<Lingering> lingering,
                                              Handlers handlers);
-  CommandWatch(boost::asio::any_io_executor executor, std::unique_ptr<ChildProcess> child,
+  CommandWatch(session::Scheduler& scheduler, std::unique_ptr<WatchedProcess> child,
                std::shared_ptr<Lingering> lingering, Handlers handlers);
 
   /// SIGKILL to the whole group (whether the shell has exited or not).
@@ -59,12 +71,40 @@ class CommandWatch : public std::enable_shared_from_this<CommandWatch> {
   void maybe_finish();
   void leave_lingering();
 
-  std::unique_ptr<ChildProcess> child_;
-  boost::asio::steady_timer grace_;
+  std::unique_ptr<WatchedProcess> child_;
+  std::unique_ptr<session::Timer> grace_;
   std::weak_ptr<Lingering> lingering_;
   Handlers handlers_;
   bool eof_ = false, exited_ = false, grace_over_ = false, finished_ = false;
   int status_ = 0;
+};
+
+/// Starts `<shell> -c <command>` children for the `bash` command and the bash tool, each
+/// watched until it completes; what finished commands leave running lingers until
+/// kill_background() or the spawner's destruction.
+class ShellSpawner {
+ public:
+  /// Makes the child of `argv` in `cwd` ("" for the server's own): its own session and process
+  /// group, stdin /dev/null, stdout and stderr on one pipe; nullptr and `error` when it cannot.
+  using Spawn = std::function<std::unique_ptr<WatchedProcess>(
+      const std::vector<std::string>& argv, const std::string& cwd, std::string& error)>;
+
+  ShellSpawner(session::Scheduler& scheduler, Spawn spawn);
+  ~ShellSpawner();
+  ShellSpawner(const ShellSpawner&) = delete;
+  ShellSpawner& operator=(const ShellSpawner&) = delete;
+
+  /// The watch of a new child, or nullptr and `error`.
+  std::shared_ptr<CommandWatch> start(const std::vector<std::string>& argv,
+                                      const std::string& cwd, CommandWatch::Handlers handlers,
+                                      std::string& error);
+  void kill_background() { lingering_->kill_all(); }
+  session::Scheduler& scheduler() { return scheduler_; }
+
+ private:
+  session::Scheduler& scheduler_;
+  Spawn spawn_;
+  std::shared_ptr<Lingering> lingering_ = std::make_shared<Lingering>();
 };
 
 /// The whole output of a command once it is cut: all bytes from the first, written as they come.

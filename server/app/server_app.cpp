@@ -29,6 +29,7 @@
 #include "server/io/jsonl_appender.h"
 #include "server/io/stdio_transport.h"
 #include "tools/bash_runner.h"
+#include "tools/child_spawn.h"
 #include "tools/system_prompt.h"
 
 namespace rebound::server {
@@ -223,7 +224,7 @@ int run_server(const CliOptions& options) {
   session::SplitMix64 jitter(options.retry_seed ? *options.retry_seed
                                                 : (std::uint64_t{std::random_device{}()} << 32) ^
                                                       std::random_device{}());
-  tools::BashRunner bash(io.get_executor());
+  tools::BashRunner bash(scheduler, tools::child_process_spawn(io.get_executor()));
   BuiltinTools builtin_tools(io.get_executor(), scheduler, startup.active_tools, startup.bash);
   SessionFactory sessions(SessionFactoryDeps{options, agent_dir, scheduler, providers, credentials,
                                              bash, jitter, startup.active_tools});

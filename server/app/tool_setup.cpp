@@ -5,6 +5,7 @@
 #include <boost/asio/post.hpp>
 
 #include "config/json_file.h"
+#include "tools/child_spawn.h"
 #include "tools/system_prompt.h"
 
 namespace rebound::server {
@@ -36,7 +37,8 @@ void PoolOffload::run(std::function<void()> work) {
 BuiltinTools::BuiltinTools(boost::asio::any_io_executor executor, session::Scheduler& scheduler,
                            const std::vector<std::string>& active, tools::BashToolOptions bash_options)
     : files(scheduler, offload),
-      bash(std::make_shared<tools::BashTool>(std::move(executor), std::move(bash_options))) {
+      bash(std::make_shared<tools::BashTool>(scheduler, tools::child_process_spawn(executor),
+                                             std::move(bash_options))) {
   for (const auto& name : active) {
     if (name == "bash") {
       registry.add(bash);
