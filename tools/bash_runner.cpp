@@ -70,17 +70,8 @@ std::unique_ptr<session::ShellJob> BashRunner::start(const std::string& command,
                                                      std::string& error) {
   auto job = std::make_shared<BashJob>();
   job->done = std::move(done);
-  // The job owns the watch; the watch's handlers hold the job weakly (no cycle).
-  std::weak_ptr<BashJob> weak = job;
   std::string why;
-  job->watch = spawner_.start({"bash", "-c", command}, "",
-                              {[weak](std::string_view data) {
-                                 if (auto j = weak.lock()) j->take(data);
-                               },
-                               [weak](int status) {
-                                 if (auto j = weak.lock()) j->complete(status);
-                               }},
-                              why);
+  job->watch = spawner_.start({"bash", "-c", command}, "", forward_to(job), why);
   if (!job->watch) {
     error = "Cannot run bash: " + why;
     return nullptr;

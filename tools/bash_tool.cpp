@@ -264,16 +264,8 @@ std::unique_ptr<session::ToolCall> BashTool::start(const Json& args,
   auto call = std::make_shared<BashCall>(spawner_.scheduler(), timeout_value, std::move(progress),
                                          std::move(done));
   call->begin(timeout);  // first: its empty update is queued before any output can be read
-  std::weak_ptr<BashCall> weak = call;
   std::string why;
-  call->watch = spawner_.start({shell, "-c", command}, context.cwd,
-                               {[weak](std::string_view data) {
-                                  if (auto c = weak.lock()) c->take(data);
-                                },
-                                [weak](int status) {
-                                  if (auto c = weak.lock()) c->complete(status);
-                                }},
-                               why);
+  call->watch = spawner_.start({shell, "-c", command}, context.cwd, forward_to(call), why);
   if (!call->watch) {
     call->done = nullptr;
     call->progress = nullptr;  // its queued empty update is not sent

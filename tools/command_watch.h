@@ -79,6 +79,19 @@ class CommandWatch : public std::enable_shared_from_this<CommandWatch> {
   int status_ = 0;
 };
 
+/// Handlers that forward a watch's output and completion to `target`'s take() and complete()
+/// while it lives (the target owns the watch: the watch holds it weakly, no cycle).
+template <typename T>
+CommandWatch::Handlers forward_to(const std::shared_ptr<T>& target) {
+  std::weak_ptr<T> weak = target;
+  return {[weak](std::string_view data) {
+            if (auto t = weak.lock()) t->take(data);
+          },
+          [weak](int status) {
+            if (auto t = weak.lock()) t->complete(status);
+          }};
+}
+
 /// Starts `<shell> -c <command>` children for the `bash` command and the bash tool, each
 /// watched until it completes; what finished commands leave running lingers until
 /// kill_background() or the spawner's destruction.
