@@ -4,17 +4,23 @@
 #include <map>
 #include <stdexcept>
 
+#include "protocol/name_table.h"
+
 namespace rebound::tools {
 
 using protocol::Json;
 
 namespace {
 
+using K = ToolTraits::Kind;
+using T = ToolTraits::Title;
+
 struct Builtin {
   const char* name;
   const char* summary;  // the system prompt's line
   const char* description;
   const char* parameters;
+  ToolTraits traits;
 };
 
 const Builtin kBuiltins[] = {
@@ -25,7 +31,8 @@ const Builtin kBuiltins[] = {
      R"json({"type":"object","required":["path"],"properties":{
  "path":{"type":"string","description":"File to read, relative to the working directory or absolute"},
  "offset":{"type":"number","description":"First line to return, counting from 1"},
- "limit":{"type":"number","description":"Largest number of lines to return"}}})json"},
+ "limit":{"type":"number","description":"Largest number of lines to return"}}})json",
+     {K::read, T::verb_path, "Read", false, false, true}},
     {"bash", "Run shell commands (ls, grep, find, builds, tests)",
      "Run a command with bash in the working directory and return its combined stdout and "
      "stderr. Output keeps the last 2000 lines or 50KB, whichever comes first; when it is cut, the "
@@ -33,7 +40,8 @@ const Builtin kBuiltins[] = {
      "seconds stops the command.",
      R"json({"type":"object","required":["command"],"properties":{
  "command":{"type":"string","description":"The command line to run"},
- "timeout":{"type":"number","description":"Stop the command after this many seconds (no limit when absent)"}}})json"},
+ "timeout":{"type":"number","description":"Stop the command after this many seconds (no limit when absent)"}}})json",
+     {K::execute, T::command_line, "", false, true, true}},
     {"edit", "Change files by exact text replacement, several separate edits per call allowed",
      "Change one file by exact text replacement. Each edits[].oldText must occur exactly once in "
      "the original file and must not overlap another edit. Put changes that touch the same or "
@@ -44,13 +52,15 @@ const Builtin kBuiltins[] = {
    "oldText":{"type":"string","description":"Text to replace; it must occur exactly once in the original file and must not overlap any other edit's oldText"},
    "newText":{"type":"string","description":"Text that replaces oldText"}},"additionalProperties":false},
   "description":"The replacements, each matched against the original file, not against the result of earlier edits; no overlapping or nested edits"}},
- "additionalProperties":false})json"},
+ "additionalProperties":false})json",
+     {K::edit, T::verb_path, "Edit", true, true, true}},
     {"write", "Create or overwrite files",
      "Write a file: create it, together with any missing parent directories, or replace all of "
      "its content.",
      R"json({"type":"object","required":["path","content"],"properties":{
  "path":{"type":"string","description":"File to write, relative to the working directory or absolute"},
- "content":{"type":"string","description":"The complete new content of the file"}}})json"},
+ "content":{"type":"string","description":"The complete new content of the file"}}})json",
+     {K::edit, T::verb_path, "Write", true, true, true}},
     {"grep", "Search file contents (respects .gitignore)",
      "Search file contents with a regular expression or a literal string. Returns matching lines "
      "as path:line: text. Files ignored by .gitignore are skipped. Output stops at 100 matches or "
@@ -62,7 +72,8 @@ const Builtin kBuiltins[] = {
  "ignoreCase":{"type":"boolean","description":"Match without regard to case (default: false)"},
  "literal":{"type":"boolean","description":"Treat pattern as plain text, not as a regular expression (default: false)"},
  "context":{"type":"number","description":"Lines to show before and after each match (default: 0)"},
- "limit":{"type":"number","description":"Largest number of matches to return (default: 100)"}}})json"},
+ "limit":{"type":"number","description":"Largest number of matches to return (default: 100)"}}})json",
+     {K::search, T::pattern_in_path, "", false, false, false}},
     {"find", "Find files by glob pattern (respects .gitignore)",
      "Find files and directories whose names match a glob pattern. Returns paths relative to the "
      "searched directory, directories ending in '/'. Paths ignored by .gitignore are skipped. "
@@ -70,13 +81,15 @@ const Builtin kBuiltins[] = {
      R"json({"type":"object","required":["pattern"],"properties":{
  "pattern":{"type":"string","description":"Glob to match, e.g. '*.ts', '**/*.json' or 'src/**/*.spec.ts'"},
  "path":{"type":"string","description":"Directory to search (default: the working directory)"},
- "limit":{"type":"number","description":"Largest number of results (default: 1000)"}}})json"},
+ "limit":{"type":"number","description":"Largest number of results (default: 1000)"}}})json",
+     {K::search, T::pattern_in_path, "", false, false, false}},
     {"ls", "List a directory",
      "List a directory: entries in alphabetical order, directories marked with a trailing '/', "
      "dotfiles included. Output stops at 500 entries or 50KB, whichever comes first.",
      R"json({"type":"object","properties":{
  "path":{"type":"string","description":"Directory to list (default: the working directory)"},
- "limit":{"type":"number","description":"Largest number of entries (default: 500)"}}})json"},
+ "limit":{"type":"number","description":"Largest number of entries (default: 500)"}}})json",
+     {K::read, T::listing, "", false, false, false}},
 };
 
 const Builtin& builtin(std::string_view name) {
@@ -89,14 +102,36 @@ const Builtin& builtin(std::string_view name) {
 }  // namespace
 
 const std::vector<std::string>& known_tool_names() {
-  static const std::vector<std::string> names{"read", "bash", "edit", "write",
-                                              "grep", "find", "ls"};
+  static const std::vector<std::string> names = [] {
+    std::vector<std::string> out;
+    for (const auto& b : kBuiltins)
+      out.emplace_back(b.name);
+    return out;
+  }();
   return names;
 }
 
 const std::vector<std::string>& default_tool_names() {
-  static const std::vector<std::string> names{"read", "bash", "edit", "write"};
+  static const std::vector<std::string> names = [] {
+    std::vector<std::string> out;
+    for (const auto& b : kBuiltins)
+      if (b.traits.active_by_default) out.emplace_back(b.name);
+    return out;
+  }();
   return names;
+}
+
+const ToolTraits* builtin_traits(std::string_view name) {
+  for (const auto& b : kBuiltins) {
+    if (name == b.name) return &b.traits;
+  }
+  return nullptr;
+}
+
+std::string_view kind_name(ToolTraits::Kind kind) {
+  static constexpr protocol::Named<ToolTraits::Kind> kNames[] = {
+      {K::read, "read"}, {K::edit, "edit"}, {K::execute, "execute"}, {K::search, "search"}};
+  return protocol::name_of(kind, kNames);
 }
 
 bool is_known_tool(std::string_view name) {

@@ -14,7 +14,7 @@ namespace rebound::tools {
 
 /// read, bash, edit, write, grep, find, ls.
 const std::vector<std::string>& known_tool_names();
-/// read, bash, edit, write.
+/// The tools active by default (their traits say so): read, bash, edit, write.
 const std::vector<std::string>& default_tool_names();
 bool is_known_tool(std::string_view name);
 /// "read, bash, edit, write, grep, find, ls".
@@ -22,6 +22,30 @@ std::string known_tool_list();
 
 /// The definition of a built-in tool (pinned description, exact parameter schema).
 const session::ToolDefinition& builtin_definition(std::string_view name);
+
+/// What a front end needs of a built-in tool, declared with its definition: how an editor
+/// shows a call (ACP's kind and title, acp.md section 7.2), whether the call changes a file
+/// (its diff), whether ACP's `ask` mode asks before it runs, and whether it is active by
+/// default.
+struct ToolTraits {
+  enum class Kind { read, edit, execute, search };
+  enum class Title {
+    verb_path,        // "<verb> <path>"; its location the path (read: the offset's line)
+    command_line,     // the command's first line, 200 characters at most
+    pattern_in_path,  // "<name> <pattern>" and " in <path>" when a path is given
+    listing,          // "ls <path or .>"
+  };
+  Kind kind;
+  Title title;
+  std::string_view verb;  // verb_path's verb
+  bool edits_file = false;
+  bool asks_permission = false;
+  bool active_by_default = false;
+};
+/// The traits of a built-in tool; null for any other name (an MCP tool).
+const ToolTraits* builtin_traits(std::string_view name);
+/// ACP's word for a kind ("read", "edit", "execute", "search").
+std::string_view kind_name(ToolTraits::Kind kind);
 
 /// Splits `--tools LIST`: blanks around names ignored, empty items dropped, duplicates once.
 std::vector<std::string> split_tool_list(std::string_view list);

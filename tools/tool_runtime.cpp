@@ -100,7 +100,39 @@ std::string queue_key_of(const std::string& abs) {
 
 namespace {
 
-enum class Kind { read, write, edit, ls, grep, find };
+// A file tool's work, run on a worker thread; `begins` marks the start of a file write.
+using Work = ToolResult (*)(const Json& args, const session::ToolContext& context,
+                            const std::atomic<bool>& cancelled, const WriteBegins& begins);
+
+// The file tools, one entry each: the name (its definition and traits are in definitions.cpp),
+// whether its calls wait in the file's write queue, and its work.
+struct FileToolEntry {
+  std::string_view name;
+  bool writes;
+  Work work;
+};
+
+ToolResult read_work(const Json& a, const session::ToolContext& c, const std::atomic<bool>& x,
+                     const WriteBegins&) {
+  return run_read(a, c, x);
+}
+ToolResult ls_work(const Json& a, const session::ToolContext& c, const std::atomic<bool>& x,
+                   const WriteBegins&) {
+  return run_ls(a, c, x);
+}
+ToolResult grep_work(const Json& a, const session::ToolContext& c, const std::atomic<bool>& x,
+                     const WriteBegins&) {
+  return run_grep(a, c, x);
+}
+ToolResult find_work(const Json& a, const session::ToolContext& c, const std::atomic<bool>& x,
+                     const WriteBegins&) {
+  return run_find(a, c, x);
+}
+
+constexpr FileToolEntry kFileTools[] = {
+    {"read", false, read_work}, {"write", true, run_write}, {"edit", true, run_edit},
+    {"ls", false, ls_work},     {"grep", false, grep_work}, {"find", false, find_work},
+};
 
 // What a call shares between the loop and its worker.
 struct CallState {
@@ -150,10 +182,10 @@ class CallHandle : public session::ToolCall {
 
 class FileTool : public session::Tool {
  public:
-  FileTool(Kind kind, std::string_view name, session::Scheduler& scheduler, Offload& offload,
+  FileTool(const FileToolEntry& entry, session::Scheduler& scheduler, Offload& offload,
            std::shared_ptr<WriteQueue> queue)
-      : kind_(kind),
-        definition_(builtin_definition(name)),
+      : entry_(entry),
+        definition_(builtin_definition(entry.name)),
         scheduler_(scheduler),
         offload_(offload),
         queue_(std::move(queue)) {}
@@ -161,7 +193,7 @@ class FileTool : public session::Tool {
   const session::ToolDefinition& definition() const override { return definition_; }
 
   void prepare_arguments(Json& args) const override {
-    if (kind_ == Kind::edit) prepare_edit_arguments(args);
+    if (entry_.work == run_edit) prepare_edit_arguments(args);
   }
 
   std::unique_ptr<session::ToolCall> start(const Json& args, const session::ToolContext& context,
@@ -169,7 +201,7 @@ class FileTool : public session::Tool {
     auto state = std::make_shared<CallState>();
     state->done = std::move(done);
     auto handle = std::make_unique<CallHandle>(state, scheduler_);
-    if (kind_ == Kind::write || kind_ == Kind::edit) {
+    if (entry_.writes) {
       // The file's identity is taken now, when the batch starts.
       const std::string abs = resolve_path(args.value("path", ""), context.cwd);
       state->queue_key = queue_key_of(abs);
@@ -198,43 +230,23 @@ class FileTool : public session::Tool {
  private:
   void run(const std::shared_ptr<CallState>& state, const Json& args,
            const session::ToolContext& context) {
-    const Kind kind = kind_;
+    const Work work = entry_.work;
     session::Scheduler& scheduler = scheduler_;
     session::ToolContext ctx = context;
     ctx.skip_for_steering = nullptr;  // the loop's; never touched off the loop
-    offload_.run([state, args, ctx, kind, &scheduler] {
+    offload_.run([state, args, ctx, work, &scheduler] {
       WriteBegins begins = [&state] {
         std::lock_guard lock(state->mutex);
         state->writing = true;
       };
-      ToolResult result;
-      switch (kind) {
-        case Kind::read:
-          result = run_read(args, ctx, state->cancelled);
-          break;
-        case Kind::write:
-          result = run_write(args, ctx, state->cancelled, begins);
-          break;
-        case Kind::edit:
-          result = run_edit(args, ctx, state->cancelled, begins);
-          break;
-        case Kind::ls:
-          result = run_ls(args, ctx, state->cancelled);
-          break;
-        case Kind::grep:
-          result = run_grep(args, ctx, state->cancelled);
-          break;
-        case Kind::find:
-          result = run_find(args, ctx, state->cancelled);
-          break;
-      }
+      ToolResult result = work(args, ctx, state->cancelled, begins);
       if (state->cancelled) result = ToolResult::error("Operation aborted");
       scheduler.post(
           [state, result = std::move(result)]() mutable { finish(state, std::move(result)); });
     });
   }
 
-  Kind kind_;
+  const FileToolEntry& entry_;
   session::ToolDefinition definition_;
   session::Scheduler& scheduler_;
   Offload& offload_;
@@ -285,12 +297,10 @@ FileTools::FileTools(session::Scheduler& scheduler, Offload& offload)
 FileTools::~FileTools() = default;
 
 std::shared_ptr<session::Tool> FileTools::make(std::string_view name) {
-  static const std::map<std::string_view, Kind> kinds{{"read", Kind::read}, {"write", Kind::write},
-                                                      {"edit", Kind::edit}, {"ls", Kind::ls},
-                                                      {"grep", Kind::grep}, {"find", Kind::find}};
-  const auto it = kinds.find(name);
-  if (it == kinds.end()) return nullptr;
-  return std::make_shared<FileTool>(it->second, name, scheduler_, offload_, queue_);
+  for (const auto& entry : kFileTools) {
+    if (entry.name == name) return std::make_shared<FileTool>(entry, scheduler_, offload_, queue_);
+  }
+  return nullptr;
 }
 
 }  // namespace rebound::tools

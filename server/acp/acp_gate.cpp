@@ -6,6 +6,7 @@
 
 #include "server/acp/acp_translate.h"
 #include "tools/builtin_tools.h"
+#include "tools/definitions.h"
 #include "tools/edit_core.h"
 #include "tools/file_io.h"
 #include "tools/paths.h"
@@ -101,10 +102,12 @@ std::unique_ptr<session::ToolRegistry> ToolGate::gate_tools(const session::ToolR
 
 bool ToolGate::asks_permission(const OpenSession& s, std::string_view tool) const {
   if (!env_.ask_permissions) return false;
-  // MCP tools ask unless their server marked them read-only (section 7.3).
+  // MCP tools ask unless their server marked them read-only; built-in ones as their traits
+  // say (section 7.3).
   if (const auto mcp = s.mcp_read_only.find(tool); mcp != s.mcp_read_only.end()) {
     if (mcp->second) return false;
-  } else if (tool != "edit" && tool != "write" && tool != "bash") {
+  } else if (const tools::ToolTraits* traits = tools::builtin_traits(tool);
+             !traits || !traits->asks_permission) {
     return false;
   }
   return s.always_allowed.find(tool) == s.always_allowed.end();

@@ -4,6 +4,7 @@
 #include <iterator>
 #include <random>
 
+#include "tools/definitions.h"
 #include "tools/file_io.h"
 #include "tools/paths.h"
 #include "tools/tool_args.h"
@@ -39,44 +40,48 @@ Json path_location(const std::string& abs) {
 ToolCallInfo tool_call_info(std::string_view name, const Json& args, const std::string& cwd) {
   ToolCallInfo info;
   info.locations = nullptr;
-  const std::string path = string_arg(args, "path");
-  auto abs = [&](const std::string& p) { return tools::resolve_path(p, cwd); };
-  if (name == "read") {
-    info.kind = "read";
-    info.title = "Read " + path;
-    info.path = abs(path);
-    Json location = path_location(info.path);
-    if (const auto it = args.find("offset"); it != args.end() && it->is_number()) {
-      // tools.md section 4.1: fractions cut toward zero, 0 or negative means the first line.
-      const double offset = std::trunc(it->get<double>());
-      const double line = offset < 1 ? 1 : offset;
-      if (line <= 4294967295.0) location["line"] = static_cast<std::int64_t>(line);
-    }
-    info.locations = Json::array({location});
-  } else if (name == "write" || name == "edit") {
-    info.kind = "edit";
-    info.title = (name == "write" ? "Write " : "Edit ") + path;
-    info.path = abs(path);
-    info.edits_file = true;
-    info.locations = Json::array({path_location(info.path)});
-  } else if (name == "bash") {
-    info.kind = "execute";
-    info.title = first_line_cut(string_arg(args, "command"), 200);
-  } else if (name == "grep" || name == "find") {
-    info.kind = "search";
-    info.title = std::string(name) + " " + string_arg(args, "pattern");
-    if (has_string(args, "path")) {
-      info.title += " in " + path;
-      info.locations = Json::array({path_location(abs(path))});
-    }
-  } else if (name == "ls") {
-    info.kind = "read";
-    const std::string shown = has_string(args, "path") ? path : ".";
-    info.title = "ls " + shown;
-    info.locations = Json::array({path_location(abs(shown))});
-  } else {
+  const tools::ToolTraits* traits = tools::builtin_traits(name);
+  if (!traits) {
     info.kind = "other";
     info.title = std::string(name);
+    return info;
+  }
+  using Title = tools::ToolTraits::Title;
+  info.kind = std::string(tools::kind_name(traits->kind));
+  const std::string path = string_arg(args, "path");
+  auto abs = [&](const std::string& p) { return tools::resolve_path(p, cwd); };
+  switch (traits->title) {
+    case Title::verb_path: {
+      info.title = std::string(traits->verb) + " " + path;
+      info.path = abs(path);
+      info.edits_file = traits->edits_file;
+      Json location = path_location(info.path);
+      if (const auto it = args.find("offset");
+          !traits->edits_file && it != args.end() && it->is_number()) {
+        // tools.md section 4.1: fractions cut toward zero, 0 or negative means the first line.
+        const double offset = std::trunc(it->get<double>());
+        const double line = offset < 1 ? 1 : offset;
+        if (line <= 4294967295.0) location["line"] = static_cast<std::int64_t>(line);
+      }
+      info.locations = Json::array({location});
+      break;
+    }
+    case Title::command_line:
+      info.title = first_line_cut(string_arg(args, "command"), 200);
+      break;
+    case Title::pattern_in_path:
+      info.title = std::string(name) + " " + string_arg(args, "pattern");
+      if (has_string(args, "path")) {
+        info.title += " in " + path;
+        info.locations = Json::array({path_location(abs(path))});
+      }
+      break;
+    case Title::listing: {
+      const std::string shown = has_string(args, "path") ? path : ".";
+      info.title = std::string(name) + " " + shown;
+      info.locations = Json::array({path_location(abs(shown))});
+      break;
+    }
   }
   return info;
 }

@@ -44,9 +44,12 @@ CliParse parse_command_line(const std::vector<std::string>& args) {
       ->check(CLI::Range(std::size_t{1}, std::size_t{1} << 40));
 
   std::optional<std::string> tool_list;
+  std::string defaults;
+  for (const auto& name : tools::default_tool_names())
+    defaults += (defaults.empty() ? "" : ",") + name;
   app.add_option("--tools", tool_list,
-                 "Comma-separated tools to offer the model (read, bash, edit, write, grep, find, "
-                 "ls; default read,bash,edit,write; \"\" for none)");
+                 "Comma-separated tools to offer the model (" + tools::known_tool_list() +
+                     "; default " + defaults + "; \"\" for none)");
   app.add_flag("--no-tools", o.no_tools, "Offer the model no tools");
   app.add_flag("--no-context-files", o.no_context_files,
                "Leave AGENTS.md/CLAUDE.md out of the system prompt");
