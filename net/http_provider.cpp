@@ -67,44 +67,27 @@ class Handle : public session::llm::StreamHandle {
 HttpProvider::HttpProvider(HttpClient& client, HttpProviderConfig config)
     : client_(client), config_(std::move(config)) {}
 
-std::string HttpProvider::endpoint(const std::string& api, const std::string& base_url) {
-  std::string base = base_url;
-  while (!base.empty() && base.back() == '/')
-    base.pop_back();
-  return base + (api == "anthropic-messages" ? "/v1/messages" : "/chat/completions");
-}
-
 std::unique_ptr<session::llm::StreamHandle> HttpProvider::stream(
     const session::llm::LlmRequest& request, session::llm::StreamHandler handler) {
-  const bool anthropic = config_.api == "anthropic-messages";
+  const session::llm::WireApi& api = *config_.api;
   auto x = std::make_shared<Exchange>();
   x->handler = std::move(handler);
   const std::optional<ApiKey> key =
       config_.api_key ? config_.api_key(request.session_id) : std::nullopt;
   if (key) x->key = key->value;
   x->now = config_.now_epoch_ms;
-  if (anthropic) {
-    x->decoder = std::make_unique<session::llm::AnthropicStreamDecoder>(request.model);
-  } else {
-    x->decoder = std::make_unique<session::llm::OpenAiStreamDecoder>(request.model);
-  }
+  x->decoder = api.decoder(request.model);
   x->decoder->set_secret(x->key);
 
   HttpRequest http;
-  http.url = endpoint(config_.api,
-                      request.model.base_url.empty() ? config_.base_url : request.model.base_url);
+  http.url = session::llm::endpoint(
+      api, request.model.base_url.empty() ? config_.base_url : request.model.base_url);
   http.timeouts = config_.timeouts;
   http.headers.emplace_back("content-type", "application/json");
-  if (anthropic) {
-    http.headers.emplace_back("anthropic-version", "2023-06-01");
-    if (x->key) http.headers.emplace_back("x-api-key", *x->key);
-    http.body = session::llm::anthropic_request_body(request).dump(
-        -1, ' ', false, nlohmann::detail::error_handler_t::replace);
-  } else {
-    if (x->key) http.headers.emplace_back("authorization", "Bearer " + *x->key);
-    http.body = session::llm::openai_request_body(request).dump(
-        -1, ' ', false, nlohmann::detail::error_handler_t::replace);
-  }
+  for (auto& header : api.headers(x->key))
+    http.headers.push_back(std::move(header));
+  http.body = api.request_body(request).dump(-1, ' ', false,
+                                             nlohmann::detail::error_handler_t::replace);
 
   std::weak_ptr<Exchange> weak = x;
   HttpCallbacks cb;

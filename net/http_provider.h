@@ -11,6 +11,7 @@
 
 #include "net/http_client.h"
 #include "session/llm/provider.h"
+#include "session/llm/wire_api.h"
 
 namespace rebound::net {
 
@@ -22,7 +23,7 @@ struct ApiKey {
 };
 
 struct HttpProviderConfig {
-  std::string api;       // "openai-completions" or "anthropic-messages"
+  const session::llm::WireApi* api = &session::llm::default_wire_api();  // chosen once
   std::string base_url;  // e.g. https://api.openai.com/v1
   /// The key for a request of this session, or nullopt for none (local servers).
   std::function<std::optional<ApiKey>(const std::string& session_id)> api_key;
@@ -36,9 +37,6 @@ class HttpProvider : public session::llm::Provider {
 
   std::unique_ptr<session::llm::StreamHandle> stream(const session::llm::LlmRequest& request,
                                                      session::llm::StreamHandler handler) override;
-
-  /// The request URL for an API and base URL.
-  static std::string endpoint(const std::string& api, const std::string& base_url);
 
  private:
   HttpClient& client_;

@@ -7,6 +7,7 @@
 #include "net/http_provider.h"
 #include "protocol/json_line.h"
 #include "session/llm/script.h"
+#include "session/llm/wire_api.h"
 
 namespace rebound::server {
 
@@ -137,7 +138,14 @@ ProviderSetup setup_providers(const CliOptions& o, const session::Settings& sett
                                   env.scheduler, std::move(script), env.script_log));
   for (const auto& [name, info] : providers) {
     net::HttpProviderConfig config;
-    config.api = info.api;
+    // The wire API is chosen here, once; an API this build does not speak is spoken as the
+    // default one (OpenAI Chat Completions), as models.json providers without `api` are.
+    if (const auto* api = session::llm::find_wire_api(info.api)) {
+      config.api = api;
+    } else {
+      spdlog::warn("provider '{}': unknown api '{}'; using {}", name, info.api,
+                   session::llm::default_wire_api().name);
+    }
     config.base_url = info.base_url;
     config.api_key = [resolve, name = name](const std::string& sid) { return resolve(name, sid); };
     config.timeouts = {settings.http.connect_timeout_ms, settings.http.response_timeout_ms,

@@ -1,4 +1,5 @@
 #include "session/llm/request_codec.h"
+#include "session/llm/wire_api.h"
 
 #include <doctest/doctest.h>
 
@@ -193,4 +194,24 @@ TEST_CASE("tool history without active tools, and images of tool results for bot
   r.model.input = {"text"};
   CHECK(openai_request_body(r)["messages"].size() == 4);
   CHECK(anthropic_request_body(r)["messages"][2]["content"][0]["content"] == "");
+}
+
+TEST_CASE("wire APIs: chosen by name once, each with its path, headers and codec") {
+  using rebound::session::llm::default_wire_api;
+  using rebound::session::llm::endpoint;
+  using rebound::session::llm::find_wire_api;
+  const auto* anthropic = find_wire_api("anthropic-messages");
+  REQUIRE(anthropic);
+  CHECK(endpoint(*anthropic, "https://api.anthropic.com//") ==
+        "https://api.anthropic.com/v1/messages");
+  const auto headers = anthropic->headers(std::string("k"));
+  REQUIRE(headers.size() == 2);
+  CHECK(headers[0].first == "anthropic-version");
+  CHECK(headers[1] == std::pair<std::string, std::string>{"x-api-key", "k"});
+  const auto& openai = default_wire_api();
+  CHECK(openai.name == "openai-completions");
+  CHECK(endpoint(openai, "http://127.0.0.1:9/v1") == "http://127.0.0.1:9/v1/chat/completions");
+  CHECK(openai.headers(std::nullopt).empty());
+  CHECK(openai.headers(std::string("k"))[0].second == "Bearer k");
+  CHECK_FALSE(find_wire_api("openai-responses"));  // not spoken yet (providers.md)
 }
