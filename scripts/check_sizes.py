@@ -6,8 +6,9 @@ text since the previous `;`, `{` or `}`) has a parameter list; lambdas and local
 towards the function they are written in. Comments, strings and preprocessor lines are blanked
 before the braces are matched.
 
-Usage: check_sizes.py [ROOT] [--max-function N] [--max-file N]; exit 1 with one line per
-offender, 0 with a summary line otherwise."""
+Usage: check_sizes.py [ROOT] [--max-function N] [--max-file N] [--self-test]; exit 1 with one
+line per offender, 0 with a summary line otherwise. --self-test checks the scanner on known
+input first (a function it must measure, braces in strings and comments it must not count)."""
 
 import argparse
 import pathlib
@@ -118,12 +119,44 @@ def functions(text):
     return result
 
 
+SELF_TEST = r'''
+namespace a {
+struct S {
+  int f() const {  // "{" in a comment
+    return 1;
+  }
+};
+const char* text = "{ not a function (";
+int g(int x) {
+  auto l = [x] { return x; };
+  if (x) {
+    return l();
+  }
+  /* } */
+  return R"j({"a":[1]})j"[0];
+}
+}  // namespace a
+'''
+
+
+def self_test():
+    found = {name: (first, last) for name, first, last in functions(SELF_TEST)}
+    expected = {"f": (4, 6), "g": (9, 16)}
+    if found != expected:
+        print(f"check_sizes self-test failed: found {found}, expected {expected}")
+        return False
+    return True
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("root", nargs="?", default=pathlib.Path(__file__).resolve().parent.parent)
     parser.add_argument("--max-function", type=int, default=150)
     parser.add_argument("--max-file", type=int, default=700)
+    parser.add_argument("--self-test", action="store_true")
     args = parser.parse_args()
+    if args.self_test and not self_test():
+        return 1
     root = pathlib.Path(args.root)
     offenders = []
     files = 0
