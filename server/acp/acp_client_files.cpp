@@ -55,12 +55,11 @@ void ToolGate::call_client(const Call& call, const char* method, const std::stri
   params["path"] = path;
   if (content) params["content"] = *content;
   call->waiting = true;
+  std::weak_ptr<bool> alive = alive_;
   env_.request_client(method, std::move(params),
-                      [call, answer = std::move(answer)](const Json& response) {
+                      [alive, call, answer = std::move(answer)](const Json& response) {
                         // A call that ended meanwhile (cancelled, its session gone) ignores it.
-                        if (call->dead || call->finished || !call->waiting) return;
-                        call->waiting = false;
-                        answer(response);
+                        if (take_answer(alive, call)) answer(response);
                       });
 }
 

@@ -233,6 +233,14 @@ void ToolGate::finish(const Call& call, ToolResult result) {
   call->done(std::move(result));
 }
 
+// Whether the answer to what `call` waited for is still wanted (the gate and the call live on,
+// and nothing ended the wait); it ends the wait when it is.
+bool ToolGate::take_answer(const std::weak_ptr<bool>& alive, const Call& call) {
+  if (alive.expired() || call->dead || call->finished || !call->waiting) return false;
+  call->waiting = false;
+  return true;
+}
+
 void ToolGate::read_local(const Call& call, const std::string& path,
                           std::function<void(std::optional<std::string>, int)> done) {
   std::weak_ptr<bool> alive = alive_;
@@ -240,17 +248,13 @@ void ToolGate::read_local(const Call& call, const std::string& path,
   if (!env_.files) {
     // No file layer (the fuzzer): unreadable, and still never from inside start().
     env_.scheduler.post([alive, call, done = std::move(done)] {
-      if (alive.expired() || call->dead || call->finished || !call->waiting) return;
-      call->waiting = false;
-      done(std::nullopt, ENOENT);
+      if (take_answer(alive, call)) done(std::nullopt, ENOENT);
     });
     return;
   }
   env_.files->read_file(path, [alive, call, done = std::move(done)](std::optional<std::string> text,
                                                                     int error) {
-    if (alive.expired() || call->dead || call->finished || !call->waiting) return;
-    call->waiting = false;
-    done(std::move(text), error);
+    if (take_answer(alive, call)) done(std::move(text), error);
   });
 }
 
@@ -260,19 +264,13 @@ void ToolGate::write_local(const Call& call, const std::string& path, std::strin
   call->waiting = true;
   if (!env_.files) {
     env_.scheduler.post([alive, call, done = std::move(done)] {
-      if (alive.expired() || call->dead || call->finished || !call->waiting) return;
-      call->waiting = false;
-      done(EROFS);
+      if (take_answer(alive, call)) done(EROFS);
     });
     return;
   }
-  env_.files->write_file(path, std::move(content),
-                         [alive, call, done = std::move(done)](int error) {
-                           if (alive.expired() || call->dead || call->finished || !call->waiting)
-                             return;
-                           call->waiting = false;
-                           done(error);
-                         });
+  env_.files->write_file(path, std::move(content), [alive, call, done = std::move(done)](int error) {
+    if (take_answer(alive, call)) done(error);
+  });
 }
 
 }  // namespace rebound::server::acp

@@ -97,6 +97,7 @@ class ToolGate {
                   std::function<void(std::optional<std::string>, int)> done);
   void write_local(const Call& call, const std::string& path, std::string content,
                    std::function<void(int)> done);
+  static bool take_answer(const std::weak_ptr<bool>& alive, const Call& call);
 
   Env env_;
   std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
