@@ -24,11 +24,24 @@ using tools::WatchedProcess;
 
 namespace {
 
-// What a fake child does is the test's: it emits output, its end and its exit when told.
+// What a fake child does is the test's: it emits output, its end and its exit when told. Like
+// process::ChildProcess it drops each handler once it is done (the handlers hold the watch, the
+// watch holds the process: no cycle is left).
 struct FakeChild {
   std::function<void(std::string_view)> data;
   std::function<void()> eof;
   std::function<void(int)> exited;
+  void end() {
+    auto e = std::move(eof);
+    data = nullptr;
+    eof = nullptr;
+    if (e) e();
+  }
+  void exit(int status) {
+    auto x = std::move(exited);
+    exited = nullptr;
+    if (x) x(status);
+  }
   std::vector<int> signals;
   bool reaped = false;
   std::vector<std::string> argv;
@@ -38,7 +51,12 @@ struct FakeChild {
 class FakeProcess : public WatchedProcess {
  public:
   explicit FakeProcess(std::shared_ptr<FakeChild> c) : c_(std::move(c)) {}
-  ~FakeProcess() override { c_->reaped = true; }
+  ~FakeProcess() override {
+    c_->reaped = true;
+    c_->data = nullptr;
+    c_->eof = nullptr;
+    c_->exited = nullptr;
+  }
   void read_output(std::function<void(std::string_view)> data,
                    std::function<void()> eof) override {
     c_->data = std::move(data);
@@ -87,7 +105,7 @@ TEST_CASE("command watch: an exit completes after the 100 ms grace unless the ou
   auto& child = *fake.children.at(0);
   CHECK(child.argv == std::vector<std::string>{"bash", "-c", "x"});
   child.data("one\n");
-  child.exited(kExit3);  // a background job keeps the pipe open
+  child.exit(kExit3);  // a background job keeps the pipe open
   clock.advance(99);
   CHECK(done.empty());
   clock.advance(1);
@@ -105,8 +123,8 @@ TEST_CASE("command watch: an exit completes after the 100 ms grace unless the ou
   auto second = spawner.start({"bash", "-c", "y"}, "", {nullptr, [&](int s) { done.push_back(s); }},
                               error);
   auto& other = *fake.children.at(1);
-  other.eof();
-  other.exited(kExit0);
+  other.end();
+  other.exit(kExit0);
   CHECK(done.back() == kExit0);
   CHECK(clock.pending_timers() == 0);
   second->release();
@@ -141,8 +159,8 @@ TEST_CASE("bash tool: progress at most every 100 ms, the last update before the 
   clock.advance(500);  // nothing new: no update
   CHECK(updates.size() == 3);
   child.data("d\n");
-  child.eof();
-  child.exited(kExit0);
+  child.end();
+  child.exit(kExit0);
   REQUIRE(result);
   CHECK_FALSE(result->is_error);
   CHECK(result->content[0].text == "a\nb\nc\nd\n");
@@ -163,8 +181,8 @@ TEST_CASE("bash tool: the timeout kills the group at its time, abort ends it too
   CHECK(child.signals.empty());
   clock.advance(1);
   CHECK(child.signals == std::vector<int>{SIGKILL});
-  child.eof();
-  child.exited(kKilled);
+  child.end();
+  child.exit(kKilled);
   REQUIRE(timed);
   CHECK(timed->is_error);
   CHECK(timed->content[0].text == "Command timed out after 2 seconds");
@@ -176,8 +194,8 @@ TEST_CASE("bash tool: the timeout kills the group at its time, abort ends it too
   other.data("partial\n");
   second->cancel();
   CHECK(other.signals == std::vector<int>{SIGKILL});
-  other.eof();
-  other.exited(kKilled);
+  other.end();
+  other.exit(kKilled);
   REQUIRE(aborted);
   CHECK(aborted->content[0].text == "partial\n\n\nCommand aborted");
   CHECK(clock.pending_timers() == 0);
