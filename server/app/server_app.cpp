@@ -159,6 +159,7 @@ void run_loop(asio::io_context& io, session::Scheduler& scheduler, StdoutWriter&
                  lines.finish(on_item);
                  shutdown("end of input");
                });
+  front.start();
   // A signal asks for the shutdown that end of input asks for; repeats change nothing (the
   // shutdown is bounded anyway) and never end the process by the signal's default action.
   signals.emplace(io.get_executor(), [&](int signo) {

@@ -15,6 +15,9 @@ class FrontEnd {
  public:
   virtual ~FrontEnd() = default;
 
+  /// The loop is about to run and stdin is being read: work that must wait for a command
+  /// already waiting to be answered first is queued from here (rpc: MCP servers start).
+  virtual void start() {}
   /// One complete, non-blank line from stdin.
   virtual void handle_line(std::string_view line) = 0;
   /// A line that exceeded the limit (its bytes were dropped).

@@ -19,7 +19,6 @@ RpcFrontEnd::RpcFrontEnd(RpcFrontEndDeps deps)
       if (command_seen_)
         events_.on_event(session::Event{slot_, session::ev::McpServerUpdate{&fields}});
     });
-    start_mcp_when_answered();
   }
 }
 
@@ -29,8 +28,10 @@ RpcFrontEnd::~RpcFrontEnd() {
 
 // The MCP servers start on the loop's first turn, once the answer to a command that was
 // already waiting on stdin is written: spawning them (a few ms each, the parent held until the
-// exec) does not delay it.
-void RpcFrontEnd::start_mcp_when_answered() {
+// exec) does not delay it. Posted after stdin's first read was started, so that read completes
+// first when a command is already there.
+void RpcFrontEnd::start() {
+  if (!mcp_) return;
   std::weak_ptr<bool> alive = alive_;
   scheduler_.post([this, alive] {
     if (alive.expired()) return;

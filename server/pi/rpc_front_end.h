@@ -37,6 +37,8 @@ class RpcFrontEnd : public FrontEnd {
   explicit RpcFrontEnd(RpcFrontEndDeps deps);
   ~RpcFrontEnd() override;
 
+  /// The MCP servers start once the answer to a command already waiting on stdin is written.
+  void start() override;
   void handle_line(std::string_view line) override;
   void handle_too_long(std::size_t max_line_bytes) override;
   void shutdown() override;
@@ -46,7 +48,6 @@ class RpcFrontEnd : public FrontEnd {
 
  private:
   void write(const protocol::Json& line);
-  void start_mcp_when_answered();
 
   StdoutWriter& writer_;
   session::Scheduler& scheduler_;
