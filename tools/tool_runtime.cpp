@@ -105,33 +105,28 @@ using Work = ToolResult (*)(const Json& args, const session::ToolContext& contex
                             const std::atomic<bool>& cancelled, const WriteBegins& begins);
 
 // The file tools, one entry each: the name (its definition and traits are in definitions.cpp),
-// whether its calls wait in the file's write queue, and its work.
+// whether its calls wait in the file's write queue, its argument preparation and its work.
 struct FileToolEntry {
   std::string_view name;
   bool writes;
+  void (*prepare)(Json& args);  // none: the arguments as sent
   Work work;
 };
 
-ToolResult read_work(const Json& a, const session::ToolContext& c, const std::atomic<bool>& x,
-                     const WriteBegins&) {
-  return run_read(a, c, x);
-}
-ToolResult ls_work(const Json& a, const session::ToolContext& c, const std::atomic<bool>& x,
-                   const WriteBegins&) {
-  return run_ls(a, c, x);
-}
-ToolResult grep_work(const Json& a, const session::ToolContext& c, const std::atomic<bool>& x,
-                     const WriteBegins&) {
-  return run_grep(a, c, x);
-}
-ToolResult find_work(const Json& a, const session::ToolContext& c, const std::atomic<bool>& x,
-                     const WriteBegins&) {
-  return run_find(a, c, x);
+// A tool that writes no file: its work without the write mark.
+template <ToolResult (*Run)(const Json&, const session::ToolContext&, const std::atomic<bool>&)>
+ToolResult reading(const Json& args, const session::ToolContext& context,
+                   const std::atomic<bool>& cancelled, const WriteBegins&) {
+  return Run(args, context, cancelled);
 }
 
 constexpr FileToolEntry kFileTools[] = {
-    {"read", false, read_work}, {"write", true, run_write}, {"edit", true, run_edit},
-    {"ls", false, ls_work},     {"grep", false, grep_work}, {"find", false, find_work},
+    {"read", false, nullptr, reading<run_read>},
+    {"write", true, nullptr, run_write},
+    {"edit", true, prepare_edit_arguments, run_edit},
+    {"ls", false, nullptr, reading<run_ls>},
+    {"grep", false, nullptr, reading<run_grep>},
+    {"find", false, nullptr, reading<run_find>},
 };
 
 // What a call shares between the loop and its worker.
@@ -193,7 +188,7 @@ class FileTool : public session::Tool {
   const session::ToolDefinition& definition() const override { return definition_; }
 
   void prepare_arguments(Json& args) const override {
-    if (entry_.work == run_edit) prepare_edit_arguments(args);
+    if (entry_.prepare) entry_.prepare(args);
   }
 
   std::unique_ptr<session::ToolCall> start(const Json& args, const session::ToolContext& context,

@@ -7,7 +7,6 @@
 #include "server/acp/acp_translate.h"
 #include "tools/builtin_tools.h"
 #include "tools/definitions.h"
-#include "tools/edit_core.h"
 #include "tools/file_io.h"
 #include "tools/paths.h"
 #include "tools/tool_args.h"

@@ -38,13 +38,11 @@ ModeStart start_rpc(AppParts& app) {
   auto make_session = [&app, files, dynamic_tools, file = std::move(session_file),
                        resume = std::move(resume)](session::SessionSlot slot,
                                                    session::EventSink& events) mutable {
-    MadeSession made = app.sessions.make(
-        SessionSpec{app.cwd, slot, events, app.tools.registry, dynamic_tools, std::move(file),
-                    std::move(resume)},
-        files);
-    // The files stay with this function object's copy, which the front end keeps until after
-    // its session is gone.
-    return std::move(made.session);
+    // The files stay with this function object, which the front end keeps until after its
+    // session is gone.
+    return app.sessions.make(SessionSpec{app.cwd, slot, events, app.tools.registry,
+                                         dynamic_tools, std::move(file), std::move(resume)},
+                             *files);
   };
   return std::unique_ptr<FrontEnd>(std::make_unique<RpcFrontEnd>(
       RpcFrontEndDeps{app.writer, o.envelope, app.scheduler, std::move(make_session),
@@ -78,8 +76,8 @@ ModeStart start_acp(AppParts& app) {
     auto mcp_set = make_mcp_set(app.io.get_executor(), app.scheduler,
                                 std::move(std::get<McpSources>(sources)), session_cwd, app.getenv,
                                 app.active_tools);
-    MadeSession made = app.sessions.make(std::move(spec), files);
-    return AcpSessionParts{std::move(made.files), std::move(mcp_set), std::move(made.session)};
+    auto made = app.sessions.make(std::move(spec), *files);
+    return AcpSessionParts{std::move(files), std::move(mcp_set), std::move(made)};
   };
   return std::unique_ptr<FrontEnd>(std::make_unique<AcpConnection>(
       AcpOptions{app.options.no_session, app.options.acp_ask_permissions, REBOUND_VERSION},

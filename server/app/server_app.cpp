@@ -110,9 +110,10 @@ StartupSettings read_startup_settings(const CliOptions& options, const fs::path&
 
 // The loop's life: lines from stdin to the front end until end of input, a signal or a closed
 // stdout; then the bounded shutdown (the front end's work, stdout drained, its processes gone).
+// `kill_background` ends what bash commands and bash tool calls left running.
 void run_loop(asio::io_context& io, session::Scheduler& scheduler, StdoutWriter& writer,
-              FrontEnd& front, const std::vector<tools::BashRunner*>& shells,
-              const std::function<void()>& kill_tool_background, std::size_t max_line_bytes) {
+              FrontEnd& front, const std::function<void()>& kill_background,
+              std::size_t max_line_bytes) {
   StdinReader reader(io.get_executor(), STDIN_FILENO);
   protocol::LineReader lines(max_line_bytes);
   std::unique_ptr<session::Timer> deadline = scheduler.make_timer();
@@ -129,9 +130,7 @@ void run_loop(asio::io_context& io, session::Scheduler& scheduler, StdoutWriter&
     spdlog::debug("shutting down: {}", why);
     reader.stop();
     front.shutdown();  // its sessions stop their work; what is pending is answered
-    for (auto* shell : shells)
-      shell->kill_background();  // what earlier `bash` commands left running
-    kill_tool_background();      // and what bash tool calls left running
+    kill_background();
     // The whole shutdown is bounded: whatever still keeps the loop busy after the limit (a
     // reader that stopped reading stdout, a child that does not die) is given up on.
     const auto limit = kShutdownDrainLimit +
@@ -239,8 +238,13 @@ int run_server(const CliOptions& options) {
     return 1;
   }
   std::unique_ptr<FrontEnd> front = std::move(std::get<std::unique_ptr<FrontEnd>>(started));
-  run_loop(io, scheduler, writer, *front, {&bash},
-           [&builtin_tools] { builtin_tools.bash->kill_background(); }, options.max_line_bytes);
+  run_loop(
+      io, scheduler, writer, *front,
+      [&] {
+        bash.kill_background();
+        builtin_tools.bash->kill_background();
+      },
+      options.max_line_bytes);
   return 0;
 }
 

@@ -33,22 +33,22 @@ session::Result<std::pair<std::string, session::LoadedSession>> SessionFactory::
   return std::pair{std::move(*file), std::move(loaded)};
 }
 
-MadeSession SessionFactory::make(SessionSpec spec, std::shared_ptr<SessionFiles> files) const {
+std::unique_ptr<session::AgentSession> SessionFactory::make(SessionSpec spec,
+                                                            SessionFiles& files) const {
   const CliOptions& o = deps_.options;
   std::string id = spec.loaded ? spec.loaded->header.id : session::new_session_id();
   auto prompt = [o = &o, active = deps_.active_tools, agent_dir = deps_.agent_dir,
                  cwd = spec.cwd](const std::string& base) {
     return system_prompt_for(base, active, !o->no_context_files, agent_dir, cwd);
   };
-  auto made = std::make_unique<session::AgentSession>(
+  return std::make_unique<session::AgentSession>(
       session::SessionOptions{deps_.providers.start_model, std::move(id), deps_.providers.has_key,
                               std::move(spec.file), std::move(spec.loaded),
                               !o.model && !o.provider, spec.slot},
       deps_.providers.models,
       session::SessionDeps{deps_.scheduler, spec.events, *deps_.providers.router,
-                           deps_.credentials, files->settings, files->storage, deps_.shell,
+                           deps_.credentials, files.settings, files.storage, deps_.shell,
                            spec.tools, std::move(prompt), &deps_.jitter, spec.dynamic_tools});
-  return MadeSession{std::move(files), std::move(made)};
 }
 
 }  // namespace rebound::server

@@ -30,12 +30,6 @@ struct SessionFiles {
   config::FileSessionStorage storage;
 };
 
-/// What one session is made of; `files` must outlive `session` (members destroyed in reverse).
-struct MadeSession {
-  std::shared_ptr<SessionFiles> files;
-  std::unique_ptr<session::AgentSession> session;
-};
-
 /// Where a session goes and what it runs with.
 struct SessionSpec {
   std::filesystem::path cwd;  // absolute
@@ -70,8 +64,9 @@ class SessionFactory {
   /// and what it holds, or not_found / failed.
   session::Result<std::pair<std::string, session::LoadedSession>> load_by_id(
       SessionFiles& files, const std::string& id) const;
-  /// A session with `files` (from files_for(spec.cwd)).
-  MadeSession make(SessionSpec spec, std::shared_ptr<SessionFiles> files) const;
+  /// A session with `files` (from files_for(spec.cwd)), which the caller keeps until the
+  /// session is gone.
+  std::unique_ptr<session::AgentSession> make(SessionSpec spec, SessionFiles& files) const;
 
  private:
   SessionFactoryDeps deps_;
