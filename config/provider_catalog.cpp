@@ -24,8 +24,8 @@ ProviderMap provider_catalog(const ModelsFile& file, session::ModelRegistry& mod
 }
 
 session::Result<std::string> select_provider(const ProviderMap& providers,
-                                             const std::optional<std::string>& flag,
-                                             bool script, const session::Settings& settings,
+                                             const std::optional<std::string>& flag, bool script,
+                                             const session::Settings& settings,
                                              const Getenv& getenv) {
   std::string selected = flag.value_or("");
   if (selected.empty() && !script && settings.default_provider) {
@@ -93,9 +93,9 @@ session::Result<protocol::Model> start_model(const session::ModelRegistry& model
     std::string names;
     for (const auto& m : offered)
       names += (names.empty() ? "" : ", ") + m.id;
-    return session::Error{session::ErrorKind::not_found, "unknown model '" + selected + "/" +
-                                                             model_id + "' (available: " +
-                                                             names + ")"};
+    return session::Error{
+        session::ErrorKind::not_found,
+        "unknown model '" + selected + "/" + model_id + "' (available: " + names + ")"};
   }
   return *model;
 }

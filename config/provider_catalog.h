@@ -46,8 +46,8 @@ ProviderMap provider_catalog(const ModelsFile& file, session::ModelRegistry& mod
 /// else the first built-in one whose key variable is set (neither with a script), else
 /// "scripted"; not_found for a name nobody knows.
 session::Result<std::string> select_provider(const ProviderMap& providers,
-                                             const std::optional<std::string>& flag,
-                                             bool script, const session::Settings& settings,
+                                             const std::optional<std::string>& flag, bool script,
+                                             const session::Settings& settings,
                                              const Getenv& getenv);
 
 /// Key resolution. Copyable: each HTTP provider keeps one.

@@ -14,9 +14,9 @@
 #include <string_view>
 #include <vector>
 
-#include "protocol/jsonrpc_peer.h"
 #include "mcp/mcp_config.h"
 #include "protocol/json.h"
+#include "protocol/jsonrpc_peer.h"
 #include "protocol/line_reader.h"
 #include "session/scheduler.h"
 #include "session/tool.h"

@@ -86,8 +86,8 @@ std::unique_ptr<session::llm::StreamHandle> HttpProvider::stream(
   http.headers.emplace_back("content-type", "application/json");
   for (auto& header : api.headers(x->key))
     http.headers.push_back(std::move(header));
-  http.body = api.request_body(request).dump(-1, ' ', false,
-                                             nlohmann::detail::error_handler_t::replace);
+  http.body =
+      api.request_body(request).dump(-1, ' ', false, nlohmann::detail::error_handler_t::replace);
 
   std::weak_ptr<Exchange> weak = x;
   HttpCallbacks cb;

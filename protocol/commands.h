@@ -80,8 +80,8 @@ struct FieldError {
 
 struct ProtocolError {
   std::optional<Json> id;
-  std::string command;  // "parse" or the command's type
-  std::string message;  // the full error text of the response
+  std::string command;                             // "parse" or the command's type
+  std::string message;                             // the full error text of the response
   std::optional<FieldError> field = std::nullopt;  // a bad argument: which one, expected what
 };
 

@@ -22,11 +22,11 @@ JsonRpcShape jsonrpc_shape(const Json& object) {
   shape.version_ok = version != object.end() && version->is_string() && *version == "2.0";
   if (const auto id = object.find("id"); id != object.end()) {
     using Id = JsonRpcShape::Id;
-    shape.id = id->is_string()                                        ? Id::string
+    shape.id = id->is_string()                                       ? Id::string
                : id->is_number_integer() || id->is_number_unsigned() ? Id::integer
-               : id->is_number()                                      ? Id::number
-               : id->is_null()                                        ? Id::null
-                                                                      : Id::other;
+               : id->is_number()                                     ? Id::number
+               : id->is_null()                                       ? Id::null
+                                                                     : Id::other;
   }
   if (const auto method = object.find("method"); method != object.end()) shape.method = &*method;
   if (const auto params = object.find("params"); params != object.end()) {

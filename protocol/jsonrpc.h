@@ -50,11 +50,11 @@ struct JsonRpcRequest {
 /// (protocol.md section 9, acp.md section 10): the version, the id, the method, the params.
 /// Each dialect words and codes the problems itself.
 struct JsonRpcShape {
-  bool version_ok = false;                                 // `jsonrpc` is "2.0"
+  bool version_ok = false;  // `jsonrpc` is "2.0"
   enum class Id { absent, string, integer, number, null, other } id = Id::absent;
-  const Json* method = nullptr;                            // the member, of any type
+  const Json* method = nullptr;  // the member, of any type
   enum class Params { absent, null, object, array, other } params = Params::absent;
-  bool response = false;                                   // it has `result` or `error`
+  bool response = false;  // it has `result` or `error`
 };
 JsonRpcShape jsonrpc_shape(const Json& object);
 

@@ -10,9 +10,9 @@ namespace rebound::protocol {
 namespace {
 
 constexpr Named<ThinkingLevel> kThinking[] = {
-    {ThinkingLevel::off, "off"},       {ThinkingLevel::minimal, "minimal"},
-    {ThinkingLevel::low, "low"},       {ThinkingLevel::medium, "medium"},
-    {ThinkingLevel::high, "high"},     {ThinkingLevel::xhigh, "xhigh"}};
+    {ThinkingLevel::off, "off"},   {ThinkingLevel::minimal, "minimal"},
+    {ThinkingLevel::low, "low"},   {ThinkingLevel::medium, "medium"},
+    {ThinkingLevel::high, "high"}, {ThinkingLevel::xhigh, "xhigh"}};
 constexpr Named<QueueMode> kQueue[] = {{QueueMode::all, "all"},
                                        {QueueMode::one_at_a_time, "one-at-a-time"}};
 constexpr Named<InterruptMode> kInterrupt[] = {{InterruptMode::immediate, "immediate"},

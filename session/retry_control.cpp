@@ -138,8 +138,7 @@ Json EffectivePolicy::to_json() const {
   return j;
 }
 
-std::optional<Error> apply_retry_policy_command(const Json& command,
-                                                      RetryPolicyValues& values) {
+std::optional<Error> apply_retry_policy_command(const Json& command, RetryPolicyValues& values) {
   RetryPolicyValues next = values;
   if (command.contains("reset")) {
     if (!command["reset"].is_boolean()) return field_error("reset", "boolean");

@@ -65,7 +65,7 @@ EffectivePolicy effective_policy(const RetrySettings& settings, const RetryPolic
 /// set_retry_policy's fields applied to `values`, all or nothing: the field error of the first
 /// bad field (and `values` unchanged), or nullopt.
 std::optional<Error> apply_retry_policy_command(const protocol::Json& command,
-                                                      RetryPolicyValues& values);
+                                                RetryPolicyValues& values);
 
 /// Section 15: SplitMix64; unit() is a double in [0, 1).
 class SplitMix64 {

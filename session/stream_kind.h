@@ -27,10 +27,14 @@ enum class StreamKind {
 
 /// The block kinds' names as `assistantMessageEvent.type` writes them (protocol.md section 5).
 inline constexpr protocol::Named<StreamKind> kStreamKindNames[] = {
-    {StreamKind::text_start, "text_start"},         {StreamKind::text_delta, "text_delta"},
-    {StreamKind::text_end, "text_end"},             {StreamKind::thinking_start, "thinking_start"},
-    {StreamKind::thinking_delta, "thinking_delta"}, {StreamKind::thinking_end, "thinking_end"},
-    {StreamKind::toolcall_start, "toolcall_start"}, {StreamKind::toolcall_delta, "toolcall_delta"},
+    {StreamKind::text_start, "text_start"},
+    {StreamKind::text_delta, "text_delta"},
+    {StreamKind::text_end, "text_end"},
+    {StreamKind::thinking_start, "thinking_start"},
+    {StreamKind::thinking_delta, "thinking_delta"},
+    {StreamKind::thinking_end, "thinking_end"},
+    {StreamKind::toolcall_start, "toolcall_start"},
+    {StreamKind::toolcall_delta, "toolcall_delta"},
     {StreamKind::toolcall_end, "toolcall_end"}};
 
 }  // namespace rebound::session

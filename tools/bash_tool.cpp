@@ -68,12 +68,11 @@ struct BashCall : std::enable_shared_from_this<BashCall> {
     });
     if (timeout_seconds > 0) {
       const double ms = std::min(timeout_seconds, 3.0e9) * 1000.0;
-      deadline->start(std::chrono::milliseconds(static_cast<std::int64_t>(std::ceil(ms))),
-                      [self] {
-                        if (self->finished) return;
-                        self->timed_out = true;
-                        self->watch->kill();
-                      });
+      deadline->start(std::chrono::milliseconds(static_cast<std::int64_t>(std::ceil(ms))), [self] {
+        if (self->finished) return;
+        self->timed_out = true;
+        self->watch->kill();
+      });
     }
   }
 

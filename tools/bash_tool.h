@@ -18,7 +18,6 @@
 
 namespace rebound::tools {
 
-
 struct BashToolOptions {
   std::optional<std::string> shell_path;      // settings shellPath
   std::optional<std::string> command_prefix;  // settings shellCommandPrefix

@@ -13,13 +13,10 @@ namespace {
 class WatchedChild : public WatchedProcess {
  public:
   explicit WatchedChild(std::unique_ptr<process::ChildProcess> child) : child_(std::move(child)) {}
-  void read_output(std::function<void(std::string_view)> data,
-                   std::function<void()> eof) override {
+  void read_output(std::function<void(std::string_view)> data, std::function<void()> eof) override {
     child_->read_stdout(std::move(data), std::move(eof));
   }
-  void wait_exit(std::function<void(int)> exited) override {
-    child_->wait_exit(std::move(exited));
-  }
+  void wait_exit(std::function<void(int)> exited) override { child_->wait_exit(std::move(exited)); }
   void kill_group(int signal) override { child_->kill_group(signal); }
   void close_output() override { child_->close_output(); }
 

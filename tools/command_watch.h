@@ -108,9 +108,8 @@ class ShellSpawner {
   ShellSpawner& operator=(const ShellSpawner&) = delete;
 
   /// The watch of a new child, or nullptr and `error`.
-  std::shared_ptr<CommandWatch> start(const std::vector<std::string>& argv,
-                                      const std::string& cwd, CommandWatch::Handlers handlers,
-                                      std::string& error);
+  std::shared_ptr<CommandWatch> start(const std::vector<std::string>& argv, const std::string& cwd,
+                                      CommandWatch::Handlers handlers, std::string& error);
   void kill_background() { lingering_->kill_all(); }
   session::Scheduler& scheduler() { return scheduler_; }
 

@@ -24,7 +24,8 @@ struct Builtin {
 };
 
 const Builtin kBuiltins[] = {
-    {"read", "Read a file's contents",
+    {"read",
+     "Read a file's contents",
      "Read a file. Text files come back as text; jpg, png, gif and webp images come back as image "
      "attachments. Text output stops at 2000 lines or 50KB, whichever comes first; page through "
      "longer files with offset and limit, continuing with offset until you have what you need.",
@@ -33,7 +34,8 @@ const Builtin kBuiltins[] = {
  "offset":{"type":"number","description":"First line to return, counting from 1"},
  "limit":{"type":"number","description":"Largest number of lines to return"}}})json",
      {K::read, T::verb_path, "Read", false, false, true}},
-    {"bash", "Run shell commands (ls, grep, find, builds, tests)",
+    {"bash",
+     "Run shell commands (ls, grep, find, builds, tests)",
      "Run a command with bash in the working directory and return its combined stdout and "
      "stderr. Output keeps the last 2000 lines or 50KB, whichever comes first; when it is cut, the "
      "complete output is saved to a temporary file whose path is given. An optional timeout in "
@@ -42,7 +44,8 @@ const Builtin kBuiltins[] = {
  "command":{"type":"string","description":"The command line to run"},
  "timeout":{"type":"number","description":"Stop the command after this many seconds (no limit when absent)"}}})json",
      {K::execute, T::command_line, "", false, true, true}},
-    {"edit", "Change files by exact text replacement, several separate edits per call allowed",
+    {"edit",
+     "Change files by exact text replacement, several separate edits per call allowed",
      "Change one file by exact text replacement. Each edits[].oldText must occur exactly once in "
      "the original file and must not overlap another edit. Put changes that touch the same or "
      "neighbouring lines into a single edit, and keep oldText short: just enough to be unique.",
@@ -54,14 +57,16 @@ const Builtin kBuiltins[] = {
   "description":"The replacements, each matched against the original file, not against the result of earlier edits; no overlapping or nested edits"}},
  "additionalProperties":false})json",
      {K::edit, T::verb_path, "Edit", true, true, true}},
-    {"write", "Create or overwrite files",
+    {"write",
+     "Create or overwrite files",
      "Write a file: create it, together with any missing parent directories, or replace all of "
      "its content.",
      R"json({"type":"object","required":["path","content"],"properties":{
  "path":{"type":"string","description":"File to write, relative to the working directory or absolute"},
  "content":{"type":"string","description":"The complete new content of the file"}}})json",
      {K::edit, T::verb_path, "Write", true, true, true}},
-    {"grep", "Search file contents (respects .gitignore)",
+    {"grep",
+     "Search file contents (respects .gitignore)",
      "Search file contents with a regular expression or a literal string. Returns matching lines "
      "as path:line: text. Files ignored by .gitignore are skipped. Output stops at 100 matches or "
      "50KB, whichever comes first; lines longer than 500 characters are cut.",
@@ -74,7 +79,8 @@ const Builtin kBuiltins[] = {
  "context":{"type":"number","description":"Lines to show before and after each match (default: 0)"},
  "limit":{"type":"number","description":"Largest number of matches to return (default: 100)"}}})json",
      {K::search, T::pattern_in_path, "", false, false, false}},
-    {"find", "Find files by glob pattern (respects .gitignore)",
+    {"find",
+     "Find files by glob pattern (respects .gitignore)",
      "Find files and directories whose names match a glob pattern. Returns paths relative to the "
      "searched directory, directories ending in '/'. Paths ignored by .gitignore are skipped. "
      "Output stops at 1000 results or 50KB, whichever comes first.",
@@ -83,7 +89,8 @@ const Builtin kBuiltins[] = {
  "path":{"type":"string","description":"Directory to search (default: the working directory)"},
  "limit":{"type":"number","description":"Largest number of results (default: 1000)"}}})json",
      {K::search, T::pattern_in_path, "", false, false, false}},
-    {"ls", "List a directory",
+    {"ls",
+     "List a directory",
      "List a directory: entries in alphabetical order, directories marked with a trailing '/', "
      "dotfiles included. Output stops at 500 entries or 50KB, whichever comes first.",
      R"json({"type":"object","properties":{

@@ -58,8 +58,8 @@ OutputTail::Shown OutputTail::shown() const {
 
 Truncation OutputTail::truncation() const {
   std::string text = protocol::replace_invalid_utf8(buffer_);
-  Truncation t = truncate_tail(text, static_cast<std::int64_t>(limits_.max_lines),
-                               limits_.max_bytes);
+  Truncation t =
+      truncate_tail(text, static_cast<std::int64_t>(limits_.max_lines), limits_.max_bytes);
   if (dropped_ > 0) {
     // The window is not the whole output: the totals are.
     t.truncated = true;

@@ -3,9 +3,9 @@
 
 #include <fcntl.h>
 #include <limits.h>
+#include <stdlib.h>
 #include <sys/stat.h>
 #include <unistd.h>
-#include <stdlib.h>
 
 #include <deque>
 #include <map>
@@ -121,12 +121,9 @@ ToolResult reading(const Json& args, const session::ToolContext& context,
 }
 
 constexpr FileToolEntry kFileTools[] = {
-    {"read", false, nullptr, reading<run_read>},
-    {"write", true, nullptr, run_write},
-    {"edit", true, prepare_edit_arguments, run_edit},
-    {"ls", false, nullptr, reading<run_ls>},
-    {"grep", false, nullptr, reading<run_grep>},
-    {"find", false, nullptr, reading<run_find>},
+    {"read", false, nullptr, reading<run_read>},      {"write", true, nullptr, run_write},
+    {"edit", true, prepare_edit_arguments, run_edit}, {"ls", false, nullptr, reading<run_ls>},
+    {"grep", false, nullptr, reading<run_grep>},      {"find", false, nullptr, reading<run_find>},
 };
 
 // What a call shares between the loop and its worker.
@@ -272,18 +269,18 @@ void FileTools::write_file(std::string path, std::string content,
   std::weak_ptr<WriteQueue> queue = queue_;
   session::Scheduler& scheduler = scheduler_;
   Offload& offload = offload_;
-  *ticket = queue_->enqueue(key, [&scheduler, &offload, queue, key, ticket, path = std::move(path),
-                                  content = std::move(content),
-                                  done = std::move(done)](bool) mutable {
-    offload.run([&scheduler, queue, key, ticket, path = std::move(path),
-                 content = std::move(content), done = std::move(done)]() mutable {
-      const int error = replace_regular_file(path, content);
-      scheduler.post([queue, key, ticket, done = std::move(done), error] {
-        if (auto q = queue.lock()) q->release(key, *ticket);
-        done(error);
+  *ticket =
+      queue_->enqueue(key, [&scheduler, &offload, queue, key, ticket, path = std::move(path),
+                            content = std::move(content), done = std::move(done)](bool) mutable {
+        offload.run([&scheduler, queue, key, ticket, path = std::move(path),
+                     content = std::move(content), done = std::move(done)]() mutable {
+          const int error = replace_regular_file(path, content);
+          scheduler.post([queue, key, ticket, done = std::move(done), error] {
+            if (auto q = queue.lock()) q->release(key, *ticket);
+            done(error);
+          });
+        });
       });
-    });
-  });
 }
 
 FileTools::FileTools(session::Scheduler& scheduler, Offload& offload)

@@ -47,7 +47,6 @@ ToolResult could_not_edit(const std::string& given, int error) {
 
 }  // namespace
 
-
 void ToolGate::call_client(const Call& call, const char* method, const std::string& path,
                            const std::string* content, protocol::JsonRpcPeer::Answer answer) {
   Json params = Json::object();
@@ -89,9 +88,9 @@ void ToolGate::client_write(const Call& call) {
                   if (auto error = client_error(answer))
                     return finish(call, ToolResult::error(*error));
                   if (ToolState* state = state_of(call)) state->after = content;
-                  finish(call, tools::text_result("Successfully wrote " +
-                                                  std::to_string(content.size()) + " bytes to " +
-                                                  given));
+                  finish(call,
+                         tools::text_result("Successfully wrote " + std::to_string(content.size()) +
+                                            " bytes to " + given));
                 });
   };
   if (!env_.caps.fs_read) return write();
@@ -111,9 +110,9 @@ void ToolGate::client_edit(const Call& call) {
   for (const auto& e : call->args.value("edits", Json::array()))
     any = any || e.is_object();
   if (!any)
-    return finish(call, ToolResult::error(
-                            "Edit tool input is invalid. edits must contain at least one "
-                            "replacement."));
+    return finish(call,
+                  ToolResult::error("Edit tool input is invalid. edits must contain at least one "
+                                    "replacement."));
   if (env_.caps.fs_read) {
     call_client(call, "fs/read_text_file", abs, nullptr, [this, call](const Json& answer) {
       if (auto error = client_error(answer)) return finish(call, ToolResult::error(*error));

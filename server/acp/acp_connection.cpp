@@ -14,8 +14,8 @@ using protocol::Json;
 namespace code = protocol::jsonrpc_code;
 
 AcpConnection::AcpConnection(AcpOptions options, AcpSessionFactory factory, JsonSink out,
-                             const session::ToolRegistry& base_tools,
-                             session::Scheduler& scheduler, tools::FileTools* files)
+                             const session::ToolRegistry& base_tools, session::Scheduler& scheduler,
+                             tools::FileTools* files)
     : options_(std::move(options)),
       factory_(std::move(factory)),
       base_tools_(base_tools),
@@ -66,8 +66,8 @@ void AcpConnection::update(OpenSession& s, Json body) {
 // ---- reading (section 10) ----
 
 void AcpConnection::handle_too_long(std::size_t max_line_bytes) {
-  error_line(code::parse_error, "Parse error: line exceeds the limit of " +
-                                    std::to_string(max_line_bytes) + " bytes");
+  error_line(code::parse_error,
+             "Parse error: line exceeds the limit of " + std::to_string(max_line_bytes) + " bytes");
 }
 
 void AcpConnection::handle_line(std::string_view line) {
@@ -86,13 +86,13 @@ void AcpConnection::handle_message(Json message) {
   const protocol::JsonRpcShape shape = protocol::jsonrpc_shape(message);
   std::optional<Json> id;
   if (shape.id != Id::absent) id = message["id"];
-  const bool id_ok = shape.id == Id::absent || shape.id == Id::string ||
-                     shape.id == Id::integer || shape.id == Id::null;
+  const bool id_ok = shape.id == Id::absent || shape.id == Id::string || shape.id == Id::integer ||
+                     shape.id == Id::null;
   const std::optional<Json> echo = id && id_ok ? id : std::nullopt;
   auto invalid = [this](std::optional<Json> answer_id, const char* what) {
-    out_(protocol::jsonrpc_error(protocol::JsonRpcError{
-        std::move(answer_id), code::invalid_request, std::string("Invalid request: ") + what,
-        std::nullopt}));
+    out_(protocol::jsonrpc_error(protocol::JsonRpcError{std::move(answer_id), code::invalid_request,
+                                                        std::string("Invalid request: ") + what,
+                                                        std::nullopt}));
   };
   if (!shape.version_ok) return invalid(echo, "jsonrpc must be \"2.0\"");
   if (!id_ok) return invalid(std::nullopt, "id must be a string, an integer or null");
@@ -129,9 +129,8 @@ void AcpConnection::run_method(const std::string& method, std::optional<Json> id
     return;
   }
   if (!entry) {
-    out_(protocol::jsonrpc_error(protocol::JsonRpcError{id, code::method_not_found,
-                                                        "Method not found: " + method,
-                                                        std::nullopt}));
+    out_(protocol::jsonrpc_error(protocol::JsonRpcError{
+        id, code::method_not_found, "Method not found: " + method, std::nullopt}));
     return;
   }
   entry->run(params, acp::AcpReply(std::move(id), out_));

@@ -15,7 +15,6 @@ namespace rebound::server::acp {
 
 using session::ToolResult;
 
-
 // A tool as acp mode runs it: a built-in one by reference, an MCP one held as long as the gate.
 class ToolGate::GatedTool : public session::Tool {
  public:
@@ -150,29 +149,29 @@ void ToolGate::ask_then_run(OpenSession& s, const Call& call) {
   // The tool_call update went out already (message_update toolcall_end).
   const ToolCallInfo info = tool_call_info(call->name, call->args, s.cwd);
   call->waiting_permission = true;
-  env_.request_client(
-      "session/request_permission", permission_request(s.id, call->call_id, info, call->args),
-      [this, call](const Json& answer) {
-        if (call->dead || call->finished || !call->waiting_permission) return;
-        call->waiting_permission = false;
-        std::string option;
-        if (const auto result = answer.find("result");
-            result != answer.end() && result->is_object()) {
-          const auto outcome = result->find("outcome");
-          if (outcome != result->end() && outcome->is_object() &&
-              tools::string_arg(*outcome, "outcome") == "selected")
-            option = tools::string_arg(*outcome, "optionId");
-        }
-        if (option != "allow_once" && option != "allow_always") {
-          finish(call, ToolResult::error("Permission denied by the user"));
-          return;
-        }
-        if (OpenSession* open = env_.find(call->slot)) {
-          if (option == "allow_always") open->always_allowed[call->name] = true;
-          if (open->turn) env_.update(*open, in_progress_update(call->call_id));
-        }
-        prepare(call);
-      });
+  env_.request_client("session/request_permission",
+                      permission_request(s.id, call->call_id, info, call->args),
+                      [this, call](const Json& answer) {
+                        if (call->dead || call->finished || !call->waiting_permission) return;
+                        call->waiting_permission = false;
+                        std::string option;
+                        if (const auto result = answer.find("result");
+                            result != answer.end() && result->is_object()) {
+                          const auto outcome = result->find("outcome");
+                          if (outcome != result->end() && outcome->is_object() &&
+                              tools::string_arg(*outcome, "outcome") == "selected")
+                            option = tools::string_arg(*outcome, "optionId");
+                        }
+                        if (option != "allow_once" && option != "allow_always") {
+                          finish(call, ToolResult::error("Permission denied by the user"));
+                          return;
+                        }
+                        if (OpenSession* open = env_.find(call->slot)) {
+                          if (option == "allow_always") open->always_allowed[call->name] = true;
+                          if (open->turn) env_.update(*open, in_progress_update(call->call_id));
+                        }
+                        prepare(call);
+                      });
 }
 
 void ToolGate::prepare(const Call& call) {
@@ -216,12 +215,12 @@ void ToolGate::run_locally(const Call& call) {
         if (result.is_error || !state || !state->info.edits_file)
           return finish(c, std::move(result));
         // The file as the call left it, for the diff.
-        read_local(c, state->info.path,
-                   [this, c, result = std::move(result)](std::optional<std::string> text,
-                                                          int) mutable {
-                     if (ToolState* st = state_of(c)) st->after = std::move(text);
-                     finish(c, std::move(result));
-                   });
+        read_local(
+            c, state->info.path,
+            [this, c, result = std::move(result)](std::optional<std::string> text, int) mutable {
+              if (ToolState* st = state_of(c)) st->after = std::move(text);
+              finish(c, std::move(result));
+            });
       });
 }
 
@@ -251,10 +250,10 @@ void ToolGate::read_local(const Call& call, const std::string& path,
     });
     return;
   }
-  env_.files->read_file(path, [alive, call, done = std::move(done)](std::optional<std::string> text,
-                                                                    int error) {
-    if (take_answer(alive, call)) done(std::move(text), error);
-  });
+  env_.files->read_file(
+      path, [alive, call, done = std::move(done)](std::optional<std::string> text, int error) {
+        if (take_answer(alive, call)) done(std::move(text), error);
+      });
 }
 
 void ToolGate::write_local(const Call& call, const std::string& path, std::string content,
@@ -267,9 +266,10 @@ void ToolGate::write_local(const Call& call, const std::string& path, std::strin
     });
     return;
   }
-  env_.files->write_file(path, std::move(content), [alive, call, done = std::move(done)](int error) {
-    if (take_answer(alive, call)) done(error);
-  });
+  env_.files->write_file(path, std::move(content),
+                         [alive, call, done = std::move(done)](int error) {
+                           if (take_answer(alive, call)) done(error);
+                         });
 }
 
 }  // namespace rebound::server::acp

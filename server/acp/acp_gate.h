@@ -51,7 +51,7 @@ class ToolGate {
     session::Scheduler& scheduler;
     tools::FileTools* files;  // local workspace files; none: unreadable, not writable
     const ClientCaps& caps;
-    bool ask_permissions;     // --acp-permissions ask
+    bool ask_permissions;  // --acp-permissions ask
     std::function<OpenSession*(session::SessionSlot)> find;
     std::function<void(const std::string& method, protocol::Json params,
                        protocol::JsonRpcPeer::Answer answer)>

@@ -10,9 +10,9 @@
 
 namespace rebound::server {
 
-using protocol::Json;
 using acp::AcpReply;
 using acp::MethodKind;
+using protocol::Json;
 namespace code = protocol::jsonrpc_code;
 
 void AcpConnection::add_methods() {
@@ -51,8 +51,8 @@ void AcpConnection::add_methods() {
 }
 
 void AcpConnection::initialize(acp::InitializeParams params, AcpReply reply) {
-  caps_ = acp::ClientCaps{params.fs_read, params.fs_write, params.notices,
-                          params.compaction_updates};
+  caps_ =
+      acp::ClientCaps{params.fs_read, params.fs_write, params.notices, params.compaction_updates};
   reply.ok(acp::initialize_result(options_.no_session, options_.version));
 }
 
@@ -120,7 +120,8 @@ void AcpConnection::prompt(acp::SessionParams params, AcpReply reply) {
     // No queueing in ACP v1: the earlier prompt is cancelled and answered first, then this one
     // runs (a prompt that was itself waiting is answered `cancelled` at once).
     drop_next(*s);
-    s->next.emplace(acp::NextPrompt{std::move(reply), std::move(std::get<session::UserInput>(input))});
+    s->next.emplace(
+        acp::NextPrompt{std::move(reply), std::move(std::get<session::UserInput>(input))});
     if (s->turn) cancel_turn(*s);
     return;
   }
@@ -145,8 +146,7 @@ void AcpConnection::cancel_request(const Json& params) {
 void AcpConnection::close(acp::SessionParams params, AcpReply reply) {
   OpenSession* s = find(params.session_id);
   if (!s)
-    return reply.fail(code::resource_not_found,
-                      "Resource not found: session " + params.session_id);
+    return reply.fail(code::resource_not_found, "Resource not found: session " + params.session_id);
   s->closing = true;
   drop_next(*s);
   const session::SessionSlot slot = s->slot;

@@ -43,15 +43,15 @@ class AcpMethodTable {
   template <typename Args>
   void add(std::string name, MethodKind kind, ParamsRead<Args> (*read)(const Json&),
            std::function<void(Args, AcpReply)> handle) {
-    entries_[std::move(name)] = Entry{
-        kind, [read, handle = std::move(handle)](const Json& params, AcpReply reply) {
-          auto args = read(params);
-          if (auto* error = std::get_if<ParamsError>(&args)) {
-            reply.fail(protocol::jsonrpc_code::invalid_params, std::move(error->message));
-            return;
-          }
-          handle(std::move(std::get<Args>(args)), std::move(reply));
-        }};
+    entries_[std::move(name)] =
+        Entry{kind, [read, handle = std::move(handle)](const Json& params, AcpReply reply) {
+                auto args = read(params);
+                if (auto* error = std::get_if<ParamsError>(&args)) {
+                  reply.fail(protocol::jsonrpc_code::invalid_params, std::move(error->message));
+                  return;
+                }
+                handle(std::move(std::get<Args>(args)), std::move(reply));
+              }};
   }
   /// A method whose handler reads the params itself.
   void add_raw(std::string name, MethodKind kind, Run handle) {

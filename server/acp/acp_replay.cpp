@@ -64,7 +64,8 @@ void replay_user(const AgentMessage& m, std::vector<Json>& out) {
   }
 }
 
-void replay_assistant(const AgentMessage& m, const std::map<std::string, const AgentMessage*>& results,
+void replay_assistant(const AgentMessage& m,
+                      const std::map<std::string, const AgentMessage*>& results,
                       const std::string& cwd, std::vector<Json>& out) {
   const bool error = m.stop_reason == StopReason::error;
   bool wrote_text = false;

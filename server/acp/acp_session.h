@@ -56,9 +56,9 @@ struct OpenSession {
   std::string id;
   std::string cwd;
   session::SessionSlot slot = 0;
-  session::AgentSession* session = nullptr;  // owned by the connection's SessionHost
-  std::shared_ptr<void> keep;                // what the session depends on (its files)
-  std::unique_ptr<mcp::McpManager> mcp;      // its MCP servers (mcp.md section 3.4)
+  session::AgentSession* session = nullptr;            // owned by the connection's SessionHost
+  std::shared_ptr<void> keep;                          // what the session depends on (its files)
+  std::unique_ptr<mcp::McpManager> mcp;                // its MCP servers (mcp.md section 3.4)
   std::unique_ptr<session::ToolRegistry> gated_tools;  // its tools, as acp runs them
   std::unique_ptr<GatedMcpTools> gated_mcp;            // its MCP tools, as acp runs them
   std::optional<Turn> turn;

@@ -85,8 +85,7 @@ std::optional<Json> tool_progress_update(const ev::ToolExecutionUpdate& e) {
   Json body = Json::object();
   body["sessionUpdate"] = "tool_call_update";
   body["toolCallId"] = e.tool_call_id;
-  body["content"] =
-      Json::array({content_entry(text_content(result_text(e.partial_result)))});
+  body["content"] = Json::array({content_entry(text_content(result_text(e.partial_result)))});
   return body;
 }
 
@@ -206,9 +205,9 @@ Json permission_request(const std::string& session_id, const std::string& tool_c
 }
 
 const std::vector<std::string>& rebound_methods() {
-  static const std::vector<std::string> methods{
-      "_rebound/abort_retry", "_rebound/set_auto_retry", "_rebound/get_retry_state",
-      "_rebound/retry_now", "_rebound/set_retry_policy"};
+  static const std::vector<std::string> methods{"_rebound/abort_retry", "_rebound/set_auto_retry",
+                                                "_rebound/get_retry_state", "_rebound/retry_now",
+                                                "_rebound/set_retry_policy"};
   return methods;
 }
 

@@ -86,7 +86,8 @@ CliParse parse_command_line(const std::vector<std::string>& args) {
     result.err = std::string("rebound: ") + e.what() + "\nRun 'rebound --help' for usage.\n";
     return result;
   }
-  if (const Mode* mode = find_mode(o.mode); o.session_file && mode && !mode->no_session_file.empty()) {
+  if (const Mode* mode = find_mode(o.mode);
+      o.session_file && mode && !mode->no_session_file.empty()) {
     result.exit_code = 2;
     result.err = "rebound: --session cannot be used with --mode " + o.mode + " (" +
                  std::string(mode->no_session_file) + ")\nRun 'rebound --help' for usage.\n";

@@ -16,9 +16,9 @@
 #include <string>
 #include <vector>
 
+#include "process/stop_signals.h"
 #include "server/app/cli_options.h"
 #include "server/app/server_app.h"
-#include "process/stop_signals.h"
 
 namespace {
 

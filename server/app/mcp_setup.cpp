@@ -38,7 +38,8 @@ void add_source(std::vector<mcp::ServerConfig>& into, const Json& file, const st
 
 class ChildServerProcess : public mcp::ServerProcess {
  public:
-  explicit ChildServerProcess(std::unique_ptr<process::ChildProcess> child) : child_(std::move(child)) {}
+  explicit ChildServerProcess(std::unique_ptr<process::ChildProcess> child)
+      : child_(std::move(child)) {}
   void write(std::string data) override { child_->write_stdin(std::move(data)); }
   void close_stdin() override { child_->close_stdin(); }
   void signal_group(int signal) override { child_->kill_group(signal); }

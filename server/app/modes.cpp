@@ -40,13 +40,12 @@ ModeStart start_rpc(AppParts& app) {
                                                    session::EventSink& events) mutable {
     // The files stay with this function object, which the front end keeps until after its
     // session is gone.
-    return app.sessions.make(SessionSpec{app.cwd, slot, events, app.tools.registry,
-                                         dynamic_tools, std::move(file), std::move(resume)},
+    return app.sessions.make(SessionSpec{app.cwd, slot, events, app.tools.registry, dynamic_tools,
+                                         std::move(file), std::move(resume)},
                              *files);
   };
-  return std::unique_ptr<FrontEnd>(std::make_unique<RpcFrontEnd>(
-      RpcFrontEndDeps{app.writer, o.envelope, app.scheduler, std::move(make_session),
-                      std::move(mcp)}));
+  return std::unique_ptr<FrontEnd>(std::make_unique<RpcFrontEnd>(RpcFrontEndDeps{
+      app.writer, o.envelope, app.scheduler, std::move(make_session), std::move(mcp)}));
 }
 
 // acp: sessions as the editor opens them, each in its own cwd with its own MCP servers
@@ -73,18 +72,16 @@ ModeStart start_acp(AppParts& app) {
       spdlog::warn("acp: mcpServers: {}", w);
     if (auto* error = std::get_if<std::string>(&sources))
       return session::Error{session::ErrorKind::failed, *error};
-    auto mcp_set = make_mcp_set(app.io.get_executor(), app.scheduler,
-                                std::move(std::get<McpSources>(sources)), session_cwd, app.getenv,
-                                app.active_tools);
+    auto mcp_set =
+        make_mcp_set(app.io.get_executor(), app.scheduler, std::move(std::get<McpSources>(sources)),
+                     session_cwd, app.getenv, app.active_tools);
     auto made = app.sessions.make(std::move(spec), *files);
     return AcpSessionParts{std::move(files), std::move(mcp_set), std::move(made)};
   };
   return std::unique_ptr<FrontEnd>(std::make_unique<AcpConnection>(
       AcpOptions{app.options.no_session, app.options.acp_ask_permissions, REBOUND_VERSION},
       std::move(factory),
-      [&writer = app.writer](const protocol::Json& j) {
-        writer.write_line(protocol::to_line(j));
-      },
+      [&writer = app.writer](const protocol::Json& j) { writer.write_line(protocol::to_line(j)); },
       app.tools.registry, app.scheduler, &app.tools.files));
 }
 
@@ -94,8 +91,7 @@ const std::vector<Mode>& modes() {
   static const std::vector<Mode> all{
       {"rpc", start_rpc},
       // A connection has several sessions; one file cannot name them (acp.md section 2).
-      {"acp", start_acp,
-       "the editor opens sessions with session/new and session/load"},
+      {"acp", start_acp, "the editor opens sessions with session/new and session/load"},
   };
   return all;
 }
@@ -114,4 +110,3 @@ const Mode* find_mode(std::string_view name) {
 }
 
 }  // namespace rebound::server
-

@@ -48,8 +48,8 @@ ProviderSetup setup_providers(const CliOptions& o, const session::Settings& sett
   config::ProviderMap providers = config::provider_catalog(file, out.models);
 
   // The provider named at start-up, for --base-url and --api-key.
-  auto selected = config::select_provider(providers, o.provider, o.script.has_value(), settings,
-                                          env.getenv);
+  auto selected =
+      config::select_provider(providers, o.provider, o.script.has_value(), settings, env.getenv);
   if (!selected) {
     out.error = selected.error().message;
     return out;

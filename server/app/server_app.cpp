@@ -210,12 +210,12 @@ int run_server(const CliOptions& options) {
   // A client that reads stdout slowly slows the model's stream down instead of filling memory.
   http.set_body_gate(
       [&writer](std::function<void()> resume) { return writer.admit(std::move(resume)); });
-  ProviderSetup providers = setup_providers(
-      options, startup.settings,
-      ProviderEnvironment{scheduler, http, credentials, agent_dir / "models.json", getenv_value,
-                          [&script_log](const protocol::Json& line) {
-                            if (script_log) script_log->append(line);
-                          }});
+  ProviderSetup providers =
+      setup_providers(options, startup.settings,
+                      ProviderEnvironment{scheduler, http, credentials, agent_dir / "models.json",
+                                          getenv_value, [&script_log](const protocol::Json& line) {
+                                            if (script_log) script_log->append(line);
+                                          }});
   if (!providers.error.empty()) {
     spdlog::error("{}", providers.error);
     return 1;
@@ -228,10 +228,17 @@ int run_server(const CliOptions& options) {
   BuiltinTools builtin_tools(io.get_executor(), scheduler, startup.active_tools, startup.bash);
   SessionFactory sessions(SessionFactoryDeps{options, agent_dir, scheduler, providers, credentials,
                                              bash, jitter, startup.active_tools});
-  AppParts app{options,  agent_dir,     cwd,
-               io,       scheduler,     writer,
-               sessions, builtin_tools, startup.active_tools,
-               getenv_value, std::move(std::get<McpSources>(sources))};
+  AppParts app{options,
+               agent_dir,
+               cwd,
+               io,
+               scheduler,
+               writer,
+               sessions,
+               builtin_tools,
+               startup.active_tools,
+               getenv_value,
+               std::move(std::get<McpSources>(sources))};
   ModeStart started = mode->start(app);
   if (auto* error = std::get_if<std::string>(&started)) {
     spdlog::error("{}", *error);

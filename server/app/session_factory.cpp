@@ -43,12 +43,12 @@ std::unique_ptr<session::AgentSession> SessionFactory::make(SessionSpec spec,
   };
   return std::make_unique<session::AgentSession>(
       session::SessionOptions{deps_.providers.start_model, std::move(id), deps_.providers.has_key,
-                              std::move(spec.file), std::move(spec.loaded),
-                              !o.model && !o.provider, spec.slot},
+                              std::move(spec.file), std::move(spec.loaded), !o.model && !o.provider,
+                              spec.slot},
       deps_.providers.models,
-      session::SessionDeps{deps_.scheduler, spec.events, *deps_.providers.router,
-                           deps_.credentials, files.settings, files.storage, deps_.shell,
-                           spec.tools, std::move(prompt), &deps_.jitter, spec.dynamic_tools});
+      session::SessionDeps{deps_.scheduler, spec.events, *deps_.providers.router, deps_.credentials,
+                           files.settings, files.storage, deps_.shell, spec.tools,
+                           std::move(prompt), &deps_.jitter, spec.dynamic_tools});
 }
 
 }  // namespace rebound::server

@@ -35,7 +35,8 @@ void PoolOffload::run(std::function<void()> work) {
 }
 
 BuiltinTools::BuiltinTools(boost::asio::any_io_executor executor, session::Scheduler& scheduler,
-                           const std::vector<std::string>& active, tools::BashToolOptions bash_options)
+                           const std::vector<std::string>& active,
+                           tools::BashToolOptions bash_options)
     : files(scheduler, offload),
       bash(std::make_shared<tools::BashTool>(scheduler, tools::child_process_spawn(executor),
                                              std::move(bash_options))) {

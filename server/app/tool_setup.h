@@ -12,10 +12,10 @@
 #include <vector>
 
 #include "protocol/json.h"
-#include "tools/bash_tool.h"
 #include "server/app/cli_options.h"
 #include "session/scheduler.h"
 #include "session/tool.h"
+#include "tools/bash_tool.h"
 #include "tools/builtin_tools.h"
 #include "tools/definitions.h"
 

@@ -49,9 +49,9 @@ class CommandTable {
                                     const protocol::CommandEnvelope& command, Reply reply) {
       auto args = protocol::read_command_args(read, command);
       if (auto* error = std::get_if<protocol::ProtocolError>(&args)) {
-        reply.fail(error->field ? session::field_error(error->field->path, error->field->kind)
-                                : session::Error{session::ErrorKind::invalid_argument,
-                                                 error->message});
+        reply.fail(error->field
+                       ? session::field_error(error->field->path, error->field->kind)
+                       : session::Error{session::ErrorKind::invalid_argument, error->message});
         return;
       }
       handle(context, std::move(std::get<Args>(args)), std::move(reply));

@@ -33,8 +33,8 @@ Reply::~Reply() {
   if (sent_) return;
   spdlog::error("internal error: command '{}' finished without a response", command_);
   assert(false && "a command finished without a response");
-  send_failure(session::Error{session::ErrorKind::internal,
-                              "Internal error: the command was not answered"});
+  send_failure(
+      session::Error{session::ErrorKind::internal, "Internal error: the command was not answered"});
 }
 
 void Reply::ok() {

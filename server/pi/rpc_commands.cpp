@@ -114,18 +114,18 @@ void add_mcp_commands(CommandTable& t) {
         mcp::McpManager* manager = c.mcp;
         manager->after_settled([pending, manager] { pending->ok(manager->servers_json()); });
       });
-  t.add<RestartMcpServerArgs>("restart_mcp_server", read_restart_mcp_server_args,
-                              [](C& c, RestartMcpServerArgs a, Reply r) {
-                                if (!c.mcp) {
-                                  r.fail(session::Error{session::ErrorKind::not_found, "MCP server not found: " + a.name});
-                                  return;
-                                }
-                                auto pending = std::make_shared<Reply>(std::move(r));
-                                if (auto error = c.mcp->restart(a.name, [pending](Json server) {
-                                      pending->ok(std::move(server));
-                                    }))
-                                  pending->fail(session::Error{session::ErrorKind::not_found, *error});
-                              });
+  t.add<RestartMcpServerArgs>(
+      "restart_mcp_server", read_restart_mcp_server_args,
+      [](C& c, RestartMcpServerArgs a, Reply r) {
+        if (!c.mcp) {
+          r.fail(session::Error{session::ErrorKind::not_found, "MCP server not found: " + a.name});
+          return;
+        }
+        auto pending = std::make_shared<Reply>(std::move(r));
+        if (auto error =
+                c.mcp->restart(a.name, [pending](Json server) { pending->ok(std::move(server)); }))
+          pending->fail(session::Error{session::ErrorKind::not_found, *error});
+      });
 }
 
 // Models and thinking.
@@ -254,19 +254,18 @@ void add_sessions_and_output_commands(CommandTable& t) {
       });
 
   // The connection's event filter (protocol.md section 8); it applies from this response on.
-  t.add<EventFilterArgs>("set_event_filter", read_event_filter_args,
-                         [](C& c, EventFilterArgs a, Reply r) {
-                           Json data = Json::object();
-                           data["events"] = a.events ? Json(*a.events) : Json(nullptr);
-                           data["messageUpdates"] = a.delta_updates ? "delta" : "full";
-                           if (!c.events) {
-                             r.fail(session::Error{session::ErrorKind::failed,
-                                                   "No event output on this connection"});
-                             return;
-                           }
-                           c.events->set_filter(EventFilter{std::move(a.events), a.delta_updates});
-                           r.ok(std::move(data));
-                         });
+  t.add<EventFilterArgs>(
+      "set_event_filter", read_event_filter_args, [](C& c, EventFilterArgs a, Reply r) {
+        Json data = Json::object();
+        data["events"] = a.events ? Json(*a.events) : Json(nullptr);
+        data["messageUpdates"] = a.delta_updates ? "delta" : "full";
+        if (!c.events) {
+          r.fail(session::Error{session::ErrorKind::failed, "No event output on this connection"});
+          return;
+        }
+        c.events->set_filter(EventFilter{std::move(a.events), a.delta_updates});
+        r.ok(std::move(data));
+      });
 
   // bash: answered when the command ends; other commands go on meanwhile.
   t.add<BashArgs>("bash", read_bash_args, [](C& c, BashArgs a, Reply r) {

@@ -9,11 +9,11 @@
 #include <memory>
 #include <string_view>
 
+#include "mcp/mcp_manager.h"
 #include "server/io/front_end.h"
 #include "server/io/stdio_transport.h"
 #include "server/pi/event_output.h"
 #include "server/pi/rpc_dispatcher.h"
-#include "mcp/mcp_manager.h"
 #include "session/scheduler.h"
 #include "session/session_host.h"
 

@@ -43,7 +43,8 @@ TEST_CASE("provider rules: selection, the key order, what is offered, the first 
                                  env_of({{"ANTHROPIC_API_KEY", "x"}})) == "anthropic");
   CHECK(*config::select_provider(providers, std::nullopt, true, none,
                                  env_of({{"ANTHROPIC_API_KEY", "x"}})) == "scripted");
-  const auto unknown = config::select_provider(providers, std::string("nope"), false, none, env_of({}));
+  const auto unknown =
+      config::select_provider(providers, std::string("nope"), false, none, env_of({}));
   REQUIRE_FALSE(unknown);
   CHECK(unknown.error().kind == session::ErrorKind::not_found);
 

@@ -357,9 +357,9 @@ TEST_CASE("acp: a FIFO or a 2 GB file in the workspace neither blocks nor balloo
                          u["content"][0]["content"]["text"].get<std::string>());
     }
     std::sort(finals.begin(), finals.end());  // the two calls run at once: either ends first
-    CHECK(finals == std::vector<std::string>{
-                        "failed: Could not edit file: big.txt. Error code: EFBIG.",
-                        "failed: Could not edit file: pipe. Error code: EINVAL."});
+    CHECK(finals ==
+          std::vector<std::string>{"failed: Could not edit file: big.txt. Error code: EFBIG.",
+                                   "failed: Could not edit file: pipe. Error code: EINVAL."});
     CHECK(lines.back()["result"]["stopReason"] == "end_turn");
     // The 2 GB file was never read into memory.
     const long peak_kib = testing::proc_status_kib(r.proc().pid(), "VmHWM:");

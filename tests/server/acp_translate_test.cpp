@@ -23,10 +23,11 @@ TEST_CASE("acp translate: deltas become chunks with the message id, other update
   using K = session::AssistantUpdateKind;
   auto chunk = delta_chunk(ev::MessageUpdate{partial, K::text_delta, 0, "hi", 1}, "m3");
   REQUIRE(chunk);
-  CHECK(chunk->dump() ==
-        R"j({"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"hi"},"messageId":"m3"})j");
-  CHECK((*delta_chunk(ev::MessageUpdate{partial, K::thinking_delta, 0, "hm", 1}, "m3"))
-            ["sessionUpdate"] == "agent_thought_chunk");
+  CHECK(
+      chunk->dump() ==
+      R"j({"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"hi"},"messageId":"m3"})j");
+  CHECK((*delta_chunk(ev::MessageUpdate{partial, K::thinking_delta, 0, "hm", 1},
+                      "m3"))["sessionUpdate"] == "agent_thought_chunk");
   CHECK_FALSE(delta_chunk(ev::MessageUpdate{partial, K::text_delta, 0, "", 1}, "m3"));
   CHECK_FALSE(delta_chunk(ev::MessageUpdate{partial, K::toolcall_end, 0, "", 1}, "m3"));
 }
@@ -66,18 +67,19 @@ TEST_CASE("acp translate: retry notices, compaction updates, turn results") {
   CHECK(start["_meta"]["rebound"].dump() ==
         R"j({"event":"auto_retry_start","attempt":1,"maxAttempts":3,"delayMs":2000})j");
   CHECK_FALSE(retry_end_notice(ev::AutoRetryEnd{false, 3, "Retry cancelled"}));
-  CHECK((*retry_end_notice(ev::AutoRetryEnd{true, 2, std::nullopt}))["_meta"]["rebound"]["attempt"] ==
-        2);
+  CHECK((*retry_end_notice(
+            ev::AutoRetryEnd{true, 2, std::nullopt}))["_meta"]["rebound"]["attempt"] == 2);
   session::CompactionResult result{"the summary", "e1", 100};
-  CHECK(compaction_ended(ev::AutoCompactionEnd{&result, false, false, std::nullopt}, "c1")
-            .dump() ==
-        R"j({"sessionUpdate":"compaction_update","compactionId":"c1","status":"completed","summary":[{"type":"text","text":"the summary"}]})j");
-  CHECK(compaction_ended(ev::AutoCompactionEnd{nullptr, true, false, std::nullopt}, "c1")
-            ["status"] == "cancelled");
-  CHECK(compaction_ended(ev::AutoCompactionEnd{nullptr, false, false, "too big"}, "c1")
-            ["error"] == "too big");
-  CHECK(turn_result(turn_ending(false, protocol::StopReason::error, false), 2, "boom").dump() ==
-        R"j({"stopReason":"end_turn","_meta":{"rebound":{"outcome":"error","retries":2,"errorMessage":"boom"}}})j");
+  CHECK(
+      compaction_ended(ev::AutoCompactionEnd{&result, false, false, std::nullopt}, "c1").dump() ==
+      R"j({"sessionUpdate":"compaction_update","compactionId":"c1","status":"completed","summary":[{"type":"text","text":"the summary"}]})j");
+  CHECK(compaction_ended(ev::AutoCompactionEnd{nullptr, true, false, std::nullopt},
+                         "c1")["status"] == "cancelled");
+  CHECK(compaction_ended(ev::AutoCompactionEnd{nullptr, false, false, "too big"}, "c1")["error"] ==
+        "too big");
+  CHECK(
+      turn_result(turn_ending(false, protocol::StopReason::error, false), 2, "boom").dump() ==
+      R"j({"stopReason":"end_turn","_meta":{"rebound":{"outcome":"error","retries":2,"errorMessage":"boom"}}})j");
   CHECK(cancelled_result().dump() ==
         R"j({"stopReason":"cancelled","_meta":{"rebound":{"outcome":"cancelled","retries":0}}})j");
   CHECK(error_chunk("boom", true, "m9")["content"]["text"] == "\n\nError: boom");
@@ -107,8 +109,8 @@ TEST_CASE("acp replay: what a loaded session shows, tool calls with their result
   std::vector<std::string> kinds;
   for (const auto& u : updates)
     kinds.push_back(u["sessionUpdate"].get<std::string>());
-  CHECK(kinds == std::vector<std::string>{"user_message_chunk", "agent_message_chunk",
-                                          "tool_call", "agent_message_chunk"});
+  CHECK(kinds == std::vector<std::string>{"user_message_chunk", "agent_message_chunk", "tool_call",
+                                          "agent_message_chunk"});
   CHECK(updates[2]["status"] == "completed");
   CHECK(updates[2]["locations"].dump() == R"j([{"path":"/w/a.txt"}])j");
   CHECK(updates[3]["content"]["text"] == "Error: overloaded");
@@ -129,20 +131,22 @@ TEST_CASE("acp methods: typed params, a notification never answered, one answer 
   const auto* entry = table.find("x/y");
   REQUIRE(entry);
   CHECK_FALSE(table.find("x/z"));
-  entry->run(Json{{"sessionId", 5}}, AcpReply(Json(1), sink));  // a bad param, answered
+  entry->run(Json{{"sessionId", 5}}, AcpReply(Json(1), sink));       // a bad param, answered
   entry->run(Json{{"sessionId", 5}}, AcpReply(std::nullopt, sink));  // a notification: silent
   entry->run(Json{{"sessionId", "s"}}, AcpReply(Json("r"), sink));
   REQUIRE(out.size() == 2);
-  CHECK(out[0].dump() ==
-        R"j({"jsonrpc":"2.0","id":1,"error":{"code":-32602,"message":"Invalid params: sessionId: expected string"}})j");
+  CHECK(
+      out[0].dump() ==
+      R"j({"jsonrpc":"2.0","id":1,"error":{"code":-32602,"message":"Invalid params: sessionId: expected string"}})j");
   CHECK(out[1].dump() == R"j({"jsonrpc":"2.0","id":"r","result":{"id":"s"}})j");
   CHECK(ran == 1);
   auto cwd = read_new_session(Json{{"cwd", "relative"}});
   CHECK(std::get<ParamsError>(cwd).message == "Invalid params: cwd must be an absolute path");
   auto servers = read_new_session(Json{{"cwd", "/"}, {"mcpServers", 3}});
   CHECK(std::get<ParamsError>(servers).message == "Invalid params: mcpServers: expected array");
-  CHECK(std::get<OpenParams>(read_load_session(Json{{"cwd", "/"}, {"sessionId", "a"}}))
-            .session_id == "a");
+  CHECK(
+      std::get<OpenParams>(read_load_session(Json{{"cwd", "/"}, {"sessionId", "a"}})).session_id ==
+      "a");
 }
 
 TEST_CASE("acp errors: from the kind and the field, one mapping") {

@@ -68,8 +68,9 @@ TEST_CASE("set_retry_policy: partial updates, null, reset, all-or-nothing valida
       effective_policy(settings, v).to_json().dump() ==
       R"({"maxRetries":5,"baseDelayMs":500,"maxDelayMs":8000,"jitter":0.25,"honorRetryAfter":true,"maxServerDelayMs":60000,"source":"session"})");
   // A bad field changes nothing, also not the fields before it.
-  CHECK(apply_retry_policy_command(Json::parse(R"({"maxRetries":7,"deadlineMs":-1})"), v)->message ==
-        "Invalid field 'deadlineMs': expected integer 0..86400000 or null");
+  CHECK(
+      apply_retry_policy_command(Json::parse(R"({"maxRetries":7,"deadlineMs":-1})"), v)->message ==
+      "Invalid field 'deadlineMs': expected integer 0..86400000 or null");
   CHECK(*v.max_retries == 5);
   const std::pair<const char*, const char*> bad[] = {
       {R"({"reset":null})", "Invalid field 'reset': expected boolean"},

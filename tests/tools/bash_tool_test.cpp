@@ -57,8 +57,7 @@ class FakeProcess : public WatchedProcess {
     c_->eof = nullptr;
     c_->exited = nullptr;
   }
-  void read_output(std::function<void(std::string_view)> data,
-                   std::function<void()> eof) override {
+  void read_output(std::function<void(std::string_view)> data, std::function<void()> eof) override {
     c_->data = std::move(data);
     c_->eof = std::move(eof);
   }
@@ -84,9 +83,9 @@ struct FakeSpawn {
   }
 };
 
-constexpr int kExit0 = 0;             // a wait status: exited with 0
-constexpr int kKilled = SIGKILL;      // a wait status: terminated by SIGKILL
-constexpr int kExit3 = 3 << 8;        // exited with 3
+constexpr int kExit0 = 0;         // a wait status: exited with 0
+constexpr int kKilled = SIGKILL;  // a wait status: terminated by SIGKILL
+constexpr int kExit3 = 3 << 8;    // exited with 3
 
 }  // namespace
 
@@ -97,10 +96,9 @@ TEST_CASE("command watch: an exit completes after the 100 ms grace unless the ou
   std::string seen;
   std::vector<int> done;
   std::string error;
-  auto watch = spawner.start({"bash", "-c", "x"}, "/w",
-                             {[&](std::string_view d) { seen += d; },
-                              [&](int status) { done.push_back(status); }},
-                             error);
+  auto watch = spawner.start(
+      {"bash", "-c", "x"}, "/w",
+      {[&](std::string_view d) { seen += d; }, [&](int status) { done.push_back(status); }}, error);
   REQUIRE(watch);
   auto& child = *fake.children.at(0);
   CHECK(child.argv == std::vector<std::string>{"bash", "-c", "x"});
@@ -120,8 +118,8 @@ TEST_CASE("command watch: an exit completes after the 100 ms grace unless the ou
   CHECK(child.signals == std::vector<int>{SIGKILL});
 
   // The output's end before the exit: complete at the exit, no timer left.
-  auto second = spawner.start({"bash", "-c", "y"}, "", {nullptr, [&](int s) { done.push_back(s); }},
-                              error);
+  auto second =
+      spawner.start({"bash", "-c", "y"}, "", {nullptr, [&](int s) { done.push_back(s); }}, error);
   auto& other = *fake.children.at(1);
   other.end();
   other.exit(kExit0);
