@@ -76,6 +76,13 @@ std::optional<std::size_t> AuthStore::current_index(const std::string& provider,
   return start;
 }
 
+std::vector<std::string> AuthStore::all_keys() const {
+  std::vector<std::string> out;
+  for (const auto& [provider, keys] : keys_)
+    out.insert(out.end(), keys.begin(), keys.end());
+  return out;
+}
+
 std::optional<std::string> AuthStore::resolve_key(const std::string& provider,
                                                   const std::string& session_id) const {
   const auto index = current_index(provider, session_id);

@@ -26,6 +26,8 @@ class AuthStore : public session::CredentialStore {
 
   /// The keys stored for a provider, in file order.
   const std::vector<std::string>& keys(const std::string& provider) const;
+  /// Every key stored, of every provider.
+  std::vector<std::string> all_keys() const;
 
   /// The key this session uses now: the first in its order that is not blocked (all blocked:
   /// the first in order); nullopt when the provider has none.

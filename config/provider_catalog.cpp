@@ -76,6 +76,25 @@ bool KeyResolver::offered(const std::string& provider) const {
   return resolve(provider, "").has_value() || (custom && !it->second.models_json_key);
 }
 
+std::vector<std::string> KeyResolver::known_keys() const {
+  std::vector<std::string> keys = auth_->all_keys();
+  if (flag_key_) keys.push_back(*flag_key_);
+  for (const auto& [name, info] : providers_) {
+    if (info.env_var) {
+      if (auto v = getenv_(*info.env_var)) keys.push_back(*v);
+    }
+    if (info.models_json_key) keys.push_back(*info.models_json_key);
+  }
+  return keys;
+}
+
+std::vector<std::string> KeyResolver::key_variables() const {
+  std::vector<std::string> names;
+  for (const auto& [name, info] : providers_)
+    if (info.env_var) names.push_back(*info.env_var);
+  return names;
+}
+
 session::Result<protocol::Model> start_model(const session::ModelRegistry& models,
                                              const std::string& selected,
                                              const std::optional<std::string>& flag, bool script,

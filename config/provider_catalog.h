@@ -67,6 +67,11 @@ class KeyResolver {
   /// Whether `provider`'s models are offered: scripted always, a provider with a key, and a
   /// custom one that needs none (no key configured anywhere: a local server).
   bool offered(const std::string& provider) const;
+  /// Every key this process may send (--api-key, auth.json's, the providers' variables' values,
+  /// models.json's): what must never reach a tool's environment, the context or a file.
+  std::vector<std::string> known_keys() const;
+  /// The providers' key variables (OPENAI_API_KEY, ANTHROPIC_API_KEY).
+  std::vector<std::string> key_variables() const;
 
  private:
   ProviderMap providers_;

@@ -269,6 +269,7 @@ void AgentSession::start_tool_batch() {
           if (alive.expired()) return;
           if (!call_open(generation, i)) return;
           const auto& b = run_->batch[i].block;
+          if (deps_.secrets) deps_.secrets->redact(partial);
           emit(ev::ToolExecutionUpdate{b.id, b.name, b.arguments, partial});
         },
         [this, alive, generation, i](ToolResult result) {
@@ -297,6 +298,7 @@ void AgentSession::end_tool_call(std::uint64_t generation, std::size_t index, To
   if (!call_open(generation, index)) return;  // stale, or ended already
   Run& run = *run_;
   Run::Call& call = run.batch[index];
+  if (deps_.secrets) deps_.secrets->redact(result);
   call.result = std::move(result);
   emit(ev::ToolExecutionEnd{call.block.id, call.block.name, *call.result});
   --run.batch_open;

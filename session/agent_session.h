@@ -26,6 +26,7 @@
 #include "session/retry_control.h"
 #include "session/retry_state.h"
 #include "session/scheduler.h"
+#include "session/secrets.h"
 #include "session/session_file.h"
 #include "session/session_recorder.h"
 #include "session/session_storage.h"
@@ -75,6 +76,8 @@ struct SessionDeps {
   SplitMix64* jitter = nullptr;
   /// Tools of MCP servers (mcp.md), offered after `tools`; none: only `tools`.
   DynamicTools* dynamic_tools = nullptr;
+  /// The keys kept out of tool results and bash output (session/secrets.h); none: nothing is.
+  const Secrets* secrets = nullptr;
 };
 
 /// What `compact` answers with: the result, or the error.

@@ -131,6 +131,7 @@ Status AgentSession::bash(const std::string& command, BashDone done) {
     m.role = protocol::Role::bash_execution;
     m.command = command;
     m.output = std::move(r.output);
+    if (deps_.secrets) deps_.secrets->redact(m.output);
     m.exit_code = r.exit_code;
     m.cancelled = r.cancelled;
     m.truncated = r.truncated;

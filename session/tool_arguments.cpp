@@ -102,6 +102,14 @@ std::optional<std::string> check_tool_arguments(const ToolDefinition& definition
     problems.push_back("root: must be object");
   } else {
     check_object(definition.parameters, args, "", problems);
+    // A path or command reaches the system as a C string, which a NUL would cut short: the
+    // call would act on another file than the one its result (and a permission prompt) names.
+    for (const char* field : {"path", "command"}) {
+      const auto it = args.find(field);
+      if (it != args.end() && it->is_string() &&
+          it->get_ref<const std::string&>().find('\0') != std::string::npos)
+        problems.push_back(std::string(field) + ": must not contain a NUL character");
+    }
   }
   if (problems.empty()) return std::nullopt;
   std::string text = "Validation failed for tool \"" + definition.name + "\":\n";

@@ -8,6 +8,7 @@
 // The run_* functions are the tools' work itself, callable from tests without a loop.
 
 #include <atomic>
+#include <chrono>
 #include <functional>
 #include <memory>
 #include <string>
@@ -45,6 +46,13 @@ session::ToolResult run_ls(const protocol::Json& args, const session::ToolContex
                            const std::atomic<bool>& cancelled);
 session::ToolResult run_grep(const protocol::Json& args, const session::ToolContext& context,
                              const std::atomic<bool>& cancelled);
+/// The most time one grep call spends searching: 30 s (tens of gigabytes of plain text on this
+/// machine; a catastrophic pattern stops there).
+inline constexpr std::chrono::milliseconds kGrepBudget{30000};
+/// grep with another budget (run_grep's is kGrepBudget).
+session::ToolResult run_grep_within(const protocol::Json& args, const session::ToolContext& context,
+                                    const std::atomic<bool>& cancelled,
+                                    std::chrono::milliseconds budget);
 session::ToolResult run_find(const protocol::Json& args, const session::ToolContext& context,
                              const std::atomic<bool>& cancelled);
 

@@ -4,10 +4,39 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 
 namespace rebound::tools {
+
+bool is_own_std_stream(const struct stat& st) {
+  for (int fd = 0; fd <= 2; ++fd) {
+    struct stat own {};
+    if (::fstat(fd, &own) == 0 && own.st_dev == st.st_dev && own.st_ino == st.st_ino) return true;
+  }
+  return false;
+}
+
+int open_for_tool_write(const std::string& path, bool create) {
+  const int flags = O_WRONLY | O_CLOEXEC | O_NONBLOCK | (create ? O_CREAT : 0);
+  UniqueFd fd(::open(path.c_str(), flags, 0666));
+  if (!fd) return -1;
+  struct stat st {};
+  if (::fstat(fd.get(), &st) != 0) return -1;
+  if (is_own_std_stream(st)) {
+    errno = EPERM;
+    return -1;
+  }
+  if (!S_ISREG(st.st_mode)) {
+    errno = EINVAL;
+    return -1;
+  }
+  if (::ftruncate(fd.get(), 0) != 0) return -1;
+  // Writes to a regular file never wait on a reader; the flag only mattered for the open.
+  ::fcntl(fd.get(), F_SETFL, ::fcntl(fd.get(), F_GETFL) & ~O_NONBLOCK);
+  return fd.release();
+}
 
 bool read_all(int fd, std::string& out, std::size_t max) {
   out.clear();
@@ -74,13 +103,19 @@ bool LineScanner::each_line(const std::function<bool(std::string_view, std::size
   std::string carry;           // the start of the current line
   std::size_t carry_size = 0;  // its real size (more than carry.size() once oversized)
   std::vector<char> buf(1 << 20);
+  std::size_t budget = max_bytes_;
   while (true) {
     if (cancelled_ && cancelled_->load(std::memory_order_relaxed)) return true;
-    const ssize_t n = ::read(fd_, buf.data(), buf.size());
+    if (budget == 0) {
+      limit_reached_ = true;
+      break;
+    }
+    const ssize_t n = ::read(fd_, buf.data(), std::min(buf.size(), budget));
     if (n < 0 && errno == EINTR) continue;
     if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) break;  // nothing more now
     if (n < 0) return false;
     if (n == 0) break;
+    budget -= static_cast<std::size_t>(n);
     std::string_view data(buf.data(), static_cast<std::size_t>(n));
     while (!data.empty()) {
       const void* nl = std::memchr(data.data(), '\n', data.size());

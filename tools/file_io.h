@@ -2,6 +2,7 @@
 // Small POSIX file helpers of the tools: an owned descriptor, whole and partial reads, writes,
 // `mkdir -p`, and a line scanner that streams a file of any size in bounded memory.
 
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -9,6 +10,7 @@
 #include <functional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 namespace rebound::tools {
@@ -26,10 +28,25 @@ class UniqueFd {
   UniqueFd& operator=(const UniqueFd&) = delete;
   int get() const { return fd_; }
   explicit operator bool() const { return fd_ >= 0; }
+  int release() { return std::exchange(fd_, -1); }
 
  private:
   int fd_;
 };
+
+/// The most `read` takes from a source that is not a regular file of known size (a FIFO, a
+/// character device such as /dev/zero, a /proc or /sys file such as /proc/self/pagemap): 16 MiB.
+inline constexpr std::size_t kMaxUnsizedRead = 16 * 1024 * 1024;
+
+/// Whether the open file `st` is one of this process's own standard streams (stdin, stdout,
+/// stderr: the protocol's pipes), which a tool must never read or write.
+bool is_own_std_stream(const struct stat& st);
+
+/// Opens `path` for a tool's write the way no file type can block or hijack it: non-blocking,
+/// regular files only (EINVAL otherwise, a FIFO without a reader is ENXIO), never one of the
+/// server's own standard streams (EPERM), created with mode 0666 when `create`, truncated only
+/// once all of that is checked. -1 with errno set on failure.
+int open_for_tool_write(const std::string& path, bool create);
 
 /// Reads to the end; false with errno set on an error, or EFBIG past `max` bytes.
 bool read_all(int fd, std::string& out, std::size_t max);
@@ -46,14 +63,19 @@ class LineScanner {
  public:
   static constexpr std::size_t kMaxLine = 1024 * 1024;
   /// `cancelled` is checked per block, so even a file without line ends (/dev/zero) stops.
-  explicit LineScanner(int fd, const std::atomic<bool>* cancelled = nullptr)
-      : fd_(fd), cancelled_(cancelled) {}
+  /// At most `max_bytes` are read; limit_reached() tells whether that stopped the scan.
+  explicit LineScanner(int fd, const std::atomic<bool>* cancelled = nullptr,
+                       std::size_t max_bytes = static_cast<std::size_t>(-1))
+      : fd_(fd), cancelled_(cancelled), max_bytes_(max_bytes) {}
   /// `line` returns false to stop. False with errno set on a read error.
   bool each_line(const std::function<bool(std::string_view line, std::size_t size)>& line);
+  bool limit_reached() const { return limit_reached_; }
 
  private:
   int fd_;
   const std::atomic<bool>* cancelled_;
+  std::size_t max_bytes_;
+  bool limit_reached_ = false;
 };
 
 /// "" or "\n\n[notice. notice]".

@@ -80,6 +80,19 @@ std::string base64(std::string_view data) {
   return out;
 }
 
+// The server's protocol pipes are never a tool's file.
+std::string own_stream_error(std::string_view operation, const std::string& abs) {
+  return "EPERM: operation not permitted (the server's own standard stream), " +
+         std::string(operation) + " '" + abs + "'";
+}
+
+std::string write_open_error(int err, const std::string& abs) {
+  if (err == EPERM) return own_stream_error("open", abs);
+  if (err == EINVAL || err == ENXIO)
+    return errno_name(err) + ": not a regular file, open '" + abs + "'";
+  return fs_error(err, "open", abs);
+}
+
 ToolResult read_image(int fd, const struct stat& st, const char* mime, bool model_images) {
   std::string text = std::string("Read image file [") + mime + "]";
   const std::size_t encoded = (static_cast<std::size_t>(st.st_size) + 2) / 3 * 4;
@@ -216,13 +229,20 @@ ToolResult run_read(const Json& args, const session::ToolContext& context,
   struct stat st {};
   if (::fstat(fd.get(), &st) != 0) return ToolResult::error(fs_error(errno, "read", ""));
   if (S_ISDIR(st.st_mode)) return ToolResult::error(fs_error(EISDIR, "read", ""));
+  if (is_own_std_stream(st)) return ToolResult::error(own_stream_error("open", abs));
   // The descriptor stays non-blocking: a FIFO or device with nothing to read ends the text
-  // there instead of holding a worker thread (and the shutdown that joins it) forever.
+  // there instead of holding a worker thread (and the shutdown that joins it) forever. What is
+  // not a regular file of known size (/dev/zero, /proc/self/pagemap) is read up to a bound.
+  const bool sized = S_ISREG(st.st_mode) && st.st_size > 0;
 
-  if (const char* mime = image_type(read_head(fd.get(), 12)))
-    return read_image(fd.get(), st, mime, context.model_images);
+  if (sized) {
+    if (const char* mime = image_type(read_head(fd.get(), 12)))
+      return read_image(fd.get(), st, mime, context.model_images);
+  }
 
-  LineScanner scanner(fd.get(), &cancelled);
+  LineScanner scanner(fd.get(), &cancelled,
+                      sized ? static_cast<std::size_t>(st.st_size) + kMaxUnsizedRead
+                            : kMaxUnsizedRead);
   int read_errno = 0;
   ToolResult r = read_lines(
       args, given,
@@ -233,6 +253,9 @@ ToolResult run_read(const Json& args, const session::ToolContext& context,
       },
       cancelled);
   if (read_errno != 0) return ToolResult::error(fs_error(read_errno, "read", ""));
+  if (scanner.limit_reached() && !r.content.empty() && r.content.front().kind == ContentBlock::Kind::text)
+    r.content.front().text += "\n\n[Stopped reading after " + format_size(kMaxUnsizedRead) +
+                              ": " + abs + " is not a regular file of known size]";
   return r;
 }
 
@@ -266,8 +289,8 @@ ToolResult run_write(const Json& args, const session::ToolContext& context,
   if (const int err = make_parent_dirs(abs, failed_dir))
     return ToolResult::error(fs_error(err, "mkdir", failed_dir));
   if (begins) begins();
-  UniqueFd fd(::open(abs.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666));
-  if (!fd) return ToolResult::error(fs_error(errno, "open", abs));
+  UniqueFd fd(open_for_tool_write(abs, true));
+  if (!fd) return ToolResult::error(write_open_error(errno, abs));
   if (!write_all(fd.get(), content)) return ToolResult::error(fs_error(errno, "write", abs));
   return text_result("Successfully wrote " + std::to_string(content.size()) + " bytes to " + given);
 }
@@ -311,6 +334,7 @@ ToolResult run_edit(const Json& args, const session::ToolContext& context,
     struct stat st {};
     if (::fstat(fd.get(), &st) != 0) return could_not(errno);
     if (S_ISDIR(st.st_mode)) return could_not(EISDIR);
+    if (is_own_std_stream(st)) return could_not(EPERM);
     if (!S_ISREG(st.st_mode)) return could_not(EINVAL);
     if (!read_all(fd.get(), original, kMaxEditBytes)) return could_not(errno ? errno : EFBIG);
   }
@@ -318,7 +342,7 @@ ToolResult run_edit(const Json& args, const session::ToolContext& context,
   if (outcome.error) return ToolResult::error(std::move(*outcome.error));
   if (cancelled) return ToolResult::error("Operation aborted");
   if (begins) begins();
-  UniqueFd fd(::open(abs.c_str(), O_WRONLY | O_TRUNC | O_CLOEXEC));
+  UniqueFd fd(open_for_tool_write(abs, false));
   if (!fd) return could_not(errno);
   if (!write_all(fd.get(), outcome.content)) return could_not(errno);
   ToolResult r = text_result("Successfully replaced " + std::to_string(edits.size()) +

@@ -2,10 +2,10 @@
 // external run.
 
 #include <fcntl.h>
-#include <sys/mman.h>
 #include <sys/stat.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cerrno>
 #include <cmath>
 #include <cstring>
@@ -15,6 +15,7 @@
 #include "tools/builtin_tools.h"
 #include "tools/file_io.h"
 #include "tools/glob.h"
+#include "tools/mapped_file.h"
 #include "tools/paths.h"
 #include "tools/regex.h"
 #include "tools/tool_args.h"
@@ -32,7 +33,8 @@ namespace {
 constexpr std::size_t kMaxShownChars = 500;
 constexpr std::size_t kMmapFrom = 256 * 1024;
 
-// A file's bytes: mapped when large, read into `buffer` otherwise.
+// A file's bytes: mapped when large (a file that shrinks meanwhile is never fatal), read into
+// `buffer` otherwise.
 class FileBytes {
  public:
   bool open(const std::string& path, std::string& buffer) {
@@ -42,25 +44,18 @@ class FileBytes {
     if (::fstat(fd.get(), &st) != 0 || !S_ISREG(st.st_mode)) return false;
     const auto size = static_cast<std::size_t>(st.st_size);
     if (size >= kMmapFrom) {
-      void* p = ::mmap(nullptr, size, PROT_READ, MAP_PRIVATE, fd.get(), 0);
-      if (p == MAP_FAILED) return false;
-      map_ = p;
-      map_size_ = size;
-      data_ = std::string_view(static_cast<const char*>(p), size);
+      if (!map_.map(fd.get(), size)) return false;
+      data_ = map_.data();
       return true;
     }
     if (!read_all(fd.get(), buffer, kMmapFrom * 4)) return false;
     data_ = buffer;
     return true;
   }
-  ~FileBytes() {
-    if (map_) ::munmap(map_, map_size_);
-  }
   std::string_view data() const { return data_; }
 
  private:
-  void* map_ = nullptr;
-  std::size_t map_size_ = 0;
+  MappedFile map_;
   std::string_view data_;
 };
 
@@ -106,17 +101,61 @@ std::string_view matched_text(std::string_view data, LineSpan l) {
   return line;
 }
 
+// The buffer search runs over windows of lines whose size follows how long a call takes, so
+// that no single PCRE2 call (which nothing interrupts) runs long: abort, shutdown and the
+// search's budget are checked between calls.
+constexpr std::size_t kFirstWindow = 256;
+constexpr std::size_t kMaxWindow = 4 * 1024 * 1024;
+constexpr auto kSlowCall = std::chrono::milliseconds(10);
+constexpr auto kFastCall = std::chrono::milliseconds(1);
+
 struct GrepRun {
+  using Clock = std::chrono::steady_clock;
   Matcher matcher;
   std::int64_t limit;
   std::int64_t context;
+  const std::atomic<bool>& cancelled;
+  Clock::time_point deadline;
   std::int64_t matches = 0;
   bool lines_cut = false;
   std::string out;
   std::optional<std::string> complex_at;  // "<rel>:<line>"
-  const std::atomic<bool>& cancelled;
+  std::optional<std::string> over_budget_at;  // "<rel>:<line>"
+  std::size_t window = kFirstWindow;
 
   bool full() const { return matches >= limit || out.size() > kMaxBytes; }
+  bool stopped() const { return full() || complex_at || over_budget_at || cancelled; }
+
+  // The whole-buffer search from `pos` over the window of lines that ends at `end`; `at` is
+  // where a line may match.
+  Matcher::Result search_window(std::string_view data, std::size_t pos, std::size_t& at,
+                                std::size_t& end) {
+    end = data.size();
+    if (data.size() - pos > window) {
+      const void* nl = std::memchr(data.data() + pos + window, '\n', data.size() - pos - window);
+      if (nl) end = static_cast<std::size_t>(static_cast<const char*>(nl) - data.data()) + 1;
+    }
+    const auto started = Clock::now();
+    const auto r = matcher.search(data.substr(0, end), pos, at);
+    const auto took = Clock::now() - started;
+    if (took > kSlowCall) {
+      window = std::max<std::size_t>(window / 8, 1);
+    } else if (took < kFastCall) {
+      window = std::min(window * 2, kMaxWindow);
+    }
+    return r;
+  }
+
+  // Whether the budget is spent; notes where ("<rel>:<line>", the line `pos` is on).
+  bool out_of_time(std::string_view rel, std::string_view data, std::size_t counted_to,
+                   std::size_t line_no, std::size_t pos) {
+    if (Clock::now() < deadline) return false;
+    line_no += static_cast<std::size_t>(
+        std::count(data.begin() + static_cast<std::ptrdiff_t>(counted_to),
+                   data.begin() + static_cast<std::ptrdiff_t>(pos), '\n'));
+    over_budget_at = std::string(rel) + ":" + std::to_string(line_no);
+    return true;
+  }
 
   void emit(std::string_view rel, std::size_t line_no, char sep, std::string_view text) {
     if (!out.empty()) out += '\n';
@@ -133,10 +172,17 @@ struct GrepRun {
     std::size_t pos = 0, counted_to = 0, line_no = 1;
     bool per_line = false;  // after the whole-buffer search gave up: one line at a time
     while (pos <= data.size() && !full()) {
+      if (cancelled.load(std::memory_order_relaxed)) return;
+      if (out_of_time(rel, data, counted_to, line_no, pos)) return;
       std::size_t at = pos;
       if (!per_line) {
-        const auto r = matcher.search(data, pos, at);
-        if (r == Matcher::Result::no_match) return;
+        std::size_t window_end = 0;
+        const auto r = search_window(data, pos, at, window_end);
+        if (r == Matcher::Result::no_match) {
+          if (window_end >= data.size()) return;
+          pos = window_end;
+          continue;
+        }
         if (r == Matcher::Result::too_complex) {
           per_line = true;
           at = pos;
@@ -165,7 +211,6 @@ struct GrepRun {
       }
       if (l.end >= data.size()) return;
       pos = l.end + 1;
-      if (cancelled.load(std::memory_order_relaxed)) return;
     }
   }
 
@@ -198,6 +243,11 @@ std::string base_name(const std::string& path) {
 
 ToolResult run_grep(const Json& args, const session::ToolContext& context,
                     const std::atomic<bool>& cancelled) {
+  return run_grep_within(args, context, cancelled, kGrepBudget);
+}
+
+ToolResult run_grep_within(const Json& args, const session::ToolContext& context,
+                           const std::atomic<bool>& cancelled, std::chrono::milliseconds budget) {
   const std::string abs = resolve_path(string_arg(args, "path", "."), context.cwd);
   struct stat st {};
   if (::stat(abs.c_str(), &st) != 0) return ToolResult::error("Path not found: " + abs);
@@ -214,14 +264,9 @@ ToolResult run_grep(const Json& args, const session::ToolContext& context,
     if (!glob) return ToolResult::error("Invalid glob: " + error);
     glob_matcher.emplace(glob->regex());
   }
-  GrepRun run{Matcher(regex),
-              std::max<std::int64_t>(1, count_arg(args, "limit", 100)),
-              std::max<std::int64_t>(0, count_arg(args, "context", 0)),
-              0,
-              false,
-              {},
-              {},
-              cancelled};
+  GrepRun run{Matcher(regex), std::max<std::int64_t>(1, count_arg(args, "limit", 100)),
+              std::max<std::int64_t>(0, count_arg(args, "context", 0)), cancelled,
+              GrepRun::Clock::now() + budget};
   std::string buffer;
   auto search_file = [&](const std::string& file, std::string_view rel) {
     FileBytes bytes;
@@ -234,7 +279,7 @@ ToolResult run_grep(const Json& args, const session::ToolContext& context,
           if (e.is_dir) return true;
           if (glob && !glob->matches(e.rel, *glob_matcher)) return true;
           search_file(std::string(e.abs), e.rel);
-          return !run.full() && !run.complex_at;
+          return !run.stopped();
         },
         cancelled);
   } else {
@@ -244,6 +289,12 @@ ToolResult run_grep(const Json& args, const session::ToolContext& context,
   if (run.complex_at)
     return ToolResult::error("Regular expression too complex (match limit exceeded in " +
                              *run.complex_at + ")");
+  if (run.over_budget_at)
+    return ToolResult::error(
+        "Search stopped: it ran past its " +
+        (budget.count() % 1000 == 0 ? std::to_string(budget.count() / 1000) + " s"
+                                    : std::to_string(budget.count()) + " ms") +
+        " budget (in " + *run.over_budget_at + "). Refine the pattern or the path");
   if (run.matches == 0) return text_result("No matches found");
   Truncation t = truncate_head(run.out, kNoLineLimit);
   std::vector<std::string> notices;

@@ -74,6 +74,7 @@ int read_regular_file(const std::string& path, std::string& out) {
   struct stat st {};
   if (::fstat(fd.get(), &st) != 0) return errno;
   if (S_ISDIR(st.st_mode)) return EISDIR;
+  if (is_own_std_stream(st)) return EPERM;
   if (!S_ISREG(st.st_mode)) return EINVAL;
   if (!read_all(fd.get(), out, kMaxEditBytes)) return errno ? errno : EFBIG;
   return 0;
@@ -82,11 +83,8 @@ int read_regular_file(const std::string& path, std::string& out) {
 // 0, or why `content` could not replace the regular file `path` (a FIFO never blocks: the
 // non-blocking open fails without a reader, and anything but a regular file is refused).
 int replace_regular_file(const std::string& path, const std::string& content) {
-  UniqueFd fd(::open(path.c_str(), O_WRONLY | O_TRUNC | O_CLOEXEC | O_NONBLOCK));
+  UniqueFd fd(open_for_tool_write(path, false));
   if (!fd) return errno;
-  struct stat st {};
-  if (::fstat(fd.get(), &st) != 0) return errno;
-  if (!S_ISREG(st.st_mode)) return EINVAL;
   if (!write_all(fd.get(), content)) return errno ? errno : EIO;
   return 0;
 }

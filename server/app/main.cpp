@@ -2,6 +2,7 @@
 // the command line and hands over to the server. Nothing here writes protocol lines.
 
 #include <fcntl.h>
+#include <sys/prctl.h>
 #include <unistd.h>
 
 #include <spdlog/sinks/base_sink.h>
@@ -14,6 +15,7 @@
 #include <exception>
 #include <mutex>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "process/stop_signals.h"
@@ -85,9 +87,28 @@ bool setup_logging(const rebound::server::CliOptions& o) {
   return true;
 }
 
+// --api-key's value is wiped from the argument memory once it is copied: /proc/PID/cmdline is
+// readable by every process of the machine.
+void wipe_api_key_arguments(int argc, char** argv) {
+  const std::string_view flag = "--api-key";
+  for (int i = 1; i < argc; ++i) {
+    const std::string_view arg = argv[i];
+    if (arg == "--") return;
+    if (arg == flag && i + 1 < argc) {
+      std::memset(argv[i + 1], 0, std::strlen(argv[i + 1]));
+      ++i;
+    } else if (arg.size() > flag.size() && arg.substr(0, flag.size() + 1) == "--api-key=") {
+      std::memset(argv[i] + flag.size() + 1, 0, arg.size() - flag.size() - 1);
+    }
+  }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
+  // Not dumpable: another process of the same user cannot open /proc/PID/fd (the protocol's
+  // pipes), environ (the key variables), mem or attach a debugger; a root one still can.
+  ::prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
   // First: from here to exit no SIGTERM, SIGINT or SIGHUP ends the process by its default
   // action (one that comes during start-up is handled once the event loop runs).
   rebound::process::install_stop_signal_handlers();
@@ -95,6 +116,7 @@ int main(int argc, char** argv) {
   rebound::process::open_stop_signal_pipe();
   std::signal(SIGPIPE, SIG_IGN);
   std::vector<std::string> args(argv + 1, argv + argc);
+  wipe_api_key_arguments(argc, argv);
   const auto parsed = rebound::server::parse_command_line(args);
   if (!parsed.options) {
     std::fputs(parsed.out.c_str(), stdout);

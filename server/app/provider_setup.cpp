@@ -64,6 +64,8 @@ ProviderSetup setup_providers(const CliOptions& o, const session::Settings& sett
   }
   const config::KeyResolver keys(providers, env.auth, env.getenv, *selected, o.api_key);
   out.has_key = [keys](const std::string& provider) { return keys.offered(provider); };
+  out.keys = keys.known_keys();
+  out.key_variables = keys.key_variables();
 
   std::string script_error;
   std::optional<std::vector<session::llm::ScriptStep>> script;

@@ -29,6 +29,9 @@ struct ProviderSetup {
   protocol::Model start_model;
   /// Providers whose models are offered (a key is known, or none is needed).
   std::function<bool(const std::string& provider)> has_key;
+  /// Every key the process may send, and the providers' key variables (KeyResolver).
+  std::vector<std::string> keys;
+  std::vector<std::string> key_variables;
   std::string error;  // non-empty: the server cannot start
 };
 

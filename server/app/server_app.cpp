@@ -224,10 +224,16 @@ int run_server(const CliOptions& options) {
   session::SplitMix64 jitter(options.retry_seed ? *options.retry_seed
                                                 : (std::uint64_t{std::random_device{}()} << 32) ^
                                                       std::random_device{}());
-  tools::BashRunner bash(scheduler, tools::child_process_spawn(io.get_executor()));
-  BuiltinTools builtin_tools(io.get_executor(), scheduler, startup.active_tools, startup.bash);
+  // Shell commands never see a key: not under the providers' variables, not under any other
+  // name; a key that reaches a result anyway is redacted by the session.
+  const std::vector<std::string> shell_env =
+      tools::shell_environment(environ, providers.key_variables, providers.keys);
+  const session::Secrets secrets(providers.keys);
+  tools::BashRunner bash(scheduler, tools::child_process_spawn(io.get_executor(), shell_env));
+  BuiltinTools builtin_tools(io.get_executor(), scheduler, startup.active_tools, startup.bash,
+                             shell_env);
   SessionFactory sessions(SessionFactoryDeps{options, agent_dir, scheduler, providers, credentials,
-                                             bash, jitter, startup.active_tools});
+                                             bash, jitter, startup.active_tools, &secrets});
   AppParts app{options,
                agent_dir,
                cwd,

@@ -52,6 +52,7 @@ struct SessionFactoryDeps {
   session::ShellRunner& shell;
   session::SplitMix64& jitter;
   std::vector<std::string> active_tools;
+  const session::Secrets* secrets = nullptr;  // kept out of tool results and bash output
 };
 
 class SessionFactory {

@@ -36,10 +36,11 @@ void PoolOffload::run(std::function<void()> work) {
 
 BuiltinTools::BuiltinTools(boost::asio::any_io_executor executor, session::Scheduler& scheduler,
                            const std::vector<std::string>& active,
-                           tools::BashToolOptions bash_options)
+                           tools::BashToolOptions bash_options, std::vector<std::string> shell_env)
     : files(scheduler, offload),
-      bash(std::make_shared<tools::BashTool>(scheduler, tools::child_process_spawn(executor),
-                                             std::move(bash_options))) {
+      bash(std::make_shared<tools::BashTool>(
+          scheduler, tools::child_process_spawn(executor, std::move(shell_env)),
+          std::move(bash_options))) {
   for (const auto& name : active) {
     if (name == "bash") {
       registry.add(bash);

@@ -44,7 +44,8 @@ class PoolOffload : public tools::Offload {
 /// The built-in tools of the server, registered in active order.
 struct BuiltinTools {
   BuiltinTools(boost::asio::any_io_executor executor, session::Scheduler& scheduler,
-               const std::vector<std::string>& active, tools::BashToolOptions bash_options);
+               const std::vector<std::string>& active, tools::BashToolOptions bash_options,
+               std::vector<std::string> shell_env);
   ~BuiltinTools();
   PoolOffload offload{2};
   tools::FileTools files;

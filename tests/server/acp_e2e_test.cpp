@@ -381,3 +381,39 @@ TEST_CASE("acp: a FIFO or a 2 GB file in the workspace neither blocks nor balloo
   const auto rest = r.read_until([](const Json& j) { return j.value("id", Json()) == 2; });
   CHECK(rest.back()["result"]["stopReason"] == "end_turn");
 }
+
+TEST_CASE("acp: writes to a FIFO, /dev/zero and the server's stdout fail, the loop answers") {
+  // Before issue 27 the write to the FIFO blocked in open(2) and /dev/zero's pre-tool snapshot
+  // read until memory ran out; a write to /dev/stdout would put raw bytes into this stream.
+  const std::string forged = R"j({"jsonrpc":"2.0","id":2,"result":{"stopReason":"forged"}})j";
+  const Json calls = Json::array(
+      {Json{{"name", "write"}, {"arguments", Json{{"path", "pipe"}, {"content", "x"}}}},
+       Json{{"name", "write"}, {"arguments", Json{{"path", "/dev/zero"}, {"content", "x"}}}},
+       Json{{"name", "write"},
+            {"arguments", Json{{"path", "/dev/stdout"}, {"content", forged + "\n"}}}}});
+  ReboundProcess r =
+      acp_server(Json::array({Json{{"toolCalls", calls}}, Json{{"text", "done"}}}).dump());
+  REQUIRE(::mkfifo((r.dir().path() / "pipe").c_str(), 0600) == 0);
+  const std::string s = open_session(r);
+  r.send_raw(prompt_line(s, "go", 2));
+  const auto lines =
+      r.read_until([](const Json& j) { return j.value("id", Json()) == 2; }, 20000ms);
+  std::vector<std::string> finals;
+  for (const auto& j : lines) {
+    if (!j.contains("params") || !j["params"].contains("update")) continue;
+    const Json& u = j["params"]["update"];
+    if (u.value("sessionUpdate", "") == "tool_call_update" && u.contains("content"))
+      finals.push_back(u["status"].get<std::string>() + ": " +
+                       u["content"][0]["content"]["text"].get<std::string>());
+  }
+  std::sort(finals.begin(), finals.end());
+  const std::string pipe = (r.dir().path() / "pipe").string();
+  CHECK(finals == std::vector<std::string>{
+                      "failed: EINVAL: not a regular file, open '/dev/zero'",
+                      "failed: ENXIO: not a regular file, open '" + pipe + "'",
+                      "failed: EPERM: operation not permitted (the server's own standard "
+                      "stream), open '/dev/stdout'"});
+  CHECK(lines.back()["result"]["stopReason"] == "end_turn");
+  const long peak_kib = testing::proc_status_kib(r.proc().pid(), "VmHWM:");
+  CHECK(peak_kib < 200 * 1024);
+}

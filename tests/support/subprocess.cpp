@@ -46,6 +46,7 @@ std::vector<std::string> build_env(const SubprocessOptions& o) {
 }  // namespace
 
 Subprocess::Subprocess(std::vector<std::string> argv, SubprocessOptions options) {
+  argv.insert(argv.begin(), options.launcher.begin(), options.launcher.end());
   // A child that exits while we still write to its stdin must give us EPIPE, not kill the test.
   ::signal(SIGPIPE, SIG_IGN);
   int in[2], out[2];

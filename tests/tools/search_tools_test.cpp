@@ -3,6 +3,10 @@
 
 #include <doctest/doctest.h>
 
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <string>
@@ -11,7 +15,9 @@
 #include "tests/support/temp_dir.h"
 #include "tests/tools/tool_test_support.h"
 #include "tools/builtin_tools.h"
+#include "tools/file_io.h"
 #include "tools/glob.h"
+#include "tools/mapped_file.h"
 #include "tools/regex.h"
 #include "tools/walker.h"
 
@@ -177,4 +183,46 @@ TEST_CASE("globs and ignore lines") {
   CHECK(stack.ignored("/r/docs/a/b/c.md", false));
   CHECK(stack.ignored("/r/#hash", false));
   CHECK(!stack.ignored("/other/x.o", false));
+}
+
+TEST_CASE("grep: a search has a total budget, reported with the file and line it reached") {
+  TempDir dir;
+  std::string evil;
+  for (int i = 0; i < 20000; ++i)
+    evil += std::string(18, 'a') + "!\n";  // each line under the match limit, all 25 s
+  dir.write("evil.txt", evil);
+  const auto r = tools::run_grep_within(Json{{"pattern", "^(a|a)*$"}, {"path", "evil.txt"}},
+                                        context_in(dir), kNotCancelled,
+                                        std::chrono::milliseconds(200));
+  CHECK(r.is_error);
+  const std::string text = text_of(r);
+  CHECK(text.rfind("Search stopped: it ran past its 200 ms budget (in evil.txt:", 0) == 0);
+  CHECK(text.find("). Refine the pattern or the path") != std::string::npos);
+  // The default budget is 30 s.
+  CHECK(tools::kGrepBudget == std::chrono::milliseconds(30000));
+}
+
+TEST_CASE("grep: a mapped file that shrinks under the search is never fatal") {
+  TempDir dir;
+  std::string big;
+  while (big.size() < 1024 * 1024)
+    big += "some line of text\n";
+  dir.write("big.txt", big);
+  const std::string path = (dir.path() / "big.txt").string();
+  tools::UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+  REQUIRE(fd);
+  tools::MappedFile map;
+  REQUIRE(map.map(fd.get(), big.size()));
+  CHECK(!map.shrank());
+  REQUIRE(::truncate(path.c_str(), 4096) == 0);  // another process cut the file
+  // Reading past the new end raised SIGBUS and killed the process before the fix.
+  const std::string_view data = map.data();
+  CHECK(data.substr(0, 10) == "some line ");
+  CHECK(std::count(data.begin(), data.end(), '\0') == static_cast<long>(big.size() - 4096));
+  CHECK(map.shrank());
+  // And through grep: the file is searched whole (its lost tail reads as NUL bytes).
+  dir.write("big.txt", big);
+  const auto r = tools::run_grep(Json{{"pattern", "text"}, {"path", "big.txt"}, {"limit", 3}},
+                                 context_in(dir), kNotCancelled);
+  CHECK(text_of(r).rfind("big.txt:1: some line of text", 0) == 0);
 }
