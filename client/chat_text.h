@@ -24,12 +24,13 @@ inline std::string retry_status(std::int64_t attempt, std::int64_t max_attempts,
          (can_retry_now ? ", ctrl-r to retry now)" : ")");
 }
 
-/// `Retry failed after <attempt> attempts: <finalError>`, with the error class of the last
-/// retried failure when the server reports it: `… attempts (overloaded): …`.
+/// `Retry failed after <attempt> attempts: <finalError>` exactly (retry.md section 9), then the
+/// error class of the last retried failure when the server reports it: `… <finalError>
+/// (overloaded)`.
 inline std::string retry_failed(std::int64_t attempt, const std::string& final_error,
                                 const std::string& error_class = {}) {
-  return "Retry failed after " + std::to_string(attempt) + " attempts" +
-         (error_class.empty() ? "" : " (" + error_class + ")") + ": " + final_error;
+  return "Retry failed after " + std::to_string(attempt) + " attempts: " + final_error +
+         (error_class.empty() ? "" : " (" + error_class + ")");
 }
 
 }  // namespace rebound::chat

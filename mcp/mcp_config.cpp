@@ -311,7 +311,7 @@ std::string sanitize(std::string_view text) {
 }  // namespace
 
 bool ToolNamer::is_taken(const std::string& name) const {
-  return std::find(taken_.begin(), taken_.end(), name) != taken_.end();
+  return taken_.count(name) > 0;
 }
 
 std::optional<std::string> ToolNamer::name(const std::string& server, const std::string& tool) {
@@ -322,7 +322,7 @@ std::optional<std::string> ToolNamer::name(const std::string& server, const std:
     offered = offered.substr(0, 55) + "_" + hash;
     if (is_taken(offered)) return std::nullopt;
   }
-  taken_.push_back(offered);
+  taken_.insert(offered);
   return offered;
 }
 

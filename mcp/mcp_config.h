@@ -10,6 +10,7 @@
 #include <string>
 #include <string_view>
 #include <utility>
+#include <unordered_set>
 #include <vector>
 
 #include "protocol/json.h"
@@ -81,13 +82,13 @@ std::uint32_t fnv1a32(std::string_view bytes);
 class ToolNamer {
  public:
   /// `taken`: the built-in tools' names.
-  explicit ToolNamer(std::vector<std::string> taken) : taken_(std::move(taken)) {}
+  explicit ToolNamer(const std::vector<std::string>& taken) : taken_(taken.begin(), taken.end()) {}
   /// The name, or none when even the hashed form is taken (the tool is skipped).
   std::optional<std::string> name(const std::string& server, const std::string& tool);
 
  private:
   bool is_taken(const std::string& name) const;
-  std::vector<std::string> taken_;
+  std::unordered_set<std::string> taken_;
 };
 
 /// What a server starts with (section 9): the allowed variables of Rebound's environment that

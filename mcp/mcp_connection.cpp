@@ -125,6 +125,7 @@ void McpConnection::start() {
   status_ = Status::starting;
   error_.clear();
   tools_.clear();
+  ++tools_version_;
   server_info_.reset();
   lines_ = protocol::LineReader(kMaxMessageBytes);
   stderr_partial_.clear();
@@ -201,10 +202,7 @@ void McpConnection::start() {
   startup_timer_ = scheduler_.make_timer();
   startup_timer_->start(
       std::chrono::duration_cast<std::chrono::milliseconds>(session::saturated_delay(timeout)),
-      [this, timeout] {
-        if (status_ == Status::starting)
-          fail("Startup timed out after " + std::to_string(timeout) + " ms");
-      });
+      [this] { time_out_startup(); });
 
   Json client_info = Json::object();
   client_info["name"] = "rebound";
@@ -331,6 +329,7 @@ void McpConnection::accept_tools(const Json& list, std::vector<ServerTool>& into
 
 void McpConnection::finish_listing(std::vector<ServerTool> tools) {
   tools_ = std::move(tools);
+  ++tools_version_;
   if (status_ == Status::starting) {
     status_ = Status::ready;
     if (startup_timer_) startup_timer_->cancel();
@@ -445,6 +444,13 @@ void McpConnection::settle_exit() {
 
 // ---- failure and stopping ----
 
+void McpConnection::time_out_startup() {
+  if (status_ != Status::starting) return;
+  const std::int64_t timeout =
+      config_.startup_timeout_ms.value_or(options_.settings.startup_timeout_ms);
+  fail("Startup timed out after " + std::to_string(timeout) + " ms");
+}
+
 void McpConnection::fail(std::string error) {
   if (status_ == Status::failed) return;
   spdlog::warn("mcp[{}] failed: {}", name(), error);
@@ -452,6 +458,7 @@ void McpConnection::fail(std::string error) {
   status_ = Status::failed;
   error_ = std::move(error);
   tools_.clear();
+  ++tools_version_;
   listing_ = relist_ = false;
   if (startup_timer_) startup_timer_->cancel();
   if (was_up) end_all_calls("MCP server " + name() + " stopped during the call: " + error_);

@@ -101,8 +101,13 @@ class McpConnection {
   Status status() const { return status_; }
   const std::string& error() const { return error_; }
   const std::vector<ServerTool>& tools() const { return tools_; }
+  /// Changes whenever tools() does.
+  std::uint64_t tools_version() const { return tools_version_; }
   const std::optional<protocol::Json>& server_info() const { return server_info_; }
   /// Starting, or a re-list in progress: the next LLM request waits (section 3.2).
+  /// Ends a start that is still `starting` as its own startup timer would (failed, "Startup
+  /// timed out after N ms"): for a waiter whose deadline came a moment before the timer.
+  void time_out_startup();
   bool unsettled() const { return status_ == Status::starting || (listing_ && ready()); }
   bool ready() const { return status_ == Status::ready; }
   bool running() const { return process_ != nullptr; }
@@ -171,6 +176,7 @@ class McpConnection {
   bool stopping_ = false;  // stop() or an internal stop: the exit is expected
   bool start_queued_ = false;
   std::vector<std::function<void()>> gone_;
+  std::uint64_t tools_version_ = 0;
   std::unique_ptr<session::Timer> startup_timer_;
   std::unique_ptr<session::Timer> stop_timer_;
   std::unique_ptr<session::Timer> grace_timer_;

@@ -135,7 +135,11 @@ std::uint64_t McpManager::add_waiter(std::function<void()> settled_fn) {
         if (it == waiters_.end()) return;
         auto fn = std::move(it->settled);
         waiters_.erase(it);
-        spdlog::warn("mcp: gave up waiting for servers to settle");
+        // A server still starting at the longest deadline is past its own (its timer is due a
+        // moment later): it is reported failed, not `starting`.
+        for (auto& s : servers_)
+          s.connection->time_out_startup();
+        if (!settled()) spdlog::warn("mcp: gave up waiting for servers to settle");
         fn();
       });
   waiters_.push_back(std::move(w));
@@ -155,7 +159,20 @@ void McpManager::after_settled(std::function<void()> fn) {
   add_waiter(std::move(fn));
 }
 
+std::vector<std::pair<bool, std::uint64_t>> McpManager::naming_basis() const {
+  std::vector<std::pair<bool, std::uint64_t>> basis;
+  basis.reserve(servers_.size());
+  for (const auto& s : servers_)
+    basis.emplace_back(s.connection->ready(), s.connection->tools_version());
+  return basis;
+}
+
 void McpManager::rename_tools() {
+  // Named again only when a server's readiness or tools changed (60,000 tools took 5.6 s to
+  // name and were named on every request).
+  auto basis = naming_basis();
+  if (basis == named_from_ && !basis.empty()) return;
+  named_from_ = std::move(basis);
   ToolNamer namer(builtin_names_);
   tools_.clear();
   for (auto& s : servers_) {

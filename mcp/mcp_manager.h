@@ -61,6 +61,9 @@ class McpManager : public session::DynamicTools {
 
   void on_changed();
   void rename_tools();
+  // What the offered names were computed from: each server's readiness and tools version.
+  std::vector<std::pair<bool, std::uint64_t>> naming_basis() const;
+  std::vector<std::pair<bool, std::uint64_t>> named_from_;
   protocol::Json server_json(const Server& server, bool with_info) const;
   bool settled() const;
   std::uint64_t add_waiter(std::function<void()> settled);

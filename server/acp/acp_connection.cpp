@@ -121,7 +121,6 @@ void AcpConnection::run_method(const std::string& method, std::optional<Json> id
                                const Json& params) {
   if (shutting_down_) return;
   const acp::AcpMethodTable::Entry* entry = methods_.find(method);
-  if (entry && entry->kind == acp::MethodKind::notification) id.reset();  // never answered
   if (!id && (!entry || entry->kind == acp::MethodKind::request)) {
     // A notification for a method that is not one: nothing to answer.
     if (method == "initialize" || method.rfind("session/", 0) == 0)

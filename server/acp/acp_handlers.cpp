@@ -44,9 +44,15 @@ void AcpConnection::add_methods() {
   methods_.add<P>("session/close", MethodKind::request, acp::read_session_params,
                   [this](P p, AcpReply r) { close(std::move(p), std::move(r)); });
   methods_.add<P>("session/cancel", MethodKind::notification, acp::read_session_params,
-                  [this](P p, AcpReply) { cancel(std::move(p)); });
+                  [this](P p, AcpReply r) {
+                    cancel(std::move(p));
+                    r.ok(Json::object());  // sent with an id: a request, answered once
+                  });
   methods_.add_raw("$/cancel_request", MethodKind::notification,
-                   [this](const Json& params, AcpReply) { cancel_request(params); });
+                   [this](const Json& params, AcpReply r) {
+                     cancel_request(params);
+                     r.ok(Json::object());
+                   });
   add_rebound_methods();
 }
 

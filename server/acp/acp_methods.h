@@ -28,7 +28,7 @@ using ParamsRead = std::variant<Args, ParamsError>;
 /// How a method may come.
 enum class MethodKind {
   request,       // a notification of it is ignored (and logged)
-  notification,  // never answered, even when sent with an id
+  notification,  // answered `{}` only when sent with an id (a request after all)
   either,        // answered when it has an id
 };
 

@@ -16,5 +16,5 @@ TEST_CASE("the retry line rounds the remaining time to whole seconds") {
 TEST_CASE("the failure line") {
   CHECK(retry_failed(1, "Retry cancelled") == "Retry failed after 1 attempts: Retry cancelled");
   CHECK(retry_failed(3, "503 overloaded", "overloaded") ==
-        "Retry failed after 3 attempts (overloaded): 503 overloaded");
+        "Retry failed after 3 attempts: 503 overloaded (overloaded)");
 }

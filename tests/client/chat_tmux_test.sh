@@ -39,7 +39,7 @@ wait_for "(error: 503 overloaded)" 1
 wait_for "Retrying (1/3) in 4s… (esc to cancel, ctrl-r to retry now)" 4
 echo "ok: the retry line appeared and counted down from 6s to 4s"
 tmux -L "$sock" send-keys -t chat Escape
-wait_for "Retry failed after 1 attempts (overloaded): Retry cancelled" 3
+wait_for "Retry failed after 1 attempts: Retry cancelled (overloaded)" 3
 screen | grep -qF "Retrying (" && fail "the retry line is still shown after Esc"
 echo "ok: Esc cancelled the backoff"
 tmux -L "$sock" send-keys -t chat "and again" Enter
@@ -73,6 +73,6 @@ expected="you: first
 (error: 503 overloaded)
 Retrying (1/1) in 0s… (esc to cancel)
 (error: 503 overloaded)
-Retry failed after 1 attempts (overloaded): 503 overloaded"
+Retry failed after 1 attempts: 503 overloaded (overloaded)"
 [ "$out" = "$expected" ] || { echo "FAIL: plain output was:"; echo "$out"; exit 1; } >&2
 echo "ok: plain-line mode"

@@ -421,3 +421,52 @@ TEST_CASE("a restart that stop_all overtakes is answered and starts nothing") {
   CHECK(answers[0]["name"] == "one");
   CHECK(f.processes.size() == 1);  // no new process after the shutdown's stop
 }
+
+TEST_CASE("the manager: a server that never answers initialize is failed at the wait's deadline") {
+  Fixture f;
+  std::vector<mcp::ServerConfig> servers{config("mute")};
+  mcp::McpManager m(f.clock, f.spawner(), servers, f.options(), {});
+  m.start_all();
+  // The wait begins before the spawn (get_mcp_servers {wait:true} at start-up): its deadline
+  // comes before the server's own startup timer.
+  std::string status, error;
+  auto wait = m.when_settled([&] {
+    status = m.servers_json()["servers"][0]["status"];
+    error = m.servers_json()["servers"][0].value("error", "");
+  });
+  REQUIRE(wait);
+  f.clock.run_ready();
+  REQUIRE(f.processes.size() == 1);
+  const std::int64_t timeout = f.options().settings.startup_timeout_ms;
+  f.clock.advance(timeout);
+  CHECK(status == "failed");  // was "starting", failed a moment later
+  CHECK(error == "Startup timed out after " + std::to_string(timeout) + " ms");
+}
+
+TEST_CASE("the manager: 60,000 tools are named once, not again for every request") {
+  Fixture f;
+  std::vector<mcp::ServerConfig> servers{config("big")};
+  mcp::McpManager m(f.clock, f.spawner(), servers, f.options(), {"read"});
+  m.start_all();
+  f.clock.run_ready();
+  Json tools = Json::array();
+  for (int i = 0; i < 60000; ++i)
+    tools.push_back(Json{{"name", "t" + std::to_string(i)}, {"inputSchema", Json::object()}});
+  auto& p = f.last();
+  p.handlers.out(std::string(kInitOk) + "\n");
+  f.clock.run_ready();
+  const auto started = std::chrono::steady_clock::now();
+  p.handlers.out(
+      Json{{"jsonrpc", "2.0"}, {"id", 2}, {"result", Json{{"tools", tools}}}}.dump() + "\n");
+  f.clock.run_ready();
+  const auto first = m.offered(128);
+  const auto second = m.offered(128);
+  const auto took = std::chrono::duration_cast<std::chrono::milliseconds>(
+      std::chrono::steady_clock::now() - started);
+  MESSAGE("60,000 tools listed, named and offered twice in " << took.count() << " ms");
+  REQUIRE(first.size() == 128);
+  CHECK(first.front()->definition().name == "mcp__big__t0");
+  // The same tool objects: nothing was named again (before, each request renamed all 60,000).
+  CHECK(first.front().get() == second.front().get());
+  CHECK(m.servers_json()["servers"][0]["tools"].size() == 60000);
+}

@@ -417,3 +417,25 @@ TEST_CASE("acp: writes to a FIFO, /dev/zero and the server's stdout fail, the lo
   const long peak_kib = testing::proc_status_kib(r.proc().pid(), "VmHWM:");
   CHECK(peak_kib < 200 * 1024);
 }
+
+TEST_CASE("acp: session/cancel and $/cancel_request sent with an id are answered once") {
+  ReboundProcess r = acp_server(R"j([{"error":"503 overloaded"},{"text":"never"}])j",
+                                R"j({"retry":{"baseDelayMs":2000}})j");
+  const std::string s = open_session(r);
+  r.send_raw(prompt_line(s, "again", 3));
+  CHECK(r.read_json()["method"] == "_rebound/auto_retry_start");
+  r.send_raw(R"j({"jsonrpc":"2.0","id":"c1","method":"session/cancel","params":{"sessionId":")j" +
+             s + "\"}}\n");
+  CHECK(r.read_json()["method"] == "_rebound/auto_retry_end");
+  CHECK(r.read_json()["result"]["stopReason"] == "cancelled");  // the prompt's answer
+  CHECK(line_of(r) == R"j({"jsonrpc":"2.0","id":"c1","result":{}})j");
+  r.send_raw(R"j({"jsonrpc":"2.0","id":7,"method":"$/cancel_request","params":{"requestId":99}})j"
+             "\n");
+  CHECK(line_of(r) == R"j({"jsonrpc":"2.0","id":7,"result":{}})j");
+  // Sent as notifications they stay unanswered: the next line answers the next request.
+  r.send_raw(R"j({"jsonrpc":"2.0","method":"$/cancel_request","params":{"requestId":99}})j"
+             "\n");
+  r.send_raw(R"j({"jsonrpc":"2.0","id":8,"method":"session/set_mode","params":{}})j"
+             "\n");
+  CHECK(r.read_json()["id"] == 8);
+}
