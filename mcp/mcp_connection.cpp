@@ -126,6 +126,7 @@ void McpConnection::start() {
   error_.clear();
   tools_.clear();
   ++tools_version_;
+  input_overflow_ = false;
   server_info_.reset();
   lines_ = protocol::LineReader(kMaxMessageBytes);
   stderr_partial_.clear();
@@ -186,8 +187,17 @@ void McpConnection::start() {
     fail("Failed to start: " + spawn_error);
     return;
   }
-  peer_ = std::make_unique<protocol::JsonRpcPeer>([this](const Json& message) {
-    if (process_) process_->write(protocol::to_line(message));
+  peer_ = std::make_unique<protocol::JsonRpcPeer>([this, guard](const Json& message) {
+    if (!process_ || input_overflow_) return;  // past the limit nothing more is written
+    process_->write(protocol::to_line(message));
+    if (process_->input_queued() <= options_.max_queued_input) return;
+    // Failed from the loop, not inside the peer that is writing.
+    input_overflow_ = true;
+    scheduler_.post([this, guard] {
+      if (guard())
+        fail("The server does not read its input (more than " +
+             std::to_string(options_.max_queued_input) + " bytes waiting)");
+    });
   });
   // Of the server's own requests only ping is served (section 5).
   peer_->on_request([](const std::string& method, const Json&) -> std::optional<Json> {

@@ -40,6 +40,8 @@ class ServerProcess {
   virtual void signal_group(int signal) = 0;
   /// Whether any process of its group is still there.
   virtual bool group_alive() const = 0;
+  /// Bytes written to it that it has not read yet.
+  virtual std::size_t input_queued() const = 0;
 };
 
 struct SpawnSpec {
@@ -75,6 +77,9 @@ class McpConnection {
     Getenv getenv;
     McpSettings settings;
     std::string version;  // clientInfo.version
+    /// A server that leaves more than this unread on its stdin is failed (its answers to our
+    /// messages, pings included, would pile up without limit).
+    std::size_t max_queued_input = kMaxMessageBytes;
   };
   /// `changed` runs (never inside a call into this object) when status, error, tools or
   /// whether a listing is in progress changed.
@@ -176,6 +181,7 @@ class McpConnection {
   bool stopping_ = false;  // stop() or an internal stop: the exit is expected
   bool start_queued_ = false;
   std::vector<std::function<void()>> gone_;
+  bool input_overflow_ = false;  // its unread input passed the limit; failing it
   std::uint64_t tools_version_ = 0;
   std::unique_ptr<session::Timer> startup_timer_;
   std::unique_ptr<session::Timer> stop_timer_;

@@ -84,9 +84,13 @@ struct ChildProcess::State : std::enable_shared_from_this<ChildProcess::State> {
           self->writing = false;
           if (ec) {
             self->queue.clear();
+            self->queued_bytes = 0;
             return;
           }
-          if (!self->queue.empty()) self->queue.pop_front();
+          if (!self->queue.empty()) {
+            self->queued_bytes -= self->queue.front().size();
+            self->queue.pop_front();
+          }
           if (self->queue.empty() && self->closing) {
             self->close_input();
             return;
@@ -137,6 +141,7 @@ struct ChildProcess::State : std::enable_shared_from_this<ChildProcess::State> {
   Reader out, err;
   std::optional<asio::posix::stream_descriptor> input;
   std::deque<std::string> queue;
+  std::size_t queued_bytes = 0;  // of `queue`
   bool writing = false;
   std::optional<asio::posix::stream_descriptor> pidfd;
   asio::steady_timer reap_timer;
@@ -258,8 +263,13 @@ void ChildProcess::read_stderr(Data data, Eof eof) {
   state_->read(state_->err);
 }
 
+std::size_t ChildProcess::stdin_queued() const {
+  return state_->queued_bytes;
+}
+
 void ChildProcess::write_stdin(std::string data) {
   if (!state_->input || !state_->input->is_open() || state_->closing) return;
+  state_->queued_bytes += data.size();
   state_->queue.push_back(std::move(data));
   state_->write_next();
 }

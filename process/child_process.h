@@ -48,6 +48,8 @@ class ChildProcess {
   void read_stderr(Data data, Eof eof);
   /// Writes to stdin (Input::pipe), queued in order; dropped once stdin is closed.
   void write_stdin(std::string data);
+  /// Bytes given to write_stdin() that the child has not taken yet.
+  std::size_t stdin_queued() const;
   /// Closes stdin once what was queued is written (the child then reads its end).
   void close_stdin();
   /// `exit` runs once when the child has exited and was reaped.

@@ -44,6 +44,7 @@ class ChildServerProcess : public mcp::ServerProcess {
   void close_stdin() override { child_->close_stdin(); }
   void signal_group(int signal) override { child_->kill_group(signal); }
   bool group_alive() const override { return child_->group_alive(); }
+  std::size_t input_queued() const override { return child_->stdin_queued(); }
 
  private:
   std::unique_ptr<process::ChildProcess> child_;

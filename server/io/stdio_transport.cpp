@@ -19,7 +19,7 @@ namespace rebound::server {
 namespace asio = boost::asio;
 
 StdinReader::StdinReader(const asio::any_io_executor& executor, int fd)
-    : stream_(executor, ::fcntl(fd, F_DUPFD_CLOEXEC, 0)) {}
+    : stream_(executor, ::fcntl(fd, F_DUPFD_CLOEXEC, 0)), hangup_timer_(executor) {}
 
 void StdinReader::start(DataHandler on_data, EofHandler on_eof) {
   on_data_ = std::move(on_data);
@@ -31,23 +31,79 @@ void StdinReader::stop() {
   stopped_ = true;
   boost::system::error_code ignored;
   stream_.cancel(ignored);
+  hangup_timer_.cancel();
 }
 
 void StdinReader::read_some() {
   stream_.async_read_some(asio::buffer(buffer_),
                           [this](const boost::system::error_code& ec, std::size_t n) {
                             if (stopped_) return;
-                            if (n > 0) on_data_(std::string_view(buffer_.data(), n));
-                            if (stopped_) return;
-                            if (ec) {
-                              if (ec != asio::error::eof)
-                                spdlog::warn("stdin read failed: {}", ec.message());
-                              stopped_ = true;
-                              on_eof_();
-                              return;
-                            }
-                            read_some();
+                            if (ec && ec != asio::error::eof)
+                              spdlog::warn("stdin read failed: {}", ec.message());
+                            held_begin_ = 0;
+                            held_end_ = n;
+                            eof_pending_ = static_cast<bool>(ec);
+                            deliver();
                           });
+}
+
+void StdinReader::deliver() {
+  while (held_begin_ < held_end_) {
+    if (stopped_) return;
+    if (gate_) {
+      std::weak_ptr<bool> alive = alive_;
+      if (!gate_([this, alive] {
+            if (!alive.expired()) resume();
+          })) {
+        paused_ = true;
+        hangup_ms_ = 0;
+        watch_hangup();
+        return;
+      }
+    }
+    const char* begin = buffer_.data() + held_begin_;
+    const std::size_t left = held_end_ - held_begin_;
+    const void* nl = std::memchr(begin, '\n', left);
+    const std::size_t take =
+        nl ? static_cast<std::size_t>(static_cast<const char*>(nl) - begin) + 1 : left;
+    held_begin_ += take;
+    on_data_(std::string_view(begin, take));
+  }
+  if (stopped_) return;
+  if (eof_pending_) {
+    stopped_ = true;
+    on_eof_();
+    return;
+  }
+  read_some();
+}
+
+void StdinReader::resume() {
+  if (!paused_ || stopped_) return;
+  paused_ = false;
+  hangup_timer_.cancel();
+  deliver();
+}
+
+void StdinReader::watch_hangup() {
+  constexpr int kEveryMs = 200;
+  hangup_timer_.expires_after(std::chrono::milliseconds(kEveryMs));
+  std::weak_ptr<bool> alive = alive_;
+  hangup_timer_.async_wait([this, alive](const boost::system::error_code& ec) {
+    if (ec || alive.expired() || !paused_ || stopped_) return;
+    pollfd p{stream_.native_handle(), POLLIN, 0};
+    const bool hung_up = ::poll(&p, 1, 0) == 1 && (p.revents & POLLHUP);
+    hangup_ms_ = hung_up ? hangup_ms_ + kEveryMs : 0;
+    if (hangup_ms_ >= kStalledHangupMs) {
+      // The client closed its end and reads no answers: what it still sent is given up.
+      spdlog::warn("stdin closed while stdout is not read; the rest of the input is dropped");
+      paused_ = false;
+      stopped_ = true;
+      on_eof_();
+      return;
+    }
+    watch_hangup();
+  });
 }
 
 StdoutWriter::StdoutWriter(const asio::any_io_executor& executor, int fd)

@@ -8,6 +8,7 @@
 #include <array>
 #include <boost/asio/any_io_executor.hpp>
 #include <boost/asio/posix/stream_descriptor.hpp>
+#include <boost/asio/steady_timer.hpp>
 #include <condition_variable>
 #include <cstddef>
 #include <deque>
@@ -28,22 +29,42 @@ class StdinReader {
   using DataHandler = std::function<void(std::string_view)>;
   using EofHandler = std::function<void()>;
 
+  /// Backpressure on input: asked before each line is handed on; false keeps `resume` and
+  /// pauses reading until it is called (StdoutWriter::admit: a client that does not read
+  /// stdout stops being read, so its commands cannot pile up answers without limit).
+  using Gate = std::function<bool(std::function<void()> resume)>;
+  /// How long input stays paused after the client closed its end before that counts as end of
+  /// input (nobody is reading the answers then).
+  static constexpr int kStalledHangupMs = 2000;
+
   /// Takes ownership of a duplicate of `fd`; regular files and /dev/null work too.
   StdinReader(const boost::asio::any_io_executor& executor, int fd);
 
-  /// Starts reading; `on_data` gets each chunk, `on_eof` is called once at end of input or on a
-  /// read error. Neither is called after stop().
+  void set_gate(Gate gate) { gate_ = std::move(gate); }
+  /// Starts reading; `on_data` gets the input in pieces that end at a line end (or a chunk's
+  /// end), `on_eof` is called once at end of input or on a read error. Neither is called after
+  /// stop().
   void start(DataHandler on_data, EofHandler on_eof);
   void stop();
 
  private:
   void read_some();
+  void deliver();      // hands on what was read, a line at a time while the gate lets it
+  void resume();       // the gate opened again
+  void watch_hangup();  // while paused: the client closing its end is noticed
 
   boost::asio::posix::stream_descriptor stream_;
+  boost::asio::steady_timer hangup_timer_;
   std::array<char, 64 * 1024> buffer_{};
+  std::size_t held_begin_ = 0, held_end_ = 0;  // read but not handed on yet
   DataHandler on_data_;
   EofHandler on_eof_;
+  Gate gate_;
   bool stopped_ = false;
+  bool paused_ = false;
+  bool eof_pending_ = false;  // end of input came after data still held
+  int hangup_ms_ = 0;         // paused this long since the client closed its end
+  std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
 };
 
 class StdoutWriter : public LineWriter {

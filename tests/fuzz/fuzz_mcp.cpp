@@ -74,6 +74,7 @@ struct Process : mcp::ServerProcess {
   void close_stdin() override {}
   void signal_group(int) override {}
   bool group_alive() const override { return alive; }
+  std::size_t input_queued() const override { return 0; }
   bool alive = true;
 };
 

@@ -24,6 +24,8 @@ namespace {
 // What the test sees of one spawned process, and how it plays the server.
 struct FakeState {
   std::vector<Json> written;  // what Rebound wrote to it, parsed
+  std::size_t unread = 0;     // bytes written while `reads` is false
+  bool reads = true;
   bool stdin_closed = false;
   std::vector<int> signals;
   bool alive = true;
@@ -43,8 +45,10 @@ class FakeProcess : public mcp::ServerProcess {
     REQUIRE(!data.empty());
     REQUIRE(data.back() == '\n');
     s_->written.push_back(Json::parse(data));
+    if (!s_->reads) s_->unread += data.size();
   }
   void close_stdin() override { s_->stdin_closed = true; }
+  std::size_t input_queued() const override { return s_->unread; }
   void signal_group(int signal) override { s_->signals.push_back(signal); }
   bool group_alive() const override { return s_->alive; }
 
@@ -469,4 +473,22 @@ TEST_CASE("the manager: 60,000 tools are named once, not again for every request
   // The same tool objects: nothing was named again (before, each request renamed all 60,000).
   CHECK(first.front().get() == second.front().get());
   CHECK(m.servers_json()["servers"][0]["tools"].size() == 60000);
+}
+
+TEST_CASE("a server that floods pings and never reads its stdin is failed, memory bounded") {
+  Fixture f;
+  McpConnection::Options options = f.options();
+  options.max_queued_input = 4096;
+  McpConnection c(f.clock, f.spawner(), config(), options, [] {});
+  ready(f, c);
+  f.last().reads = false;  // from now on it leaves what we write unread
+  std::string flood;
+  for (int i = 0; i < 1000; ++i)
+    flood += R"({"jsonrpc":"2.0","id":)" + std::to_string(1000 + i) + R"(,"method":"ping"})" + "\n";
+  f.last().handlers.out(flood);
+  f.clock.run_ready();
+  CHECK(c.status() == Status::failed);
+  CHECK(c.error() == "The server does not read its input (more than 4096 bytes waiting)");
+  // Answers stop at the limit: about 4 KB of them, not 1,000 (before: every one was queued).
+  CHECK(f.last().unread < 4096 + 200);
 }

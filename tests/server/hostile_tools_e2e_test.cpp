@@ -13,6 +13,7 @@
 #include <fstream>
 #include <thread>
 
+#include "tests/support/proc_status.h"
 #include "tests/support/rebound_process.h"
 #include "tests/support/scripted_tools.h"
 
@@ -209,4 +210,80 @@ TEST_CASE("a process of the same user cannot open the server's fds, environ or r
   r.send(prompt());
   const auto events = r.read_until_type("agent_end");
   CHECK(text_of(end_of(events, "call_1")["result"]) == "fd-closed\nenviron-closed\nmem-closed\n");
+}
+
+namespace {
+
+// Waits up to `limit` while the server's resident memory stays under `kib`; its peak after.
+long peak_within(pid_t pid, long kib, std::chrono::milliseconds limit) {
+  const auto until = std::chrono::steady_clock::now() + limit;
+  while (std::chrono::steady_clock::now() < until && testing::proc_status_kib(pid, "VmRSS:") < kib)
+    std::this_thread::sleep_for(20ms);  // watching another process, not pacing the test
+  return testing::proc_status_kib(pid, "VmHWM:");
+}
+
+}  // namespace
+
+TEST_CASE("rpc: commands whose answers are not read pause the reading of stdin") {
+  ReboundProcess r;  // the offline echo model
+  r.send(Json{{"id", "p"}, {"type", "prompt"}, {"message", std::string(1 << 20, 'x')}});
+  r.read_until_type("agent_end", 20000ms);
+  const long before_kib = testing::proc_status_kib(r.proc().pid(), "VmHWM:");
+  // 200 get_messages of a session holding 2 MB of messages: 400 MB of answers, none read.
+  std::string burst;
+  for (int i = 0; i < 200; ++i)
+    burst += Json{{"id", "g" + std::to_string(i)}, {"type", "get_messages"}}.dump() + "\n";
+  r.send_raw(burst);
+  const long peak_kib = peak_within(r.proc().pid(), before_kib + 300 * 1024, 2000ms);
+  MESSAGE("peak RSS " << before_kib / 1024 << " MB before the burst, " << peak_kib / 1024
+                      << " MB with 200 answers of 2 MB unread");
+  CHECK(peak_kib < before_kib + 64 * 1024);  // before the fix: ~400 MB more
+  // Nothing is lost: reading now, every command is answered in order.
+  int answered = 0;
+  while (answered < 200) {
+    const auto line = r.proc().read_line(20000ms);
+    REQUIRE_MESSAGE(line.has_value(), answered << " answered");
+    if (line->rfind("{\"id\":\"g", 0) != 0) continue;  // a response: its id comes first
+    CHECK(line->rfind("{\"id\":\"g" + std::to_string(answered) + "\",\"type\":\"response\"", 0) ==
+          0);
+    ++answered;
+  }
+}
+
+TEST_CASE("acp: a client that writes requests and reads nothing is read no further") {
+  ReboundProcess r({"--mode", "acp", "--no-session"});
+  const long before_kib = testing::proc_status_kib(r.proc().pid(), "VmHWM:");
+  // 4,000 requests of 16 KB whose errors quote them (64 MB in, 64 MB out), written by a
+  // thread that blocks once the server stops reading.
+  const std::string method = "x/" + std::string(16 * 1024, 'm');
+  std::thread writer([&] {
+    for (int i = 0; i < 4000; ++i)
+      r.send(Json{{"jsonrpc", "2.0"}, {"id", i}, {"method", method}});
+  });
+  const long peak_kib = peak_within(r.proc().pid(), before_kib + 200 * 1024, 2000ms);
+  MESSAGE("peak RSS " << peak_kib / 1024 << " MB with 64 MB of requests sent, none answered read");
+  CHECK(peak_kib < before_kib + 48 * 1024);  // before the fix: above 128 MB more
+  int answered = 0;
+  while (answered < 4000) {
+    const auto line = r.proc().read_line(20000ms);
+    REQUIRE(line.has_value());
+    CHECK(line->find("\"id\":" + std::to_string(answered) + ",") != std::string::npos);
+    ++answered;
+  }
+  writer.join();
+}
+
+TEST_CASE("rpc: paused input still ends when the client closes stdin and reads nothing") {
+  ReboundProcess r;
+  r.send(Json{{"id", "p"}, {"type", "prompt"}, {"message", std::string(1 << 20, 'x')}});
+  r.read_until_type("agent_end", 20000ms);
+  std::string burst;
+  for (int i = 0; i < 50; ++i)
+    burst += Json{{"id", "g" + std::to_string(i)}, {"type", "get_messages"}}.dump() + "\n";
+  r.send_raw(burst);
+  const auto closed = std::chrono::steady_clock::now();
+  r.proc().close_stdin();
+  // The pause notices the hang-up (2 s of it), then the usual bounded shutdown (2 s).
+  CHECK(r.proc().wait(10000ms) == 0);
+  MESSAGE("exited " << since(closed).count() << " ms after stdin closed");
 }

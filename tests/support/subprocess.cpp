@@ -142,12 +142,15 @@ void Subprocess::close_stdout() {
 std::optional<std::string> Subprocess::read_line(std::chrono::milliseconds timeout) {
   const auto deadline = Clock::now() + timeout;
   while (true) {
-    if (const auto lf = buffer_.find('\n'); lf != std::string::npos) {
+    // Searched from where the last search stopped: a line of megabytes arrives in many reads.
+    if (const auto lf = buffer_.find('\n', scanned_); lf != std::string::npos) {
       std::string line = buffer_.substr(0, lf);
       buffer_.erase(0, lf + 1);
+      scanned_ = 0;
       capture(line);
       return line;
     }
+    scanned_ = buffer_.size();
     if (eof_ || stdout_fd_ < 0) return std::nullopt;
     const auto left =
         std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
@@ -177,6 +180,7 @@ std::vector<std::string> Subprocess::read_all_lines(std::chrono::milliseconds ti
   if (eof_ && !buffer_.empty()) {
     lines.push_back(buffer_);  // an unterminated tail is kept so a test can see it
     buffer_.clear();
+    scanned_ = 0;
   }
   return lines;
 }

@@ -69,6 +69,7 @@ class Subprocess {
   int stdout_fd_ = -1;
   std::filesystem::path stderr_path_;
   std::string buffer_;
+  std::size_t scanned_ = 0;  // buffer_ holds no LF before this
   bool eof_ = false;
   std::optional<int> status_;
   bool capture_ = false;
