@@ -14,6 +14,8 @@
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/write.hpp>
 #include <cerrno>
+#include <mutex>
+#include <set>
 #include <cstring>
 #include <deque>
 
@@ -24,6 +26,25 @@ namespace rebound::process {
 namespace asio = boost::asio;
 
 namespace {
+
+// The pids some ChildProcess waits for (reap_orphans leaves them alone). Any thread.
+std::mutex& watched_mutex() {
+  static std::mutex m;
+  return m;
+}
+std::set<pid_t>& watched_pids() {
+  static std::set<pid_t> pids;
+  return pids;
+}
+void watch(pid_t pid) {
+  std::lock_guard lock(watched_mutex());
+  watched_pids().insert(pid);
+}
+void unwatch(pid_t pid) {
+  std::lock_guard lock(watched_mutex());
+  watched_pids().erase(pid);
+}
+
 constexpr auto kReapPoll = std::chrono::milliseconds(20);  // without a pidfd
 
 struct Pipe {
@@ -125,6 +146,7 @@ struct ChildProcess::State : std::enable_shared_from_this<ChildProcess::State> {
     } while (r < 0 && errno == EINTR);
     if (r == 0) return false;
     reaped = true;
+    unwatch(pid);
     wait_status = status;
     if (auto f = std::exchange(on_exit, nullptr)) f(status);
     return true;
@@ -148,6 +170,7 @@ struct ChildProcess::State : std::enable_shared_from_this<ChildProcess::State> {
   Exit on_exit;
   bool watching = false;
   bool reaped = false;
+  bool keep_group = false;
   int wait_status = 0;
 };
 
@@ -223,12 +246,22 @@ std::unique_ptr<ChildProcess> ChildProcess::spawn(asio::any_io_executor executor
 
   auto state = std::make_shared<State>(executor);
   state->pid = pid;
+  watch(pid);
   if (out.read >= 0) state->out.pipe.emplace(executor, out.read);
   if (err.read >= 0) state->err.pipe.emplace(executor, err.read);
   if (in.write >= 0) state->input.emplace(executor, in.write);
   const int pid_fd = static_cast<int>(::syscall(SYS_pidfd_open, pid, 0));
   if (pid_fd >= 0) state->pidfd.emplace(executor, pid_fd);
   return std::unique_ptr<ChildProcess>(new ChildProcess(std::move(state)));
+}
+
+bool ChildProcess::is_watched(pid_t pid) {
+  std::lock_guard lock(watched_mutex());
+  return watched_pids().count(pid) > 0;
+}
+
+void ChildProcess::keep_group() {
+  state_->keep_group = true;
 }
 
 ChildProcess::~ChildProcess() {
@@ -238,7 +271,7 @@ ChildProcess::~ChildProcess() {
   s.out.eof = nullptr;
   s.err.data = nullptr;
   s.err.eof = nullptr;
-  kill_group(SIGKILL);
+  if (!(s.keep_group && s.reaped)) kill_group(SIGKILL);
   close_output();
   boost::system::error_code ignored;
   if (s.input) s.input->close(ignored);

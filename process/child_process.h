@@ -42,6 +42,12 @@ class ChildProcess {
   ChildProcess& operator=(const ChildProcess&) = delete;
 
   pid_t pid() const;
+  /// Whether some ChildProcess still waits for `pid` (not reaped yet): others' orphans are not.
+  static bool is_watched(pid_t pid);
+  /// The group outlives this object: once the child was reaped, the destructor no longer kills
+  /// its process group (a completed command's background processes keep running; the server
+  /// ends them at exit).
+  void keep_group();
   /// Reads stdout (merged: both streams) until its end; `eof` once, after the last data.
   void read_stdout(Data data, Eof eof);
   /// Reads stderr (Output::separate only).

@@ -4,8 +4,9 @@
 // pipe), progress as tool_execution_update at most every 100 ms, the tail of the output with
 // its notices, the full output in $TMPDIR/rebound-bash-<hex>.log once it is cut, timeout and
 // abort killing the whole group; every wait on the Scheduler's clock. Processes a command
-// leaves in the background keep running until kill_background() (shutdown) or the tool's
-// destruction. Event loop only.
+// leaves in the background keep running (the group is not killed when the shell exits by
+// itself); those still holding the output pipe end at kill_background() (shutdown), the rest
+// when the server, their subreaper, exits. Event loop only.
 
 #include <memory>
 #include <optional>

@@ -21,6 +21,7 @@ class WatchedChild : public WatchedProcess {
   void wait_exit(std::function<void(int)> exited) override { child_->wait_exit(std::move(exited)); }
   void kill_group(int signal) override { child_->kill_group(signal); }
   void close_output() override { child_->close_output(); }
+  void keep_group() override { child_->keep_group(); }
 
  private:
   std::unique_ptr<process::ChildProcess> child_;

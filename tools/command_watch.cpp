@@ -86,6 +86,7 @@ void CommandWatch::maybe_finish() {
   if (finished_ || !exited_ || !(eof_ || grace_over_)) return;
   finished_ = true;
   grace_->cancel();
+  child_->keep_group();  // its background processes live on (tools.md section 4.4)
   auto complete = std::move(handlers_.complete);
   handlers_ = {};
   if (complete) complete(status_);

@@ -30,6 +30,9 @@ class WatchedProcess {
   virtual void kill_group(int signal) = 0;
   /// Stops reading and closes the output pipe.
   virtual void close_output() = 0;
+  /// The shell exited by itself: what it left in its group is not killed with this object
+  /// (tools.md section 4.4; the server ends it at exit).
+  virtual void keep_group() = 0;
 };
 
 class CommandWatch;

@@ -18,6 +18,7 @@
 #include <string_view>
 #include <vector>
 
+#include "process/descendants.h"
 #include "process/stop_signals.h"
 #include "server/app/cli_options.h"
 #include "server/app/server_app.h"
@@ -109,6 +110,9 @@ int main(int argc, char** argv) {
   // Not dumpable: another process of the same user cannot open /proc/PID/fd (the protocol's
   // pipes), environ (the key variables), mem or attach a debugger; a root one still can.
   ::prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
+  // Every process a command starts stays our descendant, whatever session it leaves for, so
+  // the server can end them all at exit (tools.md section 4.4).
+  rebound::process::become_child_subreaper();
   // First: from here to exit no SIGTERM, SIGINT or SIGHUP ends the process by its default
   // action (one that comes during start-up is handled once the event loop runs).
   rebound::process::install_stop_signal_handlers();

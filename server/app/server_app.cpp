@@ -18,6 +18,7 @@
 #include "config/auth_store.h"
 #include "config/file_settings_store.h"
 #include "net/http_client.h"
+#include "process/descendants.h"
 #include "process/stop_signals.h"
 #include "protocol/line_reader.h"
 #include "server/app/mcp_setup.h"
@@ -117,11 +118,20 @@ void run_loop(asio::io_context& io, session::Scheduler& scheduler, StdoutWriter&
   StdinReader reader(io.get_executor(), STDIN_FILENO);
   protocol::LineReader lines(max_line_bytes);
   std::unique_ptr<session::Timer> deadline = scheduler.make_timer();
+  // Orphans of commands' background processes are reparented to us (the subreaper): reaped
+  // every second so they do not stay zombies.
+  std::unique_ptr<session::Timer> reaper = scheduler.make_timer();
+  std::function<void()> reap_orphans = [&] {
+    process::reap_orphans();
+    reaper->start(std::chrono::milliseconds(1000), reap_orphans);
+  };
+  reaper->start(std::chrono::milliseconds(1000), reap_orphans);
   std::optional<process::StopSignalWatch> signals;
   bool shutting_down = false;
 
   auto finish = [&] {
     deadline->cancel();
+    reaper->cancel();
     signals.reset();  // the handlers stay (stop_signals.h); only the loop stops listening
   };
   auto shutdown = [&](const char* why) {
@@ -263,6 +273,10 @@ int run_server(const CliOptions& options) {
         builtin_tools.bash->kill_background();
       },
       options.max_line_bytes);
+  // What commands started and left running (`setsid cmd &` included: we are their subreaper)
+  // ends with the server.
+  if (const std::size_t killed = process::kill_descendants())
+    spdlog::debug("killed {} processes left by commands", killed);
   return 0;
 }
 

@@ -11,6 +11,7 @@
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <sstream>
 #include <thread>
 
 #include "tests/support/proc_status.h"
@@ -33,6 +34,11 @@ namespace fs = std::filesystem;
 namespace {
 
 const std::vector<std::string> kAllTools{"--tools", "read,bash,edit,write,grep,find,ls"};
+
+// The server still answers a command.
+bool still_answers(ReboundProcess& r) {
+  return r.command(Json{{"id", "alive"}, {"type", "get_state"}})["success"] == true;
+}
 
 std::chrono::milliseconds since(std::chrono::steady_clock::time_point t) {
   return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() -
@@ -286,4 +292,70 @@ TEST_CASE("rpc: paused input still ends when the client closes stdin and reads n
   // The pause notices the hang-up (2 s of it), then the usual bounded shutdown (2 s).
   CHECK(r.proc().wait(10000ms) == 0);
   MESSAGE("exited " << since(closed).count() << " ms after stdin closed");
+}
+
+namespace {
+
+// Whether `pid` is a live process (a zombie waiting to be reaped is not).
+bool alive(pid_t pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
+  std::string text;
+  if (!std::getline(in, text)) return false;
+  const auto close = text.rfind(')');
+  return close != std::string::npos && close + 2 < text.size() && text[close + 2] != 'Z';
+}
+
+}  // namespace
+
+TEST_CASE("bash: background processes outlive the call and end with the server, setsid ones too") {
+  const std::string command =
+      "nohup sleep 300 >/dev/null 2>&1 & echo $! > bg1; "
+      "setsid sleep 312 >/dev/null 2>&1 & echo $! > bg2; echo started";
+  ReboundProcess r = tool_server(script_of(Json::array({call("bash", {{"command", command}})})));
+  r.send(prompt());
+  const auto events = r.read_until_type("agent_end");
+  CHECK(text_of(end_of(events, "call_1")["result"]) == "started\n");
+  // The `bash` command's background processes too.
+  const Json ran = r.command(Json{{"id", "b"},
+                                  {"type", "bash"},
+                                  {"command", "setsid sleep 313 >/dev/null 2>&1 & echo $! > bg3"}});
+  CHECK(ran["success"] == true);
+  std::vector<pid_t> pids;
+  for (const char* name : {"bg1", "bg2", "bg3"})
+    pids.push_back(std::stoi(r.dir().read(name)));
+  CHECK(still_answers(r));  // a loop turn after the calls ended: a wrongful kill has landed
+  for (pid_t pid : pids)
+    CHECK_MESSAGE(alive(pid), pid << " was killed when its call ended");  // before: bg1 was
+  r.proc().close_stdin();
+  CHECK(r.proc().wait(5000ms) == 0);
+  for (pid_t pid : pids) {
+    for (int i = 0; i < 100 && alive(pid); ++i)
+      std::this_thread::sleep_for(10ms);  // the kill is sent; the kernel takes a moment
+    CHECK_MESSAGE(!alive(pid), pid << " outlived the server");  // before: bg2, bg3 did
+  }
+}
+
+TEST_CASE("bash: an orphaned background process is reparented to the server and reaped") {
+  const std::string command = "sh -c 'sleep 0.2 & echo $! > orphan'; echo done";
+  ReboundProcess r = tool_server(script_of(Json::array({call("bash", {{"command", command}})})));
+  r.send(prompt());
+  r.read_until_type("agent_end");
+  const pid_t pid = std::stoi(r.dir().read("orphan"));
+  bool gone = false;
+  bool ours = false;
+  for (int i = 0; i < 300 && !gone; ++i) {
+    std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
+    std::string text;
+    gone = !std::getline(in, text);
+    if (!gone) {
+      std::istringstream fields(text.substr(text.rfind(')') + 2));
+      std::string state;
+      pid_t ppid = 0;
+      fields >> state >> ppid;
+      ours = ours || ppid == r.proc().pid();
+      std::this_thread::sleep_for(10ms);  // watching another process
+    }
+  }
+  CHECK(ours);  // the subreaper: its parent shell exited, the server became its parent
+  CHECK(gone);  // and it was reaped (not left a zombie) within 3 s
 }

@@ -64,6 +64,7 @@ class FakeProcess : public WatchedProcess {
   void wait_exit(std::function<void(int)> exited) override { c_->exited = std::move(exited); }
   void kill_group(int signal) override { c_->signals.push_back(signal); }
   void close_output() override {}
+  void keep_group() override {}
 
  private:
   std::shared_ptr<FakeChild> c_;
