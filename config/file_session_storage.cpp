@@ -1,5 +1,10 @@
 #include "config/file_session_storage.h"
 
+#include <atomic>
+#include <mutex>
+#include <thread>
+#include <vector>
+
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -135,19 +140,95 @@ std::optional<std::string> FileSessionStorage::find_session_file(
   return best;
 }
 
-std::variant<session::LoadedSession, std::string> FileSessionStorage::load(
-    const std::string& path) {
+namespace {
+
+std::variant<session::LoadedSession, std::string> load_file(const std::string& path,
+                                                            const std::atomic<bool>* cancelled) {
   const FileRead file = read_regular_file(path, kMaxSessionFileBytes);
   if (file.status == FileReadStatus::missing) return "Session file not found: " + path;
   if (file.status == FileReadStatus::failed) {
     if (file.refused) return "Not a session file: " + path + " " + file.error;
     return "Cannot read session file " + path + ": " + file.error;
   }
-  auto parsed = session::parse_session_file(file.text);
+  auto parsed = session::parse_session_file(file.text, cancelled);
   if (auto* error = std::get_if<std::string>(&parsed)) {
     return "Cannot load session file " + path + ": " + *error;
   }
   return parsed;
+}
+
+}  // namespace
+
+// The threads of load_async: each runs one load with its own cancel flag; finished ones are
+// joined at the next load, all of them at destruction.
+struct FileSessionStorage::Loads {
+  struct Load {
+    std::thread thread;
+    std::shared_ptr<std::atomic<bool>> finished, cancelled;
+  };
+  std::mutex mutex;
+  std::vector<Load> running;
+
+  void join_finished() {
+    std::lock_guard lock(mutex);
+    for (auto it = running.begin(); it != running.end();) {
+      if (it->finished->load()) {
+        it->thread.join();
+        it = running.erase(it);
+      } else {
+        ++it;
+      }
+    }
+  }
+  void cancel_all() {
+    std::lock_guard lock(mutex);
+    for (auto& l : running)
+      *l.cancelled = true;
+  }
+};
+
+FileSessionStorage::FileSessionStorage(SessionStorageOptions options)
+    : options_(std::move(options)), loads_(std::make_shared<Loads>()) {}
+
+FileSessionStorage::~FileSessionStorage() {
+  loads_->cancel_all();
+  std::lock_guard lock(loads_->mutex);
+  for (auto& l : loads_->running)
+    l.thread.join();
+}
+
+std::variant<session::LoadedSession, std::string> FileSessionStorage::load(
+    const std::string& path) {
+  return load_file(path, nullptr);
+}
+
+void FileSessionStorage::cancel_loads() {
+  loads_->cancel_all();
+}
+
+void FileSessionStorage::load_async(const std::string& path, LoadDone done) {
+  if (!options_.scheduler) {
+    auto loaded = load(path);
+    if (auto* s = std::get_if<session::LoadedSession>(&loaded))
+      s->restored = session::restore_session_releasing(s->entries);
+    return done(std::move(loaded));
+  }
+  loads_->join_finished();
+  session::Scheduler& scheduler = *options_.scheduler;
+  auto finished = std::make_shared<std::atomic<bool>>(false);
+  auto cancelled = std::make_shared<std::atomic<bool>>(false);
+  std::lock_guard lock(loads_->mutex);
+  std::thread thread([&scheduler, finished, cancelled, path, done = std::move(done)] {
+    auto loaded = load_file(path, cancelled.get());
+    if (auto* s = std::get_if<session::LoadedSession>(&loaded))
+      s->restored = session::restore_session_releasing(s->entries);
+    // Posted also when cancelled: the caller's answer is an error then, never nothing.
+    scheduler.post([done, loaded = std::make_shared<decltype(loaded)>(std::move(loaded))] {
+      done(std::move(*loaded));
+    });
+    *finished = true;
+  });
+  loads_->running.push_back({std::move(thread), finished, cancelled});
 }
 
 std::unique_ptr<session::SessionFileSink> FileSessionStorage::open_for_append(

@@ -10,6 +10,7 @@
 #include <optional>
 #include <string>
 
+#include "session/scheduler.h"
 #include "session/session_storage.h"
 
 namespace rebound::config {
@@ -23,6 +24,9 @@ struct SessionStorageOptions {
   std::filesystem::path cwd;                         // absolute
   std::optional<std::filesystem::path> session_dir;  // --session-dir
   bool no_session = false;                           // --no-session
+  /// Where load_async's results are posted (its post() must be callable from any thread);
+  /// none: load_async works on the caller's thread.
+  session::Scheduler* scheduler = nullptr;
 };
 
 /// `--<cwd without its leading slash, each / replaced by ->--` (the per-directory folder).
@@ -32,12 +36,17 @@ std::string session_file_name(const std::string& session_id, std::int64_t epoch_
 
 class FileSessionStorage : public session::SessionStorage {
  public:
-  explicit FileSessionStorage(SessionStorageOptions options) : options_(std::move(options)) {}
+  explicit FileSessionStorage(SessionStorageOptions options);
+  /// Asks running loads to stop and waits for their threads.
+  ~FileSessionStorage() override;
 
   std::optional<std::string> new_session_path(const std::string& session_id,
                                               std::int64_t epoch_ms) override;
   std::string cwd() const override { return options_.cwd.string(); }
   std::variant<session::LoadedSession, std::string> load(const std::string& path) override;
+  /// On a thread of its own (with a scheduler): read, parse and restore, then `done` posted.
+  void load_async(const std::string& path, LoadDone done) override;
+  void cancel_loads() override;
   std::unique_ptr<session::SessionFileSink> open_for_append(const std::string& path,
                                                             std::string& error) override;
 
@@ -47,7 +56,9 @@ class FileSessionStorage : public session::SessionStorage {
   std::optional<std::string> find_session_file(const std::string& session_id) const;
 
  private:
+  struct Loads;
   SessionStorageOptions options_;
+  std::shared_ptr<Loads> loads_;
 };
 
 }  // namespace rebound::config

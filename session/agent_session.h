@@ -132,7 +132,10 @@ class AgentSession {
     force_end_tool_batch();
     abort();
     abort_bash();
+    if (loads_pending_ > 0) deps_.storage.cancel_loads();  // answered "cancelled" at once
   }
+  /// A switch_session is reading its file (its answer is still to come).
+  bool is_loading() const { return loads_pending_ > 0; }
 
   protocol::RpcSessionState state() const;
   const Settings& settings() const { return settings_; }
@@ -338,6 +341,7 @@ class AgentSession {
   std::vector<protocol::AgentMessage> pending_bash_;  // finished during a run
   std::vector<Completion> completions_;               // of the work in progress
   bool drain_posted_ = false;
+  std::size_t loads_pending_ = 0;  // switch_session loads not answered yet
   std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
 };
 

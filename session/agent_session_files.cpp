@@ -31,7 +31,9 @@ void AgentSession::append_model_state() {
 }
 
 void AgentSession::take_up(std::string path, LoadedSession loaded, bool restore_model) {
-  RestoredSession restored = restore_session(loaded.entries);
+  RestoredSession restored =
+      loaded.restored ? std::move(*loaded.restored) : restore_session(loaded.entries);
+  loaded.restored.reset();
   session_id_ = loaded.header.id;
   context_ = std::move(restored.context);
   history_ = std::move(restored.history);
@@ -104,17 +106,23 @@ void AgentSession::new_session(std::optional<std::string> parent_session, Comple
 }
 
 void AgentSession::switch_session(const std::string& path, std::function<void(Status)> done) {
-  auto loaded = deps_.storage.load(path);
-  if (auto* error = std::get_if<std::string>(&loaded)) {
-    done(Error{ErrorKind::failed, *error});  // nothing changes, a running batch goes on
-    return;
-  }
-  auto session = std::make_shared<LoadedSession>(std::move(std::get<LoadedSession>(loaded)));
+  // Read and parsed off the loop where the storage can: other commands answer meanwhile.
   std::weak_ptr<bool> alive = alive_;
-  after_batch_aborted([this, alive, path, session, done = std::move(done)] {
+  ++loads_pending_;
+  deps_.storage.load_async(path, [this, alive, path, done = std::move(done)](
+                                     std::variant<LoadedSession, std::string> loaded) mutable {
     if (alive.expired()) return;
-    take_up_switched(path, std::move(*session));
-    done(ok());
+    --loads_pending_;
+    if (auto* error = std::get_if<std::string>(&loaded)) {
+      done(Error{ErrorKind::failed, *error});  // nothing changes, a running batch goes on
+      return;
+    }
+    auto session = std::make_shared<LoadedSession>(std::move(std::get<LoadedSession>(loaded)));
+    after_batch_aborted([this, alive, path, session, done = std::move(done)] {
+      if (alive.expired()) return;
+      take_up_switched(path, std::move(*session));
+      done(ok());
+    });
   });
 }
 

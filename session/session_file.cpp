@@ -113,7 +113,8 @@ Json compaction_entry(const std::string& summary, const std::string& first_kept_
   return j;
 }
 
-std::variant<LoadedSession, std::string> parse_session_file(std::string_view text) {
+std::variant<LoadedSession, std::string> parse_session_file(std::string_view text,
+                                                           const std::atomic<bool>* cancelled) {
   LoadedSession out;
   std::size_t pos = 0;
   std::size_t line_no = 0;
@@ -124,9 +125,10 @@ std::variant<LoadedSession, std::string> parse_session_file(std::string_view tex
     const std::string_view line = text.substr(pos, (complete ? lf : text.size()) - pos);
     pos = complete ? lf + 1 : text.size();
     ++line_no;
+    if (cancelled && cancelled->load(std::memory_order_relaxed)) return std::string("cancelled");
     if (line.find_first_not_of(" \t\r") == std::string_view::npos) continue;
     protocol::JsonLine parsed = protocol::parse_json_line(line);
-    const Json j = parsed.value ? std::move(*parsed.value) : Json(Json::value_t::discarded);
+    Json j = parsed.value ? std::move(*parsed.value) : Json(Json::value_t::discarded);
     if (!have_header) {
       if (j.is_discarded() || !j.is_object() || protocol::get_string(j, "type") != "session") {
         return std::string("not a session file: line 1 is not a session header");
@@ -162,13 +164,17 @@ std::variant<LoadedSession, std::string> parse_session_file(std::string_view tex
       out.warnings.push_back("line " + std::to_string(line_no) + ": entry skipped: " + *problem);
       continue;
     }
-    out.entries.push_back(j);
+    out.entries.push_back(std::move(j));  // moved: a copy doubled the peak of a large file
   }
   if (!have_header) return std::string("not a session file: it has no header");
   return out;
 }
 
-RestoredSession restore_session(const std::vector<Json>& entries) {
+namespace {
+
+// restore_session's work; with `release`, each message entry's "message" member is freed
+// once converted (the entries then hold ids and types only).
+RestoredSession restore_entries(const std::vector<Json>& entries, std::vector<Json>* release) {
   RestoredSession out;
   if (entries.empty()) return out;
   std::map<std::string, std::size_t> by_id;
@@ -191,7 +197,7 @@ RestoredSession restore_session(const std::vector<Json>& entries) {
 
   struct Item {
     std::string id;
-    AgentMessage message;
+    std::size_t message = 0;                // its index in out.history
     std::optional<std::size_t> compaction;  // a compaction boundary (entry index), no message
   };
   std::vector<Item> messages;  // the path's messages, in order
@@ -202,8 +208,9 @@ RestoredSession restore_session(const std::vector<Json>& entries) {
     if (type == "message") {
       auto m = protocol::message_from_json((*e)["message"]);
       m->entry_id = (*e)["id"].get<std::string>();
-      out.history.push_back(*m);
-      messages.push_back({(*e)["id"].get<std::string>(), std::move(*m), std::nullopt});
+      messages.push_back({m->entry_id, out.history.size(), std::nullopt});
+      out.history.push_back(std::move(*m));
+      if (release) (*release)[static_cast<std::size_t>(e - &entries[0])].erase("message");
     } else if (type == "model_change") {
       out.provider = protocol::get_string(*e, "provider");
       out.model_id = protocol::get_string(*e, "modelId");
@@ -214,11 +221,13 @@ RestoredSession restore_session(const std::vector<Json>& entries) {
       last_compaction = static_cast<std::size_t>(e - &entries[0]);
       if (!messages.empty()) {
         const std::string reason = protocol::get_string(*e, "reason");
+        const auto& before = messages.back();
         const bool overflow =
-            reason == "overflow" || (reason.empty() && is_error_message(messages.back().message));
+            reason == "overflow" ||
+            (reason.empty() && !before.compaction && is_error_message(out.history[before.message]));
         if (overflow) removed_by_overflow.push_back(messages.size() - 1);
       }
-      messages.push_back({{}, {}, last_compaction});
+      messages.push_back({{}, 0, last_compaction});
     }
   }
 
@@ -231,12 +240,13 @@ RestoredSession restore_session(const std::vector<Json>& entries) {
       keep[i] = false;
       continue;
     }
-    const AgentMessage& m = messages[i].message;
+    const AgentMessage& m = out.history[messages[i].message];
     if (!is_error_message(m)) continue;
     std::size_t next = i + 1;
     while (next < messages.size() && messages[next].compaction)
       ++next;
-    const bool retried = next < messages.size() && messages[next].message.is_assistant();
+    const bool retried =
+        next < messages.size() && out.history[messages[next].message].is_assistant();
     if (m.content.empty() || retried) keep[i] = false;
   }
 
@@ -262,9 +272,19 @@ RestoredSession restore_session(const std::vector<Json>& entries) {
     }
   }
   for (std::size_t i = from; i < messages.size(); ++i) {
-    if (keep[i]) out.context.push_back(messages[i].message);
+    if (keep[i]) out.context.push_back(out.history[messages[i].message]);
   }
   return out;
+}
+
+}  // namespace
+
+RestoredSession restore_session(const std::vector<Json>& entries) {
+  return restore_entries(entries, nullptr);
+}
+
+RestoredSession restore_session_releasing(std::vector<Json>& entries) {
+  return restore_entries(entries, &entries);
 }
 
 }  // namespace rebound::session

@@ -5,6 +5,7 @@
 // Pure: the bytes come from and go to SessionStorage.
 
 #include <cstdint>
+#include <atomic>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -42,16 +43,6 @@ protocol::Json thinking_level_change_entry(protocol::ThinkingLevel level);
 protocol::Json compaction_entry(const std::string& summary, const std::string& first_kept_entry_id,
                                 std::int64_t tokens_before, const std::string& reason);
 
-struct LoadedSession {
-  SessionHeader header;
-  std::vector<protocol::Json> entries;  // the valid entry lines, in file order
-  std::vector<std::string> warnings;    // what was skipped, with line numbers
-};
-
-/// Parses a session file's text. The error text says why a file cannot be used at all (no
-/// header, a header that is not a session header, a version other than 3).
-std::variant<LoadedSession, std::string> parse_session_file(std::string_view text);
-
 struct RestoredSession {
   std::vector<protocol::AgentMessage> context;    // what the model sees next
   std::vector<protocol::AgentMessage> history;    // every message on the path, failures included
@@ -59,10 +50,29 @@ struct RestoredSession {
   std::optional<protocol::ThinkingLevel> thinking_level;  // the last thinking_level_change
 };
 
+struct LoadedSession {
+  SessionHeader header;
+  std::vector<protocol::Json> entries;  // the valid entry lines, in file order
+  std::vector<std::string> warnings;    // what was skipped, with line numbers
+  /// restore_session(entries), when the loader computed it already (off the event loop).
+  std::optional<RestoredSession> restored;
+};
+
+/// Parses a session file's text. The error text says why a file cannot be used at all (no
+/// header, a header that is not a session header, a version other than 3).
+/// `cancelled`, checked per line, ends the parse early with an error ("cancelled").
+std::variant<LoadedSession, std::string> parse_session_file(
+    std::string_view text, const std::atomic<bool>* cancelled = nullptr);
+
+
+
 /// Rebuilds the session from the path root → leaf (the last entry): from the last compaction
 /// on, its summary then the kept messages; leaving out an error message with no content or
 /// followed by another assistant message (it was retried) and the message an overflow
 /// compaction removed.
 RestoredSession restore_session(const std::vector<protocol::Json>& entries);
+/// The same, freeing each message entry's `message` as it is converted (the entries keep their
+/// ids and types): a loader's way to hold the conversation once, not twice.
+RestoredSession restore_session_releasing(std::vector<protocol::Json>& entries);
 
 }  // namespace rebound::session

@@ -23,15 +23,16 @@ SessionRecorder::SessionRecorder(SessionStorage& storage, Clock now, std::string
       now_(std::move(now)),
       header_(std::move(loaded.header)),
       path_(std::move(path)),
-      entries_(std::move(loaded.entries)),
-      on_disk_(true),
-      written_(entries_.size()) {
-  for (const auto& e : entries_)
+      on_disk_(true) {
+  // The file's entries stay on disk: only their ids (unique ids for new entries) and the
+  // leaf's are kept, not a second copy of the whole conversation.
+  for (const auto& e : loaded.entries)
     ids_.insert(e["id"].get<std::string>());
+  if (!loaded.entries.empty()) loaded_leaf_ = loaded.entries.back()["id"].get<std::string>();
 }
 
 std::string SessionRecorder::leaf_id() const {
-  return entries_.empty() ? std::string() : entries_.back()["id"].get<std::string>();
+  return entries_.empty() ? loaded_leaf_ : entries_.back()["id"].get<std::string>();
 }
 
 std::string SessionRecorder::new_id() {
@@ -50,7 +51,8 @@ std::string SessionRecorder::append(Json body) {
   Json entry = Json::object();
   entry["type"] = body["type"];
   entry["id"] = new_id();
-  entry["parentId"] = entries_.empty() ? Json(nullptr) : entries_.back()["id"];
+  const std::string parent = leaf_id();
+  entry["parentId"] = parent.empty() ? Json(nullptr) : Json(parent);
   entry["timestamp"] = iso_timestamp(now_());
   for (auto& [key, value] : body.items()) {
     if (key != "type") entry[key] = std::move(value);

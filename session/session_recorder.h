@@ -34,6 +34,7 @@ class SessionRecorder {
   /// The file's path: where it is, or will be once written. None with --no-session.
   const std::optional<std::string>& path() const { return path_; }
   const SessionHeader& header() const { return header_; }
+  /// The entries this recorder appended (a resumed file's own entries are not held).
   const std::vector<protocol::Json>& entries() const { return entries_; }
   /// The id of the last entry (the leaf), or "" when there is none.
   std::string leaf_id() const;
@@ -54,6 +55,7 @@ class SessionRecorder {
   std::optional<std::string> path_;
   std::vector<protocol::Json> entries_;
   std::set<std::string> ids_;
+  std::string loaded_leaf_;  // a resumed file's last entry id
   bool on_disk_ = false;         // the file exists with its header
   bool header_pending_ = false;  // a new file: the header goes first
   std::size_t written_ = 0;      // entries_[0, written_) are on disk

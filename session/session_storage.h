@@ -4,6 +4,7 @@
 // config::FileSessionStorage; tests use an in-memory one.
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -33,6 +34,13 @@ class SessionStorage {
   virtual std::string cwd() const = 0;
   /// Reads and parses a session file; the error text when it does not exist or cannot be used.
   virtual std::variant<LoadedSession, std::string> load(const std::string& path) = 0;
+  /// load() with its result restored (LoadedSession::restored) and handed to `done` on the
+  /// event loop; a storage that can, does the work on another thread so the loop goes on. This
+  /// one runs it at once.
+  using LoadDone = std::function<void(std::variant<LoadedSession, std::string>)>;
+  virtual void load_async(const std::string& path, LoadDone done) { done(load(path)); }
+  /// The loads running now end soon with an error ("cancelled"), still through their `done`.
+  virtual void cancel_loads() {}
   /// Opens a file for appending, creating it and its directory. An existing file's torn last
   /// line is cut off first, and a complete last line without LF gets one.
   virtual std::unique_ptr<SessionFileSink> open_for_append(const std::string& path,

@@ -17,7 +17,7 @@ std::shared_ptr<SessionFiles> SessionFactory::files_for(const fs::path& cwd) con
       config::SessionStorageOptions{
           deps_.agent_dir, fs::absolute(cwd, ec),
           o.session_dir ? std::optional(fs::absolute(*o.session_dir, ec)) : std::nullopt,
-          o.no_session});
+          o.no_session, &deps_.scheduler});
 }
 
 session::Result<std::pair<std::string, session::LoadedSession>> SessionFactory::load_by_id(

@@ -71,7 +71,8 @@ void RpcFrontEnd::shutdown() {
 
 bool RpcFrontEnd::busy() const {
   const session::AgentSession* session = host_.find(slot_);
-  return (session && session->is_bash_running()) || (mcp_ && mcp_->any_running());
+  return (session && (session->is_bash_running() || session->is_loading())) ||
+         (mcp_ && mcp_->any_running());
 }
 
 void RpcFrontEnd::when_idle(std::function<void()> idle) {

@@ -359,3 +359,35 @@ TEST_CASE("bash: an orphaned background process is reparented to the server and 
   CHECK(ours);  // the subreaper: its parent shell exited, the server became its parent
   CHECK(gone);  // and it was reaped (not left a zombie) within 3 s
 }
+
+TEST_CASE("switch_session of a large file is read off the loop: get_state answers meanwhile") {
+  // 200,000 entries (about 60 MB): seconds of parsing.
+  std::string file =
+      R"({"type":"session","version":3,"id":"big-1","timestamp":"2026-12-01T00:00:00.000Z","cwd":"/w"})"
+      "\n";
+  std::string parent = "null";
+  for (int i = 0; i < 200000; ++i) {
+    const std::string id = "e" + std::to_string(i);
+    const std::string role = i % 2 ? "assistant" : "user";
+    file += R"({"type":"message","id":")" + id + R"(","parentId":)" + parent +
+            R"(,"timestamp":"2026-12-01T00:00:00.000Z","message":{"role":")" + role +
+            R"(","content":[{"type":"text","text":")" + std::string(200, 'x') +
+            R"("}],"timestamp":1}})" + "\n";
+    parent = "\"" + id + "\"";
+  }
+  ReboundProcess r({"--session-dir", "@DIR@/sessions"}, {}, {{"big.jsonl", file}});
+  r.send(Json{{"id", "sw"},
+              {"type", "switch_session"},
+              {"sessionPath", (r.dir().path() / "big.jsonl").string()}});
+  r.send(Json{{"id", "st"}, {"type", "get_state"}});
+  // Before the fix the loop parsed the file first: the switch answered before get_state.
+  const auto lines = r.read_until_response("st", 30000ms);
+  for (const auto& l : lines)
+    CHECK(l.value("id", Json()) != "sw");
+  CHECK(lines.back()["data"]["sessionId"] != "big-1");  // still the session before the switch
+  const Json switched = r.read_until_response("sw", 60000ms).back();
+  CHECK(switched["success"] == true);
+  const Json state = r.command(Json{{"id", "st2"}, {"type", "get_state"}})["data"];
+  CHECK(state["sessionId"] == "big-1");
+  CHECK(state["messageCount"] == 200000);
+}
