@@ -1,5 +1,6 @@
 #include "server/acp/acp_replay.h"
 
+#include <algorithm>
 #include <map>
 
 #include "server/acp/acp_updates.h"
@@ -21,6 +22,21 @@ Json chunk(const char* kind, Json content, const std::string& message_id) {
   body["content"] = std::move(content);
   body["messageId"] = message_id;
   return body;
+}
+
+// A text block replayed as chunks of at most kReplayChunkBytes each (cut between UTF-8
+// characters), so no replay line grows with the message: a 500 MB message was one 500 MB line.
+void text_chunks(const char* kind, const std::string& text, const std::string& message_id,
+                 std::vector<Json>& out) {
+  std::size_t from = 0;
+  do {
+    std::size_t to = std::min(text.size(), from + kReplayChunkBytes);
+    while (to < text.size() && to > from && (static_cast<unsigned char>(text[to]) & 0xC0) == 0x80)
+      --to;
+    if (to == from) to = std::min(text.size(), from + kReplayChunkBytes);  // not UTF-8 at all
+    out.push_back(chunk(kind, text_content(text.substr(from, to - from)), message_id));
+    from = to;
+  } while (from < text.size());
 }
 
 // A tool call of the history with its final state (its result, when the history has one).
@@ -57,7 +73,7 @@ Json replayed_call(const ContentBlock& block, const AgentMessage* result, const 
 void replay_user(const AgentMessage& m, std::vector<Json>& out) {
   for (const auto& block : m.content) {
     if (block.kind == ContentBlock::Kind::text) {
-      out.push_back(chunk("user_message_chunk", text_content(block.text), m.entry_id));
+      text_chunks("user_message_chunk", block.text, m.entry_id, out);
     } else if (block.kind == ContentBlock::Kind::image) {
       out.push_back(chunk("user_message_chunk", image_content(block), m.entry_id));
     }
@@ -71,10 +87,10 @@ void replay_assistant(const AgentMessage& m,
   bool wrote_text = false;
   for (const auto& block : m.content) {
     if (block.kind == ContentBlock::Kind::text) {
-      out.push_back(chunk("agent_message_chunk", text_content(block.text), m.entry_id));
+      text_chunks("agent_message_chunk", block.text, m.entry_id, out);
       wrote_text = true;
     } else if (block.kind == ContentBlock::Kind::thinking && !error) {
-      out.push_back(chunk("agent_thought_chunk", text_content(block.text), m.entry_id));
+      text_chunks("agent_thought_chunk", block.text, m.entry_id, out);
     }
   }
   if (error) {

@@ -3,6 +3,7 @@
 // `session/update` bodies an editor shows, in order: user and agent chunks, thoughts, each tool
 // call with its final status and content, the error of an attempt that was not retried. Pure.
 
+#include <cstddef>
 #include <string>
 #include <vector>
 
@@ -10,6 +11,10 @@
 #include "protocol/messages.h"
 
 namespace rebound::server::acp {
+
+/// The largest text one replayed chunk carries: a longer text block becomes several chunks of
+/// the same messageId, which an editor appends as it does live chunks.
+inline constexpr std::size_t kReplayChunkBytes = 64 * 1024;
 
 std::vector<protocol::Json> replay_updates(const std::vector<protocol::AgentMessage>& history,
                                            const std::string& cwd);

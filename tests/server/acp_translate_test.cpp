@@ -163,3 +163,32 @@ TEST_CASE("acp errors: from the kind and the field, one mapping") {
         "-32000 Compaction already in progress");
   CHECK(of(Error{ErrorKind::failed, "disk full"}) == "-32603 Internal error: disk full");
 }
+
+TEST_CASE("acp replay: a long text becomes chunks of at most 64 KiB, cut between characters") {
+  std::vector<protocol::AgentMessage> history(2);
+  history[0].role = protocol::Role::user;
+  // 300 KB of three-byte characters with one ASCII byte first: no 64 KiB cut lands on a
+  // character boundary by itself.
+  std::string text = "a";
+  while (text.size() < 300 * 1024)
+    text += "\xE2\x82\xAC";  // €
+  history[0].content = {ContentBlock::make_text(text)};
+  history[0].entry_id = "u1";
+  history[1].role = protocol::Role::assistant;
+  history[1].content = {ContentBlock::make_text("ok")};
+  history[1].entry_id = "a1";
+  const auto updates = replay_updates(history, "/w");
+  std::string joined;
+  std::size_t user_chunks = 0;
+  for (const auto& u : updates) {
+    if (u["sessionUpdate"] != "user_message_chunk") continue;
+    ++user_chunks;
+    const std::string piece = u["content"]["text"];
+    CHECK(piece.size() <= rebound::server::acp::kReplayChunkBytes);
+    CHECK(u["messageId"] == "u1");
+    joined += piece;
+  }
+  CHECK(user_chunks == 5);  // before: one update with the whole 300 KB
+  CHECK(joined == text);
+  CHECK(updates.back()["content"]["text"] == "ok");
+}
