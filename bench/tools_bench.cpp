@@ -175,6 +175,14 @@ int main(int argc, char** argv) {
         c.name, ours, first_line(r).c_str(),
         r.details && r.details->contains("matchLimitReached") ? ", stopped at 100 matches" : "",
         gnu, gnu_lines, ours / gnu);
+    // ripgrep (Debian's `ripgrep`), the tool most agents shell out to, when it is installed.
+    if (std::system("command -v rg >/dev/null 2>&1") == 0) {
+      long rg_lines = 0;
+      const double rg = median_ms(
+          [&] { rg_lines = run_counting("rg -n -e '" + c.pattern + "' '" + dir.string() + "'"); });
+      std::printf("     %-13s ripgrep rg -n %8.1f ms (%ld lines) | Rebound/rg ratio %.2f\n", "",
+                  rg, rg_lines, ours / rg);
+    }
   }
   rebound::session::ToolResult found;
   const double find_ms = median_ms([&] {

@@ -218,14 +218,15 @@ void FileSessionStorage::load_async(const std::string& path, LoadDone done) {
   auto finished = std::make_shared<std::atomic<bool>>(false);
   auto cancelled = std::make_shared<std::atomic<bool>>(false);
   std::lock_guard lock(loads_->mutex);
-  std::thread thread([&scheduler, finished, cancelled, path, done = std::move(done)] {
+  std::thread thread([&scheduler, finished, cancelled, path, done = std::move(done)]() mutable {
     auto loaded = load_file(path, cancelled.get());
     if (auto* s = std::get_if<session::LoadedSession>(&loaded))
       s->restored = session::restore_session_releasing(s->entries);
     // Posted also when cancelled: the caller's answer is an error then, never nothing.
-    scheduler.post([done, loaded = std::make_shared<decltype(loaded)>(std::move(loaded))] {
-      done(std::move(*loaded));
-    });
+    // `done` moves on with the result: what it holds (the storage itself, maybe) is released
+    // on the loop, never on this thread, which the storage's destructor joins.
+    scheduler.post([done = std::move(done), loaded = std::make_shared<decltype(loaded)>(
+                                                std::move(loaded))] { done(std::move(*loaded)); });
     *finished = true;
   });
   loads_->running.push_back({std::move(thread), finished, cancelled});

@@ -4,6 +4,11 @@
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 bash "$root/scripts/deps.sh"
+# ripgrep, the comparison of bench_tools' grep (only the benchmarks need it).
+if ! command -v rg >/dev/null 2>&1; then
+  sudo=$([ "$(id -u)" -eq 0 ] || echo sudo)
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends ripgrep >&2
+fi
 build="$root/build-bench"
 cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DREBOUND_BENCH=ON >/dev/null
 cmake --build "$build" --target bench_lifecycle bench_retry bench_stream bench_tools

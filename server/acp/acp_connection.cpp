@@ -13,11 +13,12 @@ namespace rebound::server {
 using protocol::Json;
 namespace code = protocol::jsonrpc_code;
 
-AcpConnection::AcpConnection(AcpOptions options, AcpSessionFactory factory, JsonSink out,
-                             const session::ToolRegistry& base_tools, session::Scheduler& scheduler,
-                             tools::FileTools* files)
+AcpConnection::AcpConnection(AcpOptions options, AcpSessionFactory factory, AcpSessionLoader loader,
+                             JsonSink out, const session::ToolRegistry& base_tools,
+                             session::Scheduler& scheduler, tools::FileTools* files)
     : options_(std::move(options)),
       factory_(std::move(factory)),
+      loader_(std::move(loader)),
       base_tools_(base_tools),
       scheduler_(scheduler),
       client_([this](const Json& message) { out_(message); }, 0),
@@ -120,6 +121,17 @@ void AcpConnection::handle_message(Json message) {
 void AcpConnection::run_method(const std::string& method, std::optional<Json> id,
                                const Json& params) {
   if (shutting_down_) return;
+  // A request for a session that is still loading waits for the load's answer.
+  if (!loading_.empty() && method != "session/load" && method != "session/resume") {
+    const auto sid = params.find("sessionId");
+    if (sid != params.end() && sid->is_string()) {
+      const auto it = loading_.find(sid->get<std::string>());
+      if (it != loading_.end()) {
+        it->second.waiting.push_back({method, std::move(id), params});
+        return;
+      }
+    }
+  }
   const acp::AcpMethodTable::Entry* entry = methods_.find(method);
   if (!id && (!entry || entry->kind == acp::MethodKind::request)) {
     // A notification for a method that is not one: nothing to answer.
@@ -218,6 +230,9 @@ void AcpConnection::enable_retry_control() {
 void AcpConnection::shutdown() {
   if (shutting_down_) return;
   shutting_down_ = true;
+  // Loads end with an error answer (their requests then find the connection shutting down).
+  for (auto& [id, l] : loading_)
+    if (l.cancel) l.cancel();
   for (auto& [slot, s] : open_) {
     drop_next(*s);
     if (s->turn) s->turn->cancelled = true;
@@ -254,7 +269,7 @@ bool AcpConnection::busy() const {
     if (s->session && s->session->is_bash_running()) return true;
     if (s->mcp && s->mcp->any_running()) return true;
   }
-  return !stopping_mcp_.empty();
+  return !stopping_mcp_.empty() || !loading_.empty();
 }
 
 void AcpConnection::stop_mcp(std::unique_ptr<mcp::McpManager> manager) {

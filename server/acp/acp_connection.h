@@ -59,19 +59,33 @@ struct AcpSessionParts {
 /// and session/resume). `mcp_servers` are the request's `mcpServers` (an array, maybe empty)
 /// and `mcp_tools` what the session offers of its MCP servers' tools (the gate around the
 /// parts' manager). An error is answered by its kind (acp::acp_error).
+/// A session file read for session/load or session/resume: its path and its parsed, restored
+/// content.
+struct AcpLoadedFile {
+  std::string file;
+  session::LoadedSession loaded;
+};
+
 using AcpSessionFactory = std::function<session::Result<AcpSessionParts>(
     const std::string& cwd, session::SessionSlot slot, session::EventSink& events,
-    session::ToolRegistry& tools, const std::optional<std::string>& load,
+    session::ToolRegistry& tools, std::optional<AcpLoadedFile> load,
     const protocol::Json& mcp_servers, session::DynamicTools* mcp_tools)>;
+
+/// Reads the file of session `id` in `cwd`'s session directory off the event loop; `done` runs
+/// on the loop with it or the error (not_found: no such session). Returns what cancels the
+/// read (`done` then gets an error at once).
+using AcpSessionLoader =
+    std::function<std::function<void()>(const std::string& cwd, const std::string& id,
+                                        std::function<void(session::Result<AcpLoadedFile>)> done)>;
 
 class AcpConnection : public FrontEnd, public session::EventSink {
  public:
   /// `base_tools` are the process's tools; each session runs them through acp mode's gate
   /// (permissions, files through the client). `files` reads and writes local workspace files
   /// for the gate (none: they count as unreadable). `scheduler` defers completions.
-  AcpConnection(AcpOptions options, AcpSessionFactory factory, JsonSink out,
-                const session::ToolRegistry& base_tools, session::Scheduler& scheduler,
-                tools::FileTools* files = nullptr);
+  AcpConnection(AcpOptions options, AcpSessionFactory factory, AcpSessionLoader loader,
+                JsonSink out, const session::ToolRegistry& base_tools,
+                session::Scheduler& scheduler, tools::FileTools* files = nullptr);
   ~AcpConnection() override;
 
   void handle_line(std::string_view line) override;
@@ -105,6 +119,9 @@ class AcpConnection : public FrontEnd, public session::EventSink {
   void add_rebound_methods();
   void initialize(acp::InitializeParams params, acp::AcpReply reply);
   void open_session(acp::OpenParams params, OpenKind kind, acp::AcpReply reply);
+  /// open_session's second half, once a loaded session's file is read.
+  void open_loaded(acp::OpenParams params, OpenKind kind, acp::AcpReply reply,
+                   std::optional<AcpLoadedFile> loaded);
   void prompt(acp::SessionParams params, acp::AcpReply reply);
   void cancel(acp::SessionParams params);
   void cancel_request(const protocol::Json& params);
@@ -132,6 +149,19 @@ class AcpConnection : public FrontEnd, public session::EventSink {
 
   AcpOptions options_;
   AcpSessionFactory factory_;
+  AcpSessionLoader loader_;
+  // Sessions whose file is being read (session/load, session/resume): the requests that name
+  // them wait here until the load is answered (acp.md section 13), then run in order.
+  struct Waiting {
+    std::string method;
+    std::optional<protocol::Json> id;
+    protocol::Json params;
+  };
+  struct Loading {
+    std::function<void()> cancel;
+    std::vector<Waiting> waiting;
+  };
+  std::map<std::string, Loading> loading_;
   JsonSink out_;
   const session::ToolRegistry& base_tools_;
   session::Scheduler& scheduler_;

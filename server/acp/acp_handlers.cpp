@@ -63,9 +63,44 @@ void AcpConnection::initialize(acp::InitializeParams params, AcpReply reply) {
 }
 
 void AcpConnection::open_session(acp::OpenParams params, OpenKind kind, AcpReply reply) {
-  if (params.session_id && by_id_.count(*params.session_id))
+  if (params.session_id && (by_id_.count(*params.session_id) || loading_.count(*params.session_id)))
     return reply.fail(code::invalid_params,
                       "Invalid params: session already open: " + *params.session_id);
+  if (kind == OpenKind::create)
+    return open_loaded(std::move(params), kind, std::move(reply), std::nullopt);
+  // The file is read off the loop: other sessions and requests go on meanwhile.
+  const std::string id = *params.session_id;
+  const std::string cwd = params.cwd;
+  loading_.emplace(id, Loading{});
+  auto pending = std::make_shared<AcpReply>(std::move(reply));
+  std::weak_ptr<bool> alive = alive_;
+  auto cancel =
+      loader_(cwd, id,
+              [this, alive, id, kind, pending,
+               params = std::move(params)](session::Result<AcpLoadedFile> read) mutable {
+                if (alive.expired()) return pending->abandon();
+                const auto it = loading_.find(id);
+                std::vector<Waiting> waiting;
+                if (it != loading_.end()) {
+                  waiting = std::move(it->second.waiting);
+                  loading_.erase(it);
+                }
+                if (!read) {
+                  pending->fail(read.error());
+                } else {
+                  open_loaded(std::move(params), kind, std::move(*pending), std::move(*read));
+                }
+                for (auto& w : waiting)
+                  run_method(w.method, std::move(w.id), w.params);
+                if (idle_.waiting()) idle_.check(busy());
+              });
+  // `done` may have run already (no such file): then there is nothing left to cancel.
+  if (const auto it = loading_.find(id); it != loading_.end())
+    it->second.cancel = std::move(cancel);
+}
+
+void AcpConnection::open_loaded(acp::OpenParams params, OpenKind kind, AcpReply reply,
+                                std::optional<AcpLoadedFile> loaded) {
   auto open = std::make_unique<OpenSession>();
   open->cwd = params.cwd;
   std::optional<session::Error> failed;
@@ -73,7 +108,7 @@ void AcpConnection::open_session(acp::OpenParams params, OpenKind kind, AcpReply
     open->slot = slot;
     open->gated_tools = gate_.gate_tools(base_tools_, slot);
     open->gated_mcp = std::make_unique<acp::GatedMcpTools>(gate_, slot);
-    auto made = factory_(params.cwd, slot, *this, *open->gated_tools, params.session_id,
+    auto made = factory_(params.cwd, slot, *this, *open->gated_tools, std::move(loaded),
                          params.mcp_servers, open->gated_mcp.get());
     if (!made) {
       failed = made.error();

@@ -53,17 +53,15 @@ ModeStart start_rpc(AppParts& app) {
 ModeStart start_acp(AppParts& app) {
   AcpSessionFactory factory =
       [&app](const std::string& session_cwd, session::SessionSlot slot, session::EventSink& sink,
-             session::ToolRegistry& tools, const std::optional<std::string>& load,
+             session::ToolRegistry& tools, std::optional<AcpLoadedFile> load,
              const protocol::Json& mcp_servers,
              session::DynamicTools* mcp_tools) -> session::Result<AcpSessionParts> {
     const fs::path dir(session_cwd);
     auto files = app.sessions.files_for(dir);
     SessionSpec spec{dir, slot, sink, tools, mcp_tools};
     if (load) {
-      auto found = app.sessions.load_by_id(*files, *load);
-      if (!found) return found.error();
-      spec.file = std::move(found->first);
-      spec.loaded = std::move(found->second);
+      spec.file = std::move(load->file);
+      spec.loaded = std::move(load->loaded);
     }
     std::vector<std::string> mcp_warnings;
     auto sources = read_mcp_sources(app.options, app.agent_dir, dir, app.getenv,
@@ -78,9 +76,34 @@ ModeStart start_acp(AppParts& app) {
     auto made = app.sessions.make(std::move(spec), *files);
     return AcpSessionParts{std::move(files), std::move(mcp_set), std::move(made)};
   };
+  // session/load and session/resume read their file on a thread of the session storage's.
+  AcpSessionLoader loader =
+      [&app](const std::string& session_cwd, const std::string& id,
+             std::function<void(session::Result<AcpLoadedFile>)> done) -> std::function<void()> {
+    auto files = app.sessions.files_for(fs::path(session_cwd));
+    auto file = files->storage.find_session_file(id);
+    if (!file) {
+      done(session::Error{session::ErrorKind::not_found, "session " + id});
+      return [] {};
+    }
+    std::weak_ptr<SessionFiles> weak = files;
+    files->storage.load_async(*file,
+                              [files, path = *file, done = std::move(done)](
+                                  std::variant<session::LoadedSession, std::string> read) mutable {
+                                if (auto* error = std::get_if<std::string>(&read))
+                                  return done(session::Error{session::ErrorKind::failed, *error});
+                                auto& loaded = std::get<session::LoadedSession>(read);
+                                for (const auto& w : loaded.warnings)
+                                  spdlog::warn("{}: {}", path, w);
+                                done(AcpLoadedFile{path, std::move(loaded)});
+                              });
+    return [weak] {
+      if (auto f = weak.lock()) f->storage.cancel_loads();
+    };
+  };
   return std::unique_ptr<FrontEnd>(std::make_unique<AcpConnection>(
       AcpOptions{app.options.no_session, app.options.acp_ask_permissions, REBOUND_VERSION},
-      std::move(factory),
+      std::move(factory), std::move(loader),
       [&writer = app.writer](const protocol::Json& j) { writer.write_line(protocol::to_line(j)); },
       app.tools.registry, app.scheduler, &app.tools.files));
 }

@@ -35,9 +35,14 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   server::AcpConnection connection(
       server::AcpOptions{false, true, "0"},
       [](const std::string&, session::SessionSlot, session::EventSink&, session::ToolRegistry&,
-         const std::optional<std::string>&, const Json&,
+         std::optional<server::AcpLoadedFile>, const Json&,
          session::DynamicTools*) -> session::Result<server::AcpSessionParts> {
         return session::Error{session::ErrorKind::failed, "no sessions in the fuzzer"};
+      },
+      [](const std::string&, const std::string& id,
+         std::function<void(session::Result<server::AcpLoadedFile>)> done) {
+        done(session::Error{session::ErrorKind::not_found, "session " + id});
+        return std::function<void()>([] {});
       },
       [&answers](const Json& line) {
         ++answers;

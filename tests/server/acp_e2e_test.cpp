@@ -439,3 +439,46 @@ TEST_CASE("acp: session/cancel and $/cancel_request sent with an id are answered
              "\n");
   CHECK(r.read_json()["id"] == 8);
 }
+
+TEST_CASE("acp: session/load reads its file off the loop, a prompt for it waits for the load") {
+  // 100,000 messages (about 30 MB) take seconds to parse.
+  std::string file =
+      R"({"type":"session","version":3,"id":"big-1","timestamp":"2026-12-01T00:00:00.000Z","cwd":"/w"})"
+      "\n";
+  std::string parent = "null";
+  for (int i = 0; i < 100000; ++i) {
+    const std::string id = "e" + std::to_string(i);
+    const std::string role = i % 2 ? "assistant" : "user";
+    file += R"({"type":"message","id":")" + id + R"(","parentId":)" + parent +
+            R"(,"timestamp":"2026-12-01T00:00:00.000Z","message":{"role":")" + role +
+            R"(","content":[{"type":"text","text":")" + std::string(200, 'x') +
+            R"("}],"timestamp":1}})" + "\n";
+    parent = "\"" + id + "\"";
+  }
+  ReboundProcess r({"--mode", "acp", "--session-dir", "@DIR@/sessions", "--provider", "scripted",
+                    "--script", "@DIR@/script.json"},
+                   {},
+                   {{"agent/settings.json", "{}"},
+                    {"script.json", R"([{"text":"done"}])"},
+                    {"sessions/2026-12-01T00-00-00-000Z_big-1.jsonl", file}});
+  const std::string other = open_session(r);
+  r.send(Json{{"jsonrpc", "2.0"},
+              {"id", 5},
+              {"method", "session/load"},
+              {"params", Json{{"sessionId", "big-1"},
+                              {"cwd", r.dir().path().string()},
+                              {"mcpServers", Json::array()}}}});
+  r.send_raw(prompt_line("big-1", "after the load", 7));
+  r.send_raw(prompt_line(other, "meanwhile", 6));
+  // Before the fix the loop parsed the file first: 5 answered before anything else ran.
+  std::vector<Json> order;
+  while (order.size() < 3) {
+    const Json j = r.read_json(30000ms);
+    if (j.contains("id") && (j.contains("result") || j.contains("error"))) order.push_back(j);
+  }
+  CHECK(order[0]["id"] == 6);  // the other session's prompt, answered while the file loads
+  CHECK(order[1]["id"] == 5);  // the load
+  CHECK(order[1].contains("result"));
+  CHECK(order[2]["id"] == 7);  // the prompt for the loading session ran after its load
+  CHECK(order[2]["result"]["stopReason"] == "end_turn");
+}
