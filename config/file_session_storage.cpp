@@ -142,17 +142,24 @@ std::optional<std::string> FileSessionStorage::find_session_file(
 
 namespace {
 
+// With `restore`: parsed slim (message entries keep where their line is) and restored from
+// the text before it is freed, so the conversation is held as messages once, not as JSON too.
 std::variant<session::LoadedSession, std::string> load_file(const std::string& path,
-                                                            const std::atomic<bool>* cancelled) {
+                                                            const std::atomic<bool>* cancelled,
+                                                            bool restore) {
   const FileRead file = read_regular_file(path, kMaxSessionFileBytes);
   if (file.status == FileReadStatus::missing) return "Session file not found: " + path;
   if (file.status == FileReadStatus::failed) {
     if (file.refused) return "Not a session file: " + path + " " + file.error;
     return "Cannot read session file " + path + ": " + file.error;
   }
-  auto parsed = session::parse_session_file(file.text, cancelled);
+  auto parsed = session::parse_session_file(file.text, cancelled, !restore);
   if (auto* error = std::get_if<std::string>(&parsed)) {
     return "Cannot load session file " + path + ": " + *error;
+  }
+  if (restore) {
+    auto& s = std::get<session::LoadedSession>(parsed);
+    s.restored = session::restore_session_releasing(s.entries, file.text);
   }
   return parsed;
 }
@@ -199,7 +206,7 @@ FileSessionStorage::~FileSessionStorage() {
 
 std::variant<session::LoadedSession, std::string> FileSessionStorage::load(
     const std::string& path) {
-  return load_file(path, nullptr);
+  return load_file(path, nullptr, false);
 }
 
 void FileSessionStorage::cancel_loads() {
@@ -208,10 +215,7 @@ void FileSessionStorage::cancel_loads() {
 
 void FileSessionStorage::load_async(const std::string& path, LoadDone done) {
   if (!options_.scheduler) {
-    auto loaded = load(path);
-    if (auto* s = std::get_if<session::LoadedSession>(&loaded))
-      s->restored = session::restore_session_releasing(s->entries);
-    return done(std::move(loaded));
+    return done(load_file(path, nullptr, true));
   }
   loads_->join_finished();
   session::Scheduler& scheduler = *options_.scheduler;
@@ -219,14 +223,12 @@ void FileSessionStorage::load_async(const std::string& path, LoadDone done) {
   auto cancelled = std::make_shared<std::atomic<bool>>(false);
   std::lock_guard lock(loads_->mutex);
   std::thread thread([&scheduler, finished, cancelled, path, done = std::move(done)]() mutable {
-    auto loaded = load_file(path, cancelled.get());
-    if (auto* s = std::get_if<session::LoadedSession>(&loaded))
-      s->restored = session::restore_session_releasing(s->entries);
+    auto result = load_file(path, cancelled.get(), true);
     // Posted also when cancelled: the caller's answer is an error then, never nothing.
     // `done` moves on with the result: what it holds (the storage itself, maybe) is released
     // on the loop, never on this thread, which the storage's destructor joins.
-    scheduler.post([done = std::move(done), loaded = std::make_shared<decltype(loaded)>(
-                                                std::move(loaded))] { done(std::move(*loaded)); });
+    auto loaded = std::make_shared<decltype(result)>(std::move(result));
+    scheduler.post([done = std::move(done), loaded] { done(std::move(*loaded)); });
     *finished = true;
   });
   loads_->running.push_back({std::move(thread), finished, cancelled});

@@ -22,6 +22,9 @@ bool is_string_or_null(const Json& j) {
 
 // A usable entry: an object with string type and id, a parentId that is a string or null, and
 // for a message entry a message that reads back.
+// Where a slim message entry's line is in the file's text: [offset, length].
+constexpr const char* kLineKey = "_line";
+
 std::optional<std::string> entry_problem(const Json& e) {
   if (!e.is_object()) return "not a JSON object";
   if (!protocol::get_value(e, "type").is_string()) return "no string 'type'";
@@ -114,7 +117,8 @@ Json compaction_entry(const std::string& summary, const std::string& first_kept_
 }
 
 std::variant<LoadedSession, std::string> parse_session_file(std::string_view text,
-                                                           const std::atomic<bool>* cancelled) {
+                                                           const std::atomic<bool>* cancelled,
+                                                           bool keep_messages) {
   LoadedSession out;
   std::size_t pos = 0;
   std::size_t line_no = 0;
@@ -164,6 +168,15 @@ std::variant<LoadedSession, std::string> parse_session_file(std::string_view tex
       out.warnings.push_back("line " + std::to_string(line_no) + ": entry skipped: " + *problem);
       continue;
     }
+    if (!keep_messages && protocol::get_string(j, "type") == "message") {
+      // Only where the line is: the message is parsed again when restored, one at a time.
+      Json slim = Json::object();
+      slim["type"] = "message";
+      slim["id"] = std::move(j["id"]);
+      slim["parentId"] = std::move(j["parentId"]);
+      slim[kLineKey] = Json::array({line.data() - text.data(), line.size()});
+      j = std::move(slim);
+    }
     out.entries.push_back(std::move(j));  // moved: a copy doubled the peak of a large file
   }
   if (!have_header) return std::string("not a session file: it has no header");
@@ -174,7 +187,8 @@ namespace {
 
 // restore_session's work; with `release`, each message entry's "message" member is freed
 // once converted (the entries then hold ids and types only).
-RestoredSession restore_entries(const std::vector<Json>& entries, std::vector<Json>* release) {
+RestoredSession restore_entries(const std::vector<Json>& entries, std::vector<Json>* release,
+                                std::string_view text) {
   RestoredSession out;
   if (entries.empty()) return out;
   std::map<std::string, std::size_t> by_id;
@@ -206,7 +220,16 @@ RestoredSession restore_entries(const std::vector<Json>& entries, std::vector<Js
   for (const Json* e : path) {
     const std::string type = (*e)["type"].get<std::string>();
     if (type == "message") {
-      auto m = protocol::message_from_json((*e)["message"]);
+      Json reparsed;
+      const Json* body = &(*e)["message"];
+      if (const auto at = e->find(kLineKey); at != e->end()) {
+        // A slim entry (parse_session_file without its messages): parsed again from its line.
+        const auto off = (*at)[0].get<std::size_t>(), len = (*at)[1].get<std::size_t>();
+        protocol::JsonLine line = protocol::parse_json_line(text.substr(off, len));
+        if (line.value) reparsed = std::move((*line.value)["message"]);
+        body = &reparsed;
+      }
+      auto m = protocol::message_from_json(*body);
       m->entry_id = (*e)["id"].get<std::string>();
       messages.push_back({m->entry_id, out.history.size(), std::nullopt});
       out.history.push_back(std::move(*m));
@@ -280,11 +303,11 @@ RestoredSession restore_entries(const std::vector<Json>& entries, std::vector<Js
 }  // namespace
 
 RestoredSession restore_session(const std::vector<Json>& entries) {
-  return restore_entries(entries, nullptr);
+  return restore_entries(entries, nullptr, {});
 }
 
-RestoredSession restore_session_releasing(std::vector<Json>& entries) {
-  return restore_entries(entries, &entries);
+RestoredSession restore_session_releasing(std::vector<Json>& entries, std::string_view text) {
+  return restore_entries(entries, &entries, text);
 }
 
 }  // namespace rebound::session

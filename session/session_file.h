@@ -60,9 +60,13 @@ struct LoadedSession {
 
 /// Parses a session file's text. The error text says why a file cannot be used at all (no
 /// header, a header that is not a session header, a version other than 3).
-/// `cancelled`, checked per line, ends the parse early with an error ("cancelled").
+/// `cancelled`, checked per line, ends the parse early with an error ("cancelled"). Without
+/// `keep_messages`, a message entry keeps only its type, ids and where its line is in `text`
+/// (restore_session_releasing parses it again then): a loader's way to hold the file's bytes
+/// and a small index instead of every entry's JSON tree.
 std::variant<LoadedSession, std::string> parse_session_file(
-    std::string_view text, const std::atomic<bool>* cancelled = nullptr);
+    std::string_view text, const std::atomic<bool>* cancelled = nullptr,
+    bool keep_messages = true);
 
 
 
@@ -73,6 +77,8 @@ std::variant<LoadedSession, std::string> parse_session_file(
 RestoredSession restore_session(const std::vector<protocol::Json>& entries);
 /// The same, freeing each message entry's `message` as it is converted (the entries keep their
 /// ids and types): a loader's way to hold the conversation once, not twice.
-RestoredSession restore_session_releasing(std::vector<protocol::Json>& entries);
+/// Slim entries are parsed again from `text`, the file's text they were parsed from.
+RestoredSession restore_session_releasing(std::vector<protocol::Json>& entries,
+                                          std::string_view text = {});
 
 }  // namespace rebound::session
