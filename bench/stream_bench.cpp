@@ -137,6 +137,46 @@ double pipe_floor_seconds(const std::vector<std::size_t>& lengths) {
   return ok ? s : -1;
 }
 
+// The floor that `cat` sets: the same bytes (the recorded line lengths, in a file in the page
+// cache) copied by cat(1) into a pipe with a 1 MiB buffer, read by the same reader (issue 27:
+// the line-by-line writer above is slower than cat). Seconds from fork to the last line read.
+double cat_floor_seconds(const std::string& file) {
+  int fds[2];
+  if (::pipe(fds) != 0) return -1;
+  (void)::fcntl(fds[1], F_SETPIPE_SZ, 1 << 20);
+  const auto t0 = Clock::now();
+  const pid_t child = ::fork();
+  if (child == 0) {
+    ::close(fds[0]);
+    ::dup2(fds[1], 1);
+    ::execl("/bin/cat", "cat", file.c_str(), static_cast<char*>(nullptr));
+    ::_exit(127);
+  }
+  ::close(fds[1]);
+  Stream got;
+  const bool ok = read_until_agent_end(fds[0], got);
+  const double s = std::chrono::duration<double>(Clock::now() - t0).count();
+  ::close(fds[0]);
+  int status = 0;
+  ::waitpid(child, &status, 0);
+  return ok ? s : -1;
+}
+
+// The recorded line lengths as a file: filler lines, the agent_end line last.
+std::string write_stream_file(const std::vector<std::size_t>& lengths, const char* label) {
+  const std::string path = std::string("/tmp/rebound-bench-stream-") + label + ".jsonl";
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  const std::size_t longest = *std::max_element(lengths.begin(), lengths.end());
+  std::string filler(longest, 'x');
+  for (std::size_t i = 0; i + 1 < lengths.size(); ++i) {
+    filler[lengths[i] - 1] = '\n';
+    out.write(filler.data(), static_cast<std::streamsize>(lengths[i]));
+    filler[lengths[i] - 1] = 'x';
+  }
+  out << "{\"type\":\"agent_end\"}\n";
+  return path;
+}
+
 double median(std::vector<double> v) {
   std::sort(v.begin(), v.end());
   return v[v.size() / 2];
@@ -245,6 +285,22 @@ double floor_median(const std::vector<std::size_t>& lengths, int runs, const cha
   return median(floor_s);
 }
 
+double cat_floor_median(const std::vector<std::size_t>& lengths, int runs, const char* label) {
+  const std::string file = write_stream_file(lengths, label);
+  cat_floor_seconds(file);  // once unmeasured: the file is in the page cache after it
+  std::vector<double> floor_s;
+  for (int run = 0; run < runs; ++run) {
+    floor_s.push_back(cat_floor_seconds(file));
+    if (floor_s.back() < 0) {
+      std::fprintf(stderr, "cat floor run failed\n");
+      std::exit(1);
+    }
+    std::printf("%s cat floor run %d: %.3f s\n", label, run + 1, floor_s.back());
+  }
+  std::remove(file.c_str());
+  return median(floor_s);
+}
+
 }  // namespace
 
 // usage: bench_stream [deltas (default 20000)] [runs (default 5)] [full|delta|both (default)]
@@ -286,7 +342,10 @@ int main(int argc, char** argv) {
     // The same lines with nothing but write(2) behind them: what any writer of these bytes
     // pays.
     const double floor_s = floor_median(full.lengths, runs, "full");
+    const double cat_s = cat_floor_median(full.lengths, runs, "full");
     report("full", full, floor_s, measure(empty, runs, "", "full, empty answer"));
+    std::printf("full: cat of the same bytes %.3f s; Rebound/cat ratio %.2f (goal within 1.2)\n",
+                cat_s, full.seconds / cat_s);
   }
   if (which == "delta" || which == "both") {
     const ModeFigures delta = measure(
