@@ -180,8 +180,8 @@ int main(int argc, char** argv) {
       long rg_lines = 0;
       const double rg = median_ms(
           [&] { rg_lines = run_counting("rg -n -e '" + c.pattern + "' '" + dir.string() + "'"); });
-      std::printf("     %-13s ripgrep rg -n %8.1f ms (%ld lines) | Rebound/rg ratio %.2f\n", "",
-                  rg, rg_lines, ours / rg);
+      std::printf("     %-13s ripgrep rg -n %8.1f ms (%ld lines) | Rebound/rg ratio %.2f\n", "", rg,
+                  rg_lines, ours / rg);
     }
   }
   rebound::session::ToolResult found;

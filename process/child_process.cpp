@@ -14,10 +14,10 @@
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/write.hpp>
 #include <cerrno>
-#include <mutex>
-#include <set>
 #include <cstring>
 #include <deque>
+#include <mutex>
+#include <set>
 
 extern char** environ;
 

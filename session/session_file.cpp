@@ -117,8 +117,8 @@ Json compaction_entry(const std::string& summary, const std::string& first_kept_
 }
 
 std::variant<LoadedSession, std::string> parse_session_file(std::string_view text,
-                                                           const std::atomic<bool>* cancelled,
-                                                           bool keep_messages) {
+                                                            const std::atomic<bool>* cancelled,
+                                                            bool keep_messages) {
   LoadedSession out;
   std::size_t pos = 0;
   std::size_t line_no = 0;

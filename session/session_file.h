@@ -4,8 +4,8 @@
 // malformed line elsewhere), and rebuilding the runtime context from the path to the leaf.
 // Pure: the bytes come from and go to SessionStorage.
 
-#include <cstdint>
 #include <atomic>
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -65,10 +65,7 @@ struct LoadedSession {
 /// (restore_session_releasing parses it again then): a loader's way to hold the file's bytes
 /// and a small index instead of every entry's JSON tree.
 std::variant<LoadedSession, std::string> parse_session_file(
-    std::string_view text, const std::atomic<bool>* cancelled = nullptr,
-    bool keep_messages = true);
-
-
+    std::string_view text, const std::atomic<bool>* cancelled = nullptr, bool keep_messages = true);
 
 /// Rebuilds the session from the path root → leaf (the last entry): from the last compaction
 /// on, its summary then the kept messages; leaving out an error message with no content or

@@ -55,7 +55,7 @@ class SessionRecorder {
   std::optional<std::string> path_;
   std::vector<protocol::Json> entries_;
   std::set<std::string> ids_;
-  std::string loaded_leaf_;  // a resumed file's last entry id
+  std::string loaded_leaf_;      // a resumed file's last entry id
   bool on_disk_ = false;         // the file exists with its header
   bool header_pending_ = false;  // a new file: the header goes first
   std::size_t written_ = 0;      // entries_[0, written_) are on disk

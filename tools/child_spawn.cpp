@@ -31,18 +31,18 @@ class WatchedChild : public WatchedProcess {
 
 ShellSpawner::Spawn child_process_spawn(boost::asio::any_io_executor executor,
                                         std::optional<std::vector<std::string>> env) {
-  return [executor, env = std::move(env)](const std::vector<std::string>& argv,
-                                          const std::string& cwd,
-                                          std::string& error) -> std::unique_ptr<WatchedProcess> {
-    process::ChildSpec spec;
-    spec.argv = argv;
-    spec.env = env;
-    if (!cwd.empty()) spec.cwd = cwd;
-    auto child = process::ChildProcess::spawn(executor, spec, error);
-    if (!child) return nullptr;
-    spdlog::debug("bash: started pid {}", child->pid());
-    return std::make_unique<WatchedChild>(std::move(child));
-  };
+  return
+      [executor, env = std::move(env)](const std::vector<std::string>& argv, const std::string& cwd,
+                                       std::string& error) -> std::unique_ptr<WatchedProcess> {
+        process::ChildSpec spec;
+        spec.argv = argv;
+        spec.env = env;
+        if (!cwd.empty()) spec.cwd = cwd;
+        auto child = process::ChildProcess::spawn(executor, spec, error);
+        if (!child) return nullptr;
+        spdlog::debug("bash: started pid {}", child->pid());
+        return std::make_unique<WatchedChild>(std::move(child));
+      };
 }
 
 std::vector<std::string> shell_environment(const char* const* environ,

@@ -240,9 +240,9 @@ ToolResult run_read(const Json& args, const session::ToolContext& context,
       return read_image(fd.get(), st, mime, context.model_images);
   }
 
-  LineScanner scanner(fd.get(), &cancelled,
-                      sized ? static_cast<std::size_t>(st.st_size) + kMaxUnsizedRead
-                            : kMaxUnsizedRead);
+  LineScanner scanner(
+      fd.get(), &cancelled,
+      sized ? static_cast<std::size_t>(st.st_size) + kMaxUnsizedRead : kMaxUnsizedRead);
   int read_errno = 0;
   ToolResult r = read_lines(
       args, given,
@@ -253,9 +253,10 @@ ToolResult run_read(const Json& args, const session::ToolContext& context,
       },
       cancelled);
   if (read_errno != 0) return ToolResult::error(fs_error(read_errno, "read", ""));
-  if (scanner.limit_reached() && !r.content.empty() && r.content.front().kind == ContentBlock::Kind::text)
-    r.content.front().text += "\n\n[Stopped reading after " + format_size(kMaxUnsizedRead) +
-                              ": " + abs + " is not a regular file of known size]";
+  if (scanner.limit_reached() && !r.content.empty() &&
+      r.content.front().kind == ContentBlock::Kind::text)
+    r.content.front().text += "\n\n[Stopped reading after " + format_size(kMaxUnsizedRead) + ": " +
+                              abs + " is not a regular file of known size]";
   return r;
 }
 

@@ -5,8 +5,8 @@
 #include <sys/stat.h>
 
 #include <algorithm>
-#include <chrono>
 #include <cerrno>
+#include <chrono>
 #include <cmath>
 #include <cstring>
 #include <optional>
@@ -119,7 +119,7 @@ struct GrepRun {
   std::int64_t matches = 0;
   bool lines_cut = false;
   std::string out;
-  std::optional<std::string> complex_at;  // "<rel>:<line>"
+  std::optional<std::string> complex_at;      // "<rel>:<line>"
   std::optional<std::string> over_budget_at;  // "<rel>:<line>"
   std::size_t window = kFirstWindow;
 
@@ -150,9 +150,9 @@ struct GrepRun {
   bool out_of_time(std::string_view rel, std::string_view data, std::size_t counted_to,
                    std::size_t line_no, std::size_t pos) {
     if (Clock::now() < deadline) return false;
-    line_no += static_cast<std::size_t>(
-        std::count(data.begin() + static_cast<std::ptrdiff_t>(counted_to),
-                   data.begin() + static_cast<std::ptrdiff_t>(pos), '\n'));
+    line_no +=
+        static_cast<std::size_t>(std::count(data.begin() + static_cast<std::ptrdiff_t>(counted_to),
+                                            data.begin() + static_cast<std::ptrdiff_t>(pos), '\n'));
     over_budget_at = std::string(rel) + ":" + std::to_string(line_no);
     return true;
   }

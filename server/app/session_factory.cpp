@@ -48,8 +48,7 @@ std::unique_ptr<session::AgentSession> SessionFactory::make(SessionSpec spec,
       deps_.providers.models,
       session::SessionDeps{deps_.scheduler, spec.events, *deps_.providers.router, deps_.credentials,
                            files.settings, files.storage, deps_.shell, spec.tools,
-                           std::move(prompt), &deps_.jitter, spec.dynamic_tools,
-                           deps_.secrets});
+                           std::move(prompt), &deps_.jitter, spec.dynamic_tools, deps_.secrets});
 }
 
 }  // namespace rebound::server

@@ -49,8 +49,8 @@ class StdinReader {
 
  private:
   void read_some();
-  void deliver();      // hands on what was read, a line at a time while the gate lets it
-  void resume();       // the gate opened again
+  void deliver();       // hands on what was read, a line at a time while the gate lets it
+  void resume();        // the gate opened again
   void watch_hangup();  // while paused: the client closing its end is noticed
 
   boost::asio::posix::stream_descriptor stream_;

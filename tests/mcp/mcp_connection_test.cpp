@@ -460,8 +460,8 @@ TEST_CASE("the manager: 60,000 tools are named once, not again for every request
   p.handlers.out(std::string(kInitOk) + "\n");
   f.clock.run_ready();
   const auto started = std::chrono::steady_clock::now();
-  p.handlers.out(
-      Json{{"jsonrpc", "2.0"}, {"id", 2}, {"result", Json{{"tools", tools}}}}.dump() + "\n");
+  p.handlers.out(Json{{"jsonrpc", "2.0"}, {"id", 2}, {"result", Json{{"tools", tools}}}}.dump() +
+                 "\n");
   f.clock.run_ready();
   const auto first = m.offered(128);
   const auto second = m.offered(128);

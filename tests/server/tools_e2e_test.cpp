@@ -23,11 +23,11 @@
 using namespace rebound;
 using namespace std::chrono_literals;
 using protocol::Json;
-using testing::of_type;
-using testing::ReboundProcess;
 using testing::call;
 using testing::end_of;
+using testing::of_type;
 using testing::prompt;
+using testing::ReboundProcess;
 using testing::script_of;
 using testing::text_of;
 using testing::tool_server;

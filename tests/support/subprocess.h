@@ -26,7 +26,7 @@ struct SubprocessOptions {
   std::optional<std::filesystem::path> cwd;
   bool close_stdin_at_start = false;                // start with fd 0 closed in the child
   std::optional<std::filesystem::path> stdin_file;  // read stdin from this file instead of a pipe
-  bool capture_stdout = false;  // protocol output: append lines to $REBOUND_CAPTURE_DIR
+  bool capture_stdout = false;        // protocol output: append lines to $REBOUND_CAPTURE_DIR
   std::vector<std::string> launcher;  // run argv through this (e.g. setpriv as another user)
 };
 

@@ -191,9 +191,9 @@ TEST_CASE("grep: a search has a total budget, reported with the file and line it
   for (int i = 0; i < 20000; ++i)
     evil += std::string(18, 'a') + "!\n";  // each line under the match limit, all 25 s
   dir.write("evil.txt", evil);
-  const auto r = tools::run_grep_within(Json{{"pattern", "^(a|a)*$"}, {"path", "evil.txt"}},
-                                        context_in(dir), kNotCancelled,
-                                        std::chrono::milliseconds(200));
+  const auto r =
+      tools::run_grep_within(Json{{"pattern", "^(a|a)*$"}, {"path", "evil.txt"}}, context_in(dir),
+                             kNotCancelled, std::chrono::milliseconds(200));
   CHECK(r.is_error);
   const std::string text = text_of(r);
   CHECK(text.rfind("Search stopped: it ran past its 200 ms budget (in evil.txt:", 0) == 0);
