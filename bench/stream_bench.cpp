@@ -100,31 +100,18 @@ bool read_until_agent_end(int fd, Stream& out) {
   }
 }
 
-// The floor the kernel sets: a child process that does nothing but write(2) lines of the given
-// lengths, one call per line, into a pipe with the same 1 MiB buffer the server asks for, read
-// by the same reader. Seconds from fork to the last line read.
-double pipe_floor_seconds(const std::vector<std::size_t>& lengths) {
+// Seconds from fork to the agent_end line read by the lean reader, for a child that writes
+// the stream to `fd` (a pipe with the same 1 MiB buffer the server asks for) and exits.
+template <typename Write>
+double timed_child_stream(Write write) {
   int fds[2];
   if (::pipe(fds) != 0) return -1;
   (void)::fcntl(fds[1], F_SETPIPE_SZ, 1 << 20);
-  const std::size_t longest = *std::max_element(lengths.begin(), lengths.end());
-  std::string filler(longest, 'x');
-  const std::string last = "{\"type\":\"agent_end\"}\n";
   const auto t0 = Clock::now();
   const pid_t child = ::fork();
   if (child == 0) {
     ::close(fds[0]);
-    for (std::size_t i = 0; i < lengths.size(); ++i) {
-      std::string_view line(filler.data(), lengths[i]);
-      if (i + 1 == lengths.size()) line = last;
-      filler[lengths[i] - 1] = '\n';
-      while (!line.empty()) {
-        const ssize_t n = ::write(fds[1], line.data(), line.size());
-        if (n <= 0) ::_exit(1);
-        line.remove_prefix(static_cast<std::size_t>(n));
-      }
-      filler[lengths[i] - 1] = 'x';
-    }
+    write(fds[1]);
     ::_exit(0);
   }
   ::close(fds[1]);
@@ -137,29 +124,35 @@ double pipe_floor_seconds(const std::vector<std::size_t>& lengths) {
   return ok ? s : -1;
 }
 
+// The floor the kernel sets: a child process that does nothing but write(2) lines of the given
+// lengths, one call per line.
+double pipe_floor_seconds(const std::vector<std::size_t>& lengths) {
+  const std::size_t longest = *std::max_element(lengths.begin(), lengths.end());
+  std::string filler(longest, 'x');
+  const std::string last = "{\"type\":\"agent_end\"}\n";
+  return timed_child_stream([&](int fd) {
+    for (std::size_t i = 0; i < lengths.size(); ++i) {
+      std::string_view line(filler.data(), lengths[i]);
+      if (i + 1 == lengths.size()) line = last;
+      filler[lengths[i] - 1] = '\n';
+      while (!line.empty()) {
+        const ssize_t n = ::write(fd, line.data(), line.size());
+        if (n <= 0) ::_exit(1);
+        line.remove_prefix(static_cast<std::size_t>(n));
+      }
+      filler[lengths[i] - 1] = 'x';
+    }
+  });
+}
+
 // The floor that `cat` sets: the same bytes (the recorded line lengths, in a file in the page
-// cache) copied by cat(1) into a pipe with a 1 MiB buffer, read by the same reader (issue 27:
-// the line-by-line writer above is slower than cat). Seconds from fork to the last line read.
+// cache) copied by cat(1) (issue 27: the line-by-line writer above is slower than cat).
 double cat_floor_seconds(const std::string& file) {
-  int fds[2];
-  if (::pipe(fds) != 0) return -1;
-  (void)::fcntl(fds[1], F_SETPIPE_SZ, 1 << 20);
-  const auto t0 = Clock::now();
-  const pid_t child = ::fork();
-  if (child == 0) {
-    ::close(fds[0]);
-    ::dup2(fds[1], 1);
+  return timed_child_stream([&](int fd) {
+    ::dup2(fd, 1);
     ::execl("/bin/cat", "cat", file.c_str(), static_cast<char*>(nullptr));
     ::_exit(127);
-  }
-  ::close(fds[1]);
-  Stream got;
-  const bool ok = read_until_agent_end(fds[0], got);
-  const double s = std::chrono::duration<double>(Clock::now() - t0).count();
-  ::close(fds[0]);
-  int status = 0;
-  ::waitpid(child, &status, 0);
-  return ok ? s : -1;
+  });
 }
 
 // The recorded line lengths as a file: filler lines, the agent_end line last.

@@ -16,6 +16,7 @@
 #include "server/acp/acp_updates.h"
 #include "tests/support/proc_status.h"
 #include "tests/support/rebound_process.h"
+#include "tests/support/session_text.h"
 
 using namespace rebound;
 using namespace std::chrono_literals;
@@ -442,19 +443,7 @@ TEST_CASE("acp: session/cancel and $/cancel_request sent with an id are answered
 
 TEST_CASE("acp: session/load reads its file off the loop, a prompt for it waits for the load") {
   // 100,000 messages (about 30 MB) take seconds to parse.
-  std::string file =
-      R"({"type":"session","version":3,"id":"big-1","timestamp":"2026-12-01T00:00:00.000Z","cwd":"/w"})"
-      "\n";
-  std::string parent = "null";
-  for (int i = 0; i < 100000; ++i) {
-    const std::string id = "e" + std::to_string(i);
-    const std::string role = i % 2 ? "assistant" : "user";
-    file += R"({"type":"message","id":")" + id + R"(","parentId":)" + parent +
-            R"(,"timestamp":"2026-12-01T00:00:00.000Z","message":{"role":")" + role +
-            R"(","content":[{"type":"text","text":")" + std::string(200, 'x') +
-            R"("}],"timestamp":1}})" + "\n";
-    parent = "\"" + id + "\"";
-  }
+  const std::string file = testing::linear_session_file("big-1", 100000);
   ReboundProcess r({"--mode", "acp", "--session-dir", "@DIR@/sessions", "--provider", "scripted",
                     "--script", "@DIR@/script.json"},
                    {},

@@ -16,6 +16,7 @@
 
 #include "tests/support/proc_status.h"
 #include "tests/support/rebound_process.h"
+#include "tests/support/session_text.h"
 #include "tests/support/scripted_tools.h"
 
 using namespace rebound;
@@ -362,19 +363,7 @@ TEST_CASE("bash: an orphaned background process is reparented to the server and 
 
 TEST_CASE("switch_session of a large file is read off the loop: get_state answers meanwhile") {
   // 200,000 entries (about 60 MB): seconds of parsing.
-  std::string file =
-      R"({"type":"session","version":3,"id":"big-1","timestamp":"2026-12-01T00:00:00.000Z","cwd":"/w"})"
-      "\n";
-  std::string parent = "null";
-  for (int i = 0; i < 200000; ++i) {
-    const std::string id = "e" + std::to_string(i);
-    const std::string role = i % 2 ? "assistant" : "user";
-    file += R"({"type":"message","id":")" + id + R"(","parentId":)" + parent +
-            R"(,"timestamp":"2026-12-01T00:00:00.000Z","message":{"role":")" + role +
-            R"(","content":[{"type":"text","text":")" + std::string(200, 'x') +
-            R"("}],"timestamp":1}})" + "\n";
-    parent = "\"" + id + "\"";
-  }
+  const std::string file = testing::linear_session_file("big-1", 200000);
   ReboundProcess r({"--session-dir", "@DIR@/sessions"}, {}, {{"big.jsonl", file}});
   r.send(Json{{"id", "sw"},
               {"type", "switch_session"},
