@@ -11,6 +11,7 @@
 #include <cerrno>
 #include <csignal>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <exception>
 #include <mutex>
@@ -110,6 +111,12 @@ int main(int argc, char** argv) {
   // Not dumpable: another process of the same user cannot open /proc/PID/fd (the protocol's
   // pipes), environ (the key variables), mem or attach a debugger; a root one still can.
   ::prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
+#if defined(__SANITIZE_ADDRESS__)
+  // LeakSanitizer's exit check attaches to the process's threads with ptrace, which a
+  // non-dumpable process refuses to an ordinary user: dumpable again for that last step only
+  // (an atexit handler registered after the sanitizer's runs before it).
+  std::atexit([] { ::prctl(PR_SET_DUMPABLE, 1, 0, 0, 0); });
+#endif
   // Every process a command starts stays our descendant, whatever session it leaves for, so
   // the server can end them all at exit (tools.md section 4.4).
   rebound::process::become_child_subreaper();
