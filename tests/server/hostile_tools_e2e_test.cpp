@@ -9,6 +9,7 @@
 #include <doctest/doctest.h>
 
 #include <chrono>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -16,8 +17,8 @@
 
 #include "tests/support/proc_status.h"
 #include "tests/support/rebound_process.h"
-#include "tests/support/session_text.h"
 #include "tests/support/scripted_tools.h"
+#include "tests/support/session_text.h"
 
 using namespace rebound;
 using namespace std::chrono_literals;
@@ -221,6 +222,14 @@ TEST_CASE("a process of the same user cannot open the server's fds, environ or r
 
 namespace {
 
+// Under AddressSanitizer the server's resident memory says little (freed memory waits in a
+// quarantine, shadow memory grows with every allocation): the bounds are checked without it.
+#if defined(__SANITIZE_ADDRESS__)
+constexpr bool kMemoryChecked = false;
+#else
+constexpr bool kMemoryChecked = true;
+#endif
+
 // Waits up to `limit` while the server's resident memory stays under `kib`; its peak after.
 long peak_within(pid_t pid, long kib, std::chrono::milliseconds limit) {
   const auto until = std::chrono::steady_clock::now() + limit;
@@ -244,7 +253,7 @@ TEST_CASE("rpc: commands whose answers are not read pause the reading of stdin")
   const long peak_kib = peak_within(r.proc().pid(), before_kib + 300 * 1024, 2000ms);
   MESSAGE("peak RSS " << before_kib / 1024 << " MB before the burst, " << peak_kib / 1024
                       << " MB with 200 answers of 2 MB unread");
-  CHECK(peak_kib < before_kib + 64 * 1024);  // before the fix: ~400 MB more
+  if (kMemoryChecked) CHECK(peak_kib < before_kib + 64 * 1024);  // before the fix: ~400 MB more
   // Nothing is lost: reading now, every command is answered in order.
   int answered = 0;
   while (answered < 200) {
@@ -269,7 +278,7 @@ TEST_CASE("acp: a client that writes requests and reads nothing is read no furth
   });
   const long peak_kib = peak_within(r.proc().pid(), before_kib + 200 * 1024, 2000ms);
   MESSAGE("peak RSS " << peak_kib / 1024 << " MB with 64 MB of requests sent, none answered read");
-  CHECK(peak_kib < before_kib + 48 * 1024);  // before the fix: above 128 MB more
+  if (kMemoryChecked) CHECK(peak_kib < before_kib + 48 * 1024);  // before: above 128 MB more
   int answered = 0;
   while (answered < 4000) {
     const auto line = r.proc().read_line(20000ms);
