@@ -164,10 +164,10 @@ void run_loop(asio::io_context& io, session::Scheduler& scheduler, StdoutWriter&
   };
   writer.on_broken([&] { shutdown("stdout closed"); });
   // Input waits while the client leaves stdout unread (answers would pile up without limit).
-  reader.set_gate([&writer](std::function<void()> resume) {
-    writer.flush();
-    return writer.admit(std::move(resume));
-  });
+  // (No flush first: what is gathered stays under 64 KiB and leaves with its loop turn, so a
+  // burst of commands still gets its answers in one write.)
+  reader.set_gate(
+      [&writer](std::function<void()> resume) { return writer.admit(std::move(resume)); });
   reader.start([&](std::string_view data) { lines.feed(data, on_item); },
                [&] {
                  lines.finish(on_item);
