@@ -111,6 +111,14 @@ constexpr auto kFastCall = std::chrono::milliseconds(1);
 
 struct GrepRun {
   using Clock = std::chrono::steady_clock;
+  GrepRun(std::shared_ptr<const Regex> regex, std::int64_t limit_, std::int64_t context_,
+          const std::atomic<bool>& cancelled_, Clock::time_point deadline_)
+      : matcher(std::move(regex)),
+        limit(limit_),
+        context(context_),
+        cancelled(cancelled_),
+        deadline(deadline_) {}
+
   Matcher matcher;
   std::int64_t limit;
   std::int64_t context;
@@ -264,9 +272,9 @@ ToolResult run_grep_within(const Json& args, const session::ToolContext& context
     if (!glob) return ToolResult::error("Invalid glob: " + error);
     glob_matcher.emplace(glob->regex());
   }
-  GrepRun run{Matcher(regex), std::max<std::int64_t>(1, count_arg(args, "limit", 100)),
+  GrepRun run(regex, std::max<std::int64_t>(1, count_arg(args, "limit", 100)),
               std::max<std::int64_t>(0, count_arg(args, "context", 0)), cancelled,
-              GrepRun::Clock::now() + budget};
+              GrepRun::Clock::now() + budget);
   std::string buffer;
   auto search_file = [&](const std::string& file, std::string_view rel) {
     FileBytes bytes;
