@@ -221,13 +221,15 @@ RestoredSession restore_entries(const std::vector<Json>& entries, std::vector<Js
     const std::string type = (*e)["type"].get<std::string>();
     if (type == "message") {
       Json reparsed;
-      const Json* body = &(*e)["message"];
+      const Json* body = &reparsed;
       if (const auto at = e->find(kLineKey); at != e->end()) {
         // A slim entry (parse_session_file without its messages): parsed again from its line.
         const auto off = (*at)[0].get<std::size_t>(), len = (*at)[1].get<std::size_t>();
         protocol::JsonLine line = protocol::parse_json_line(text.substr(off, len));
-        if (line.value) reparsed = std::move((*line.value)["message"]);
-        body = &reparsed;
+        if (line.value && line.value->contains("message"))
+          reparsed = std::move((*line.value)["message"]);
+      } else if (const auto message = e->find("message"); message != e->end()) {
+        body = &*message;
       }
       auto m = protocol::message_from_json(*body);
       m->entry_id = (*e)["id"].get<std::string>();
