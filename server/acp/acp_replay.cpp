@@ -51,6 +51,17 @@ Json replayed_call(const ContentBlock& block, const AgentMessage* result, const 
   session::ToolResult tool_result;
   if (result) {
     tool_result.content = result->content;
+    // A long result text (an MCP server's) is cut for the replay: its content and rawOutput
+    // would make one line of twice its size. The session file keeps it whole.
+    for (auto& c : tool_result.content) {
+      if (c.kind != ContentBlock::Kind::text || c.text.size() <= kReplayChunkBytes) continue;
+      std::size_t cut = kReplayChunkBytes;
+      while (cut > 0 && (static_cast<unsigned char>(c.text[cut]) & 0xC0) == 0x80)
+        --cut;
+      const std::size_t rest = c.text.size() - cut;
+      c.text.resize(cut);
+      c.text += "\n\n[" + std::to_string(rest) + " more bytes of this result are not replayed]";
+    }
     if (!result->details.is_null()) tool_result.details = result->details;
     tool_result.is_error = result->is_error;
     body["content"] = content_of(tool_result);

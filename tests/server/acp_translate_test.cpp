@@ -192,3 +192,28 @@ TEST_CASE("acp replay: a long text becomes chunks of at most 64 KiB, cut between
   CHECK(joined == text);
   CHECK(updates.back()["content"]["text"] == "ok");
 }
+
+TEST_CASE("acp replay: a tool result longer than 64 KiB is cut in the replayed tool_call") {
+  std::vector<protocol::AgentMessage> history(3);
+  history[0].role = protocol::Role::user;
+  history[0].content = {ContentBlock::make_text("go")};
+  history[0].entry_id = "u1";
+  history[1].role = protocol::Role::assistant;
+  history[1].content = {ContentBlock::make_tool_call("c1", "mcp__big__dump", Json::object())};
+  history[1].stop_reason = protocol::StopReason::tool_use;
+  history[1].entry_id = "a1";
+  history[2].role = protocol::Role::tool_result;
+  history[2].tool_call_id = "c1";
+  history[2].content = {ContentBlock::make_text(std::string(1 << 20, 'r'))};
+  const auto updates = replay_updates(history, "/w");
+  const Json* call = nullptr;
+  for (const auto& u : updates)
+    if (u["sessionUpdate"] == "tool_call") call = &u;
+  REQUIRE(call);
+  // Before: the 1 MiB text twice (content and rawOutput) in one line.
+  CHECK(call->dump().size() < 3 * rebound::server::acp::kReplayChunkBytes);
+  const std::string text = (*call)["content"][0]["content"]["text"];
+  CHECK(text == std::string(rebound::server::acp::kReplayChunkBytes, 'r') + "\n\n[" +
+                    std::to_string((1 << 20) - rebound::server::acp::kReplayChunkBytes) +
+                    " more bytes of this result are not replayed]");
+}
