@@ -77,29 +77,14 @@ ModeStart start_acp(AppParts& app) {
     return AcpSessionParts{std::move(files), std::move(mcp_set), std::move(made)};
   };
   // session/load and session/resume read their file on a thread of the session storage's.
-  AcpSessionLoader loader =
-      [&app](const std::string& session_cwd, const std::string& id,
-             std::function<void(session::Result<AcpLoadedFile>)> done) -> std::function<void()> {
-    auto files = app.sessions.files_for(fs::path(session_cwd));
-    auto file = files->storage.find_session_file(id);
-    if (!file) {
-      done(session::Error{session::ErrorKind::not_found, "session " + id});
-      return [] {};
-    }
-    std::weak_ptr<SessionFiles> weak = files;
-    files->storage.load_async(*file,
-                              [files, path = *file, done = std::move(done)](
-                                  std::variant<session::LoadedSession, std::string> read) mutable {
-                                if (auto* error = std::get_if<std::string>(&read))
-                                  return done(session::Error{session::ErrorKind::failed, *error});
-                                auto& loaded = std::get<session::LoadedSession>(read);
-                                for (const auto& w : loaded.warnings)
-                                  spdlog::warn("{}: {}", path, w);
-                                done(AcpLoadedFile{path, std::move(loaded)});
-                              });
-    return [weak] {
-      if (auto f = weak.lock()) f->storage.cancel_loads();
-    };
+  AcpSessionLoader loader = [&app](const std::string& session_cwd, const std::string& id,
+                                   std::function<void(session::Result<AcpLoadedFile>)> done) {
+    return app.sessions.load_by_id(
+        app.sessions.files_for(fs::path(session_cwd)), id,
+        [done = std::move(done)](SessionFactory::LoadedById read) {
+          if (!read) return done(read.error());
+          done(AcpLoadedFile{std::move(read->first), std::move(read->second)});
+        });
   };
   return std::unique_ptr<FrontEnd>(std::make_unique<AcpConnection>(
       AcpOptions{app.options.no_session, app.options.acp_ask_permissions, REBOUND_VERSION},

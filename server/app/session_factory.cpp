@@ -20,17 +20,28 @@ std::shared_ptr<SessionFiles> SessionFactory::files_for(const fs::path& cwd) con
           o.no_session, &deps_.scheduler});
 }
 
-session::Result<std::pair<std::string, session::LoadedSession>> SessionFactory::load_by_id(
-    SessionFiles& files, const std::string& id) const {
-  auto file = files.storage.find_session_file(id);
-  if (!file) return session::Error{session::ErrorKind::not_found, "session " + id};
-  auto read = files.storage.load(*file);
-  if (auto* error = std::get_if<std::string>(&read))
-    return session::Error{session::ErrorKind::failed, *error};
-  auto loaded = std::move(std::get<session::LoadedSession>(read));
-  for (const auto& w : loaded.warnings)
-    spdlog::warn("{}: {}", *file, w);
-  return std::pair{std::move(*file), std::move(loaded)};
+std::function<void()> SessionFactory::load_by_id(std::shared_ptr<SessionFiles> files,
+                                                 const std::string& id,
+                                                 std::function<void(LoadedById)> done) const {
+  auto file = files->storage.find_session_file(id);
+  if (!file) {
+    done(session::Error{session::ErrorKind::not_found, "session " + id});
+    return [] {};
+  }
+  std::weak_ptr<SessionFiles> weak = files;
+  // `files` rides with the read: its storage (and the read's thread) lives until the answer.
+  files->storage.load_async(*file, [files, path = *file, done = std::move(done)](
+                                       std::variant<session::LoadedSession, std::string> read) {
+    if (auto* error = std::get_if<std::string>(&read))
+      return done(session::Error{session::ErrorKind::failed, *error});
+    auto& loaded = std::get<session::LoadedSession>(read);
+    for (const auto& w : loaded.warnings)
+      spdlog::warn("{}: {}", path, w);
+    done(std::pair{path, std::move(loaded)});
+  });
+  return [weak] {
+    if (auto f = weak.lock()) f->storage.cancel_loads();
+  };
 }
 
 std::unique_ptr<session::AgentSession> SessionFactory::make(SessionSpec spec,

@@ -61,10 +61,12 @@ class SessionFactory {
 
   /// The settings and storage of sessions in `cwd`.
   std::shared_ptr<SessionFiles> files_for(const std::filesystem::path& cwd) const;
-  /// The session of `id` from its file in `files`' session directory (session/load): the file
-  /// and what it holds, or not_found / failed.
-  session::Result<std::pair<std::string, session::LoadedSession>> load_by_id(
-      SessionFiles& files, const std::string& id) const;
+  /// The session of `id` from its file in `files`' session directory (session/load), read on
+  /// the storage's thread: `done` gets, on the loop, the file and what it holds, or not_found /
+  /// failed. Returns what cancels the read (`done` then gets an error at once).
+  using LoadedById = session::Result<std::pair<std::string, session::LoadedSession>>;
+  std::function<void()> load_by_id(std::shared_ptr<SessionFiles> files, const std::string& id,
+                                   std::function<void(LoadedById)> done) const;
   /// A session with `files` (from files_for(spec.cwd)), which the caller keeps until the
   /// session is gone.
   std::unique_ptr<session::AgentSession> make(SessionSpec spec, SessionFiles& files) const;
