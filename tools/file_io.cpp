@@ -38,6 +38,18 @@ int open_for_tool_write(const std::string& path, bool create) {
   return fd.release();
 }
 
+int read_regular_file(const std::string& path, std::string& out, std::size_t max) {
+  UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK));
+  if (!fd) return errno;
+  struct stat st {};
+  if (::fstat(fd.get(), &st) != 0) return errno;
+  if (S_ISDIR(st.st_mode)) return EISDIR;
+  if (is_own_std_stream(st)) return EPERM;
+  if (!S_ISREG(st.st_mode)) return EINVAL;
+  if (!read_all(fd.get(), out, max)) return errno ? errno : EFBIG;
+  return 0;
+}
+
 bool read_all(int fd, std::string& out, std::size_t max) {
   out.clear();
   struct stat st {};

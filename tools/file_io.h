@@ -48,6 +48,11 @@ bool is_own_std_stream(const struct stat& st);
 /// once all of that is checked. -1 with errno set on failure.
 int open_for_tool_write(const std::string& path, bool create);
 
+/// Reads `path` whole the way edit does: opened non-blocking, a regular file (EISDIR, EINVAL
+/// otherwise) that is not one of the server's standard streams (EPERM), at most `max` bytes
+/// (EFBIG, a larger file refused unread). 0, or the errno.
+int read_regular_file(const std::string& path, std::string& out, std::size_t max);
+
 /// Reads to the end; false with errno set on an error, or EFBIG past `max` bytes.
 bool read_all(int fd, std::string& out, std::size_t max);
 /// The first up to `n` bytes at offset 0 without moving the file position (empty for pipes).

@@ -329,16 +329,7 @@ ToolResult run_edit(const Json& args, const session::ToolContext& context,
   };
   if (::access(abs.c_str(), R_OK | W_OK) != 0) return could_not(errno);
   std::string original;
-  {
-    UniqueFd fd(::open(abs.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK));
-    if (!fd) return could_not(errno);
-    struct stat st {};
-    if (::fstat(fd.get(), &st) != 0) return could_not(errno);
-    if (S_ISDIR(st.st_mode)) return could_not(EISDIR);
-    if (is_own_std_stream(st)) return could_not(EPERM);
-    if (!S_ISREG(st.st_mode)) return could_not(EINVAL);
-    if (!read_all(fd.get(), original, kMaxEditBytes)) return could_not(errno ? errno : EFBIG);
-  }
+  if (const int err = read_regular_file(abs, original, kMaxEditBytes)) return could_not(err);
   EditOutcome outcome = apply_edits(original, edits, given);
   if (outcome.error) return ToolResult::error(std::move(*outcome.error));
   if (cancelled) return ToolResult::error("Operation aborted");

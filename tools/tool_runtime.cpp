@@ -67,19 +67,6 @@ class WriteQueue {
 
 namespace {
 
-// 0, or why `path` cannot be read as a regular file of at most kMaxEditBytes.
-int read_regular_file(const std::string& path, std::string& out) {
-  UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK));
-  if (!fd) return errno;
-  struct stat st {};
-  if (::fstat(fd.get(), &st) != 0) return errno;
-  if (S_ISDIR(st.st_mode)) return EISDIR;
-  if (is_own_std_stream(st)) return EPERM;
-  if (!S_ISREG(st.st_mode)) return EINVAL;
-  if (!read_all(fd.get(), out, kMaxEditBytes)) return errno ? errno : EFBIG;
-  return 0;
-}
-
 // 0, or why `content` could not replace the regular file `path` (a FIFO never blocks: the
 // non-blocking open fails without a reader, and anything but a regular file is refused).
 int replace_regular_file(const std::string& path, const std::string& content) {
@@ -249,7 +236,7 @@ void FileTools::read_file(std::string path, FileRead done) {
   session::Scheduler& scheduler = scheduler_;
   offload_.run([&scheduler, path = std::move(path), done = std::move(done)]() mutable {
     std::string text;
-    const int error = read_regular_file(path, text);
+    const int error = read_regular_file(path, text, kMaxEditBytes);
     scheduler.post([done = std::move(done), text = std::move(text), error]() mutable {
       if (error) {
         done(std::nullopt, error);
