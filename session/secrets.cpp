@@ -1,6 +1,7 @@
 #include "session/secrets.h"
 
 #include <algorithm>
+#include <string_view>
 
 namespace rebound::session {
 
@@ -13,16 +14,13 @@ Secrets::Secrets(std::vector<std::string> values) {
   values_.erase(std::unique(values_.begin(), values_.end()), values_.end());
 }
 
-bool Secrets::redact(std::string& text) const {
-  bool any = false;
+void Secrets::redact(std::string& text) const {
+  static constexpr std::string_view kMark = "[redacted]";
   for (const auto& key : values_) {
-    for (std::size_t at = text.find(key); at != std::string::npos; at = text.find(key, at)) {
-      text.replace(at, key.size(), "[redacted]");
-      at += 10;
-      any = true;
-    }
+    for (std::size_t at = text.find(key); at != std::string::npos;
+         at = text.find(key, at + kMark.size()))
+      text.replace(at, key.size(), kMark);
   }
-  return any;
 }
 
 void Secrets::redact(protocol::Json& value) const {

@@ -19,9 +19,8 @@ class Secrets {
   Secrets() = default;
   explicit Secrets(std::vector<std::string> values);
 
-  bool empty() const { return values_.empty(); }
-  /// `text` with every key replaced by "[redacted]"; whether anything was.
-  bool redact(std::string& text) const;
+  /// `text` with every key replaced by "[redacted]".
+  void redact(std::string& text) const;
   /// Every text of the result (its content blocks and the strings of its details).
   void redact(ToolResult& result) const;
   void redact(protocol::Json& value) const;

@@ -20,11 +20,11 @@ bool is_string_or_null(const Json& j) {
   return j.is_string() || j.is_null();
 }
 
-// A usable entry: an object with string type and id, a parentId that is a string or null, and
-// for a message entry a message that reads back.
 // Where a slim message entry's line is in the file's text: [offset, length].
 constexpr const char* kLineKey = "_line";
 
+// A usable entry: an object with string type and id, a parentId that is a string or null, and
+// for a message entry a message that reads back.
 std::optional<std::string> entry_problem(const Json& e) {
   if (!e.is_object()) return "not a JSON object";
   if (!protocol::get_value(e, "type").is_string()) return "no string 'type'";
