@@ -333,8 +333,8 @@ void AgentSession::complete_tool_batch() {
 void AgentSession::record(const AgentMessage& message, bool in_context) {
   AgentMessage recorded = message;
   recorded.entry_id = recorder_->append_message(message);
-  if (in_context) context_.push_back(recorded);
-  history_.push_back(std::move(recorded));
+  stats_.add(recorded);
+  if (in_context) context_.push_back(std::move(recorded));
 }
 
 void AgentSession::next_turn() {

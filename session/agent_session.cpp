@@ -184,36 +184,6 @@ std::optional<std::string> AgentSession::last_assistant_text() const {
   return std::nullopt;
 }
 
-AgentSession::Stats AgentSession::stats() const {
-  Stats s;
-  for (const auto& m : history_) {
-    ++s.total_messages;
-    switch (m.role) {
-      case protocol::Role::user:
-        ++s.user_messages;
-        break;
-      case protocol::Role::tool_result:
-        ++s.tool_results;
-        break;
-      case protocol::Role::assistant:
-        ++s.assistant_messages;
-        for (const auto& b : m.content) {
-          if (b.kind == protocol::ContentBlock::Kind::tool_call) ++s.tool_calls;
-        }
-        s.tokens.input += m.usage.input;
-        s.tokens.output += m.usage.output;
-        s.tokens.cache_read += m.usage.cache_read;
-        s.tokens.cache_write += m.usage.cache_write;
-        s.tokens.total_tokens += m.usage.total_tokens;
-        s.tokens.cost_total += m.usage.cost_total;
-        break;
-      case protocol::Role::bash_execution:
-      case protocol::Role::compaction_summary:
-        break;
-    }
-  }
-  return s;
-}
 
 std::optional<ThinkingLevel> AgentSession::cycle_thinking_level() {
   const auto levels = available_thinking_levels();

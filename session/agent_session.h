@@ -21,6 +21,7 @@
 #include "session/credential_store.h"
 #include "session/error.h"
 #include "session/event_sink.h"
+#include "session/message_stats.h"
 #include "session/llm/provider.h"
 #include "session/model_registry.h"
 #include "session/retry_control.h"
@@ -142,19 +143,13 @@ class AgentSession {
   const ModelRegistry& models() const { return models_; }
   /// The runtime context (what the model sees next): get_messages.
   const std::vector<protocol::AgentMessage>& messages() const { return context_; }
-  /// Every message of the session in order, failed attempts that a retry removed included.
-  const std::vector<protocol::AgentMessage>& history() const { return history_; }
   /// get_last_assistant_text: the text of the last assistant message in the context that has
   /// text, or nullopt.
   std::optional<std::string> last_assistant_text() const;
 
-  struct Stats {
-    std::int64_t user_messages = 0, assistant_messages = 0, tool_calls = 0, tool_results = 0,
-                 total_messages = 0;
-    protocol::Usage tokens;  // summed; cost_total summed too
-  };
+  using Stats = MessageStats;
   /// get_session_stats: counted over the whole history, so failed attempts count.
-  Stats stats() const;
+  const Stats& stats() const { return stats_; }
   const std::string& session_id() const { return session_id_; }
   /// The session file's path (where it is or will be); none with --no-session.
   const std::optional<std::string>& session_file() const { return recorder_->path(); }
@@ -312,7 +307,7 @@ class AgentSession {
   std::string system_prompt_;  // as sent with every request of this session
 
   std::vector<protocol::AgentMessage> context_;
-  std::vector<protocol::AgentMessage> history_;
+  Stats stats_;  // of every message recorded, failed attempts that a retry removed included
   std::unique_ptr<Run> run_;
   std::uint64_t generation_ = 0;
   std::uint64_t partial_version_ = 0;  // see ev::MessageUpdate

@@ -3,6 +3,8 @@
 
 #include <spdlog/spdlog.h>
 
+#include <malloc.h>
+
 #include <algorithm>
 #include <nlohmann/json.hpp>
 
@@ -35,11 +37,15 @@ void AgentSession::take_up(std::string path, LoadedSession loaded, bool restore_
       loaded.restored ? std::move(*loaded.restored) : restore_session(loaded.entries);
   loaded.restored.reset();
   session_id_ = loaded.header.id;
-  context_ = std::move(restored.context);
-  history_ = std::move(restored.history);
+  stats_ = restored.stats;
+  context_ = restored.take_context();  // the history's other messages are freed with `restored`
   recorder_ = std::make_unique<SessionRecorder>(
       deps_.storage, [this] { return deps_.scheduler.now_epoch_ms(); }, std::move(path),
       std::move(loaded));
+  // A large load freed most of what it allocated (the file's text, its entries, the messages
+  // left out of the context), much of it in the loading thread's malloc arena: handed back to
+  // the system now rather than held as resident memory for the session's life.
+  malloc_trim(0);
   if (!restore_model) return;
   // The model and level the session last used, where this server still offers them.
   if (restored.provider && restored.model_id) {
@@ -68,7 +74,7 @@ void AgentSession::new_session(std::optional<std::string> parent_session) {
   cancel_everything();
   session_id_ = new_session_id();
   context_.clear();
-  history_.clear();
+  stats_ = {};
   start_new_recorder(std::nullopt, std::move(parent_session));
   refresh_system_prompt();
 }

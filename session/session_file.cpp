@@ -208,6 +208,7 @@ RestoredSession restore_entries(const std::vector<Json>& entries, std::vector<Js
     i = it->second;
   }
   std::reverse(path.begin(), path.end());
+  out.history.reserve(path.size() + 1);  // the messages, and room for take_context's summary
 
   struct Item {
     std::string id;
@@ -234,6 +235,7 @@ RestoredSession restore_entries(const std::vector<Json>& entries, std::vector<Js
       auto m = protocol::message_from_json(*body);
       m->entry_id = (*e)["id"].get<std::string>();
       messages.push_back({m->entry_id, out.history.size(), std::nullopt});
+      out.stats.add(*m);
       out.history.push_back(std::move(*m));
       if (release) (*release)[static_cast<std::size_t>(e - &entries[0])].erase("message");
     } else if (type == "model_change") {
@@ -283,7 +285,7 @@ RestoredSession restore_entries(const std::vector<Json>& entries, std::vector<Js
     summary.summary = protocol::get_string(c, "summary");
     summary.tokens_before = protocol::get_int(c, "tokensBefore");
     summary.timestamp = parse_iso_timestamp(protocol::get_string(c, "timestamp")).value_or(0);
-    out.context.push_back(std::move(summary));
+    out.summary = std::move(summary);
     std::size_t boundary = 0;
     while (messages[boundary].compaction != last_compaction)
       ++boundary;
@@ -297,12 +299,37 @@ RestoredSession restore_entries(const std::vector<Json>& entries, std::vector<Js
     }
   }
   for (std::size_t i = from; i < messages.size(); ++i) {
-    if (keep[i]) out.context.push_back(out.history[messages[i].message]);
+    if (keep[i]) out.in_context.push_back(messages[i].message);
   }
   return out;
 }
 
 }  // namespace
+
+std::vector<AgentMessage> RestoredSession::context() const {
+  std::vector<AgentMessage> out;
+  out.reserve(in_context.size() + (summary ? 1 : 0));
+  if (summary) out.push_back(*summary);
+  for (std::size_t i : in_context)
+    out.push_back(history[i]);
+  return out;
+}
+
+std::vector<AgentMessage> RestoredSession::take_context() {
+  // In place: the context's messages are a subsequence of the history (indices ascending), and
+  // the history has room for the summary in front; a second vector of a large conversation
+  // would double the load's peak.
+  std::size_t n = 0;
+  for (std::size_t i : in_context) {
+    if (i != n) history[n] = std::move(history[i]);
+    ++n;
+  }
+  history.resize(n);
+  if (summary) history.insert(history.begin(), std::move(*summary));
+  summary.reset();
+  in_context.clear();
+  return std::move(history);
+}
 
 RestoredSession restore_session(const std::vector<Json>& entries) {
   return restore_entries(entries, nullptr, {});

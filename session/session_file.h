@@ -5,6 +5,7 @@
 // Pure: the bytes come from and go to SessionStorage.
 
 #include <atomic>
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -15,6 +16,7 @@
 #include "protocol/json.h"
 #include "protocol/messages.h"
 #include "protocol/wire_types.h"
+#include "session/message_stats.h"
 
 namespace rebound::session {
 
@@ -44,10 +46,19 @@ protocol::Json compaction_entry(const std::string& summary, const std::string& f
                                 std::int64_t tokens_before, const std::string& reason);
 
 struct RestoredSession {
-  std::vector<protocol::AgentMessage> context;    // what the model sees next
-  std::vector<protocol::AgentMessage> history;    // every message on the path, failures included
-  std::optional<std::string> provider, model_id;  // the last model_change on the path
+  std::vector<protocol::AgentMessage> history;  // every message on the path, failures included
+  /// What the model sees next: `summary` (the last compaction's) then these messages of
+  /// `history`, by index, in order. Indices, not copies: a loaded conversation is held once.
+  std::optional<protocol::AgentMessage> summary;
+  std::vector<std::size_t> in_context;
+  MessageStats stats;                                     // over `history`
+  std::optional<std::string> provider, model_id;          // the last model_change on the path
   std::optional<protocol::ThinkingLevel> thinking_level;  // the last thinking_level_change
+
+  /// The context, copied.
+  std::vector<protocol::AgentMessage> context() const;
+  /// The context, moved out of the history in place (the history is left empty): use it last.
+  std::vector<protocol::AgentMessage> take_context();
 };
 
 struct LoadedSession {

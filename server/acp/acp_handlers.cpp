@@ -103,6 +103,14 @@ void AcpConnection::open_loaded(acp::OpenParams params, OpenKind kind, AcpReply 
                                 std::optional<AcpLoadedFile> loaded) {
   auto open = std::make_unique<OpenSession>();
   open->cwd = params.cwd;
+  // The replay is made before the session takes the conversation up: the session keeps the
+  // context only, not the failed attempts and compacted messages the editor is shown too.
+  std::vector<Json> replay;
+  if (kind == OpenKind::load && loaded) {
+    auto& file = loaded->loaded;
+    if (!file.restored) file.restored = session::restore_session_releasing(file.entries);
+    replay = acp::replay_updates(file.restored->history, params.cwd);
+  }
   std::optional<session::Error> failed;
   const session::SessionSlot slot = host_.add([&](session::SessionSlot slot) {
     open->slot = slot;
@@ -138,10 +146,9 @@ void AcpConnection::open_loaded(acp::OpenParams params, OpenKind kind, AcpReply 
       result["_meta"] = Json{{"rebound", Json{{"sessionFile", *file}}}};
     return reply.ok(std::move(result));
   }
-  if (kind == OpenKind::load) {
-    for (auto& body : acp::replay_updates(s.session->history(), s.cwd))
-      update(s, std::move(body));
-  }
+  for (auto& body : replay)
+    update(s, std::move(body));
+  replay.clear();
   reply.ok(Json::object());
 }
 

@@ -77,15 +77,20 @@ ModeStart start_acp(AppParts& app) {
     return AcpSessionParts{std::move(files), std::move(mcp_set), std::move(made)};
   };
   // session/load and session/resume read their file on a thread of the session storage's.
+  // GCC 12 takes the Error in this Result's variant for maybe uninitialized once inlined
+  // (a false positive of -Wmaybe-uninitialized: the variant's index is checked first).
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
   AcpSessionLoader loader = [&app](const std::string& session_cwd, const std::string& id,
                                    std::function<void(session::Result<AcpLoadedFile>)> done) {
     return app.sessions.load_by_id(
         app.sessions.files_for(fs::path(session_cwd)), id,
         [done = std::move(done)](SessionFactory::LoadedById read) {
-          if (!read) return done(read.error());
-          done(AcpLoadedFile{std::move(read->first), std::move(read->second)});
+          if (read) return done(AcpLoadedFile{std::move(read->first), std::move(read->second)});
+          done(read.error());
         });
   };
+#pragma GCC diagnostic pop
   return std::unique_ptr<FrontEnd>(std::make_unique<AcpConnection>(
       AcpOptions{app.options.no_session, app.options.acp_ask_permissions, REBOUND_VERSION},
       std::move(factory), std::move(loader),

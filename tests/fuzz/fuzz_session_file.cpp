@@ -27,13 +27,13 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     if (!again.value || !again.value->is_object()) std::abort();
   }
   const auto restored = rebound::session::restore_session(loaded->entries);
-  if (restored.context.size() > messages + 1 || restored.history.size() > messages) std::abort();
+  if (restored.context().size() > messages + 1 || restored.history.size() > messages) std::abort();
   auto slim = rebound::session::parse_session_file(text, nullptr, false);
   auto* slim_loaded = std::get_if<rebound::session::LoadedSession>(&slim);
   if (!slim_loaded || slim_loaded->entries.size() != loaded->entries.size()) std::abort();
   const auto same = rebound::session::restore_session_releasing(slim_loaded->entries, text);
   if (rebound::protocol::to_json(same.history) != rebound::protocol::to_json(restored.history) ||
-      rebound::protocol::to_json(same.context) != rebound::protocol::to_json(restored.context) ||
+      rebound::protocol::to_json(same.context()) != rebound::protocol::to_json(restored.context()) ||
       same.provider != restored.provider || same.model_id != restored.model_id)
     std::abort();
   return 0;

@@ -334,7 +334,7 @@ TEST_CASE("kill -9 at random moments: every file loads and keeps every entry the
     CHECK(st["success"] == true);
     CHECK(st["data"]["sessionId"] == loaded.header.id);
     CHECK(st["data"]["messageCount"].get<std::size_t>() ==
-          session::restore_session(loaded.entries).context.size());
+          session::restore_session(loaded.entries).context().size());
   }
   MESSAGE("trials with a file: " << with_file << ", messages checked: " << messages_checked);
   CHECK(with_file > 30);  // most random moments fall after the first answer

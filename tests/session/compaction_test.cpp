@@ -129,7 +129,7 @@ TEST_CASE("overflow: compaction, then the continued run succeeds, with no auto_r
   CHECK(h.session.messages()[1].entry_id == (*compaction)["firstKeptEntryId"]);
   // Resuming the file rebuilds the same context.
   const auto restored = session::restore_session(entries);
-  CHECK(protocol::to_json(restored.context) == protocol::to_json(h.session.messages()));
+  CHECK(protocol::to_json(restored.context()) == protocol::to_json(h.session.messages()));
 }
 
 TEST_CASE("a second overflow in the same prompt ends after one compact-and-retry attempt") {

@@ -130,7 +130,7 @@ TEST_CASE("restoring leaves out the retried error and empty errors, keeps a fina
       entry("e2", "u2",
             session::message_entry(assistant("partial", protocol::StopReason::error, "401 no")));
   const auto restored = session::restore_session(parse_ok(text).entries);
-  CHECK(texts(restored.context) == std::vector<std::string>{"q1", "answer1", "q2", "partial"});
+  CHECK(texts(restored.context()) == std::vector<std::string>{"q1", "answer1", "q2", "partial"});
   CHECK(restored.history.size() == 5);  // the retried error stays in the history
   CHECK(restored.provider == "openai");
   CHECK(restored.model_id == "gpt-4o");
@@ -143,7 +143,7 @@ TEST_CASE("restoring follows the parent chain from the last entry, not file orde
                            entry("a1", "u1", session::message_entry(assistant("branch A"))) +
                            entry("a2", "u1", session::message_entry(assistant("branch B")));
   const auto restored = session::restore_session(parse_ok(text).entries);
-  CHECK(texts(restored.context) == std::vector<std::string>{"root", "branch B"});
+  CHECK(texts(restored.context()) == std::vector<std::string>{"root", "branch B"});
 }
 
 TEST_CASE("a compaction entry: its summary, the kept messages, and what overflow removed") {
@@ -161,17 +161,17 @@ TEST_CASE("a compaction entry: its summary, the kept messages, and what overflow
         base + entry("c1", "e3", session::compaction_entry("S", "u2", 5000, "overflow")) +
         entry("a3", "c1", session::message_entry(assistant("after")));
     const auto restored = session::restore_session(parse_ok(text).entries);
-    CHECK(texts(restored.context) ==
+    CHECK(texts(restored.context()) ==
           std::vector<std::string>{"summary:S", "kept q", "kept a", "big q", "after"});
-    CHECK(restored.context[0].tokens_before == 5000);
-    CHECK(restored.context[0].timestamp == 1796025601000);
+    CHECK(restored.context()[0].tokens_before == 5000);
+    CHECK(restored.context()[0].timestamp == 1796025601000);
   }
   SUBCASE("threshold keeps the message before it") {
     const std::string text =
         base + entry("a4", "e3", session::message_entry(assistant("fine"))) +
         entry("c1", "a4", session::compaction_entry("S", "u3", 10, "threshold"));
     const auto restored = session::restore_session(parse_ok(text).entries);
-    CHECK(texts(restored.context) == std::vector<std::string>{"summary:S", "big q", "fine"});
+    CHECK(texts(restored.context()) == std::vector<std::string>{"summary:S", "big q", "fine"});
   }
 }
 
@@ -239,7 +239,7 @@ TEST_CASE("a parent cycle ends the path instead of looping") {
                            entry("a", "b", session::message_entry(user("one"))) +
                            entry("b", "a", session::message_entry(user("two")));
   const auto restored = session::restore_session(parse_ok(text).entries);
-  CHECK(texts(restored.context) == std::vector<std::string>{"one", "two"});
+  CHECK(texts(restored.context()) == std::vector<std::string>{"one", "two"});
   CHECK(restored.history.size() == 2);
 }
 

@@ -19,7 +19,7 @@ inline std::string linear_session_file(const std::string& id, int messages,
             R"(,"timestamp":"2026-12-01T00:00:00.000Z","message":{"role":")" +
             (i % 2 ? "assistant" : "user") + R"(","content":[{"type":"text","text":")" + text +
             R"("}],"timestamp":1}})" + "\n";
-    parent = "\"" + entry + "\"";
+    parent.assign(1, '"').append(entry).append(1, '"');
   }
   return file;
 }

@@ -1,0 +1,32 @@
+#include "session/message_stats.h"
+
+namespace rebound::session {
+
+void MessageStats::add(const protocol::AgentMessage& m) {
+  ++total_messages;
+  switch (m.role) {
+    case protocol::Role::user:
+      ++user_messages;
+      break;
+    case protocol::Role::tool_result:
+      ++tool_results;
+      break;
+    case protocol::Role::assistant:
+      ++assistant_messages;
+      for (const auto& b : m.content) {
+        if (b.kind == protocol::ContentBlock::Kind::tool_call) ++tool_calls;
+      }
+      tokens.input += m.usage.input;
+      tokens.output += m.usage.output;
+      tokens.cache_read += m.usage.cache_read;
+      tokens.cache_write += m.usage.cache_write;
+      tokens.total_tokens += m.usage.total_tokens;
+      tokens.cost_total += m.usage.cost_total;
+      break;
+    case protocol::Role::bash_execution:
+    case protocol::Role::compaction_summary:
+      break;
+  }
+}
+
+}  // namespace rebound::session
