@@ -6,7 +6,8 @@
 #                                   # about 12 minutes on 2 cores)
 #   bash scripts/sanitize.sh tsan   # ThreadSanitizer: server_tests (the stdout writer thread and
 #                                   # the file tools' worker threads, the real binary built with
-#                                   # TSan) and client_tests (RpcClient)
+#                                   # TSan), client_tests (RpcClient) and tools_tests (grep's
+#                                   # searching threads)
 # With CI=true warnings are errors, as in scripts/test.sh.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -42,8 +43,9 @@ case "$mode" in
     build="$root/build-tsan"
     cmake -S "$root" -B "$build" -G Ninja -DREBOUND_TSAN=ON -DREBOUND_TESTS=ON \
       -DREBOUND_WERROR=$werror >/dev/null
-    cmake --build "$build" --target server_tests client_tests rebound
-    ctest --test-dir "$build" -R '^(server_tests|client_tests)\.' --output-on-failure -j "$jobs"
+    cmake --build "$build" --target server_tests client_tests tools_tests rebound
+    ctest --test-dir "$build" -R '^(server_tests|client_tests|tools_tests)\.' --output-on-failure \
+      -j "$jobs"
     ;;
   *)
     echo "usage: bash scripts/sanitize.sh [fast|full|tsan]" >&2

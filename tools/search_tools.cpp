@@ -5,11 +5,19 @@
 #include <sys/stat.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <chrono>
 #include <cmath>
+#include <condition_variable>
 #include <cstring>
+#include <exception>
+#include <mutex>
 #include <optional>
+#include <system_error>
+#include <thread>
+#include <utility>
+#include <vector>
 
 #include "protocol/json_line.h"
 #include "tools/builtin_tools.h"
@@ -109,30 +117,64 @@ constexpr std::size_t kMaxWindow = 4 * 1024 * 1024;
 constexpr auto kSlowCall = std::chrono::milliseconds(10);
 constexpr auto kFastCall = std::chrono::milliseconds(1);
 
-struct GrepRun {
-  using Clock = std::chrono::steady_clock;
-  GrepRun(std::shared_ptr<const Regex> regex, std::int64_t limit_, std::int64_t context_,
-          const std::atomic<bool>& cancelled_, Clock::time_point deadline_)
-      : matcher(std::move(regex)),
-        limit(limit_),
-        context(context_),
-        cancelled(cancelled_),
-        deadline(deadline_) {}
+// What one file gave: each match's lines as shown (with its context lines, joined by \n), in
+// file order, and why its search stopped early.
+struct FileHits {
+  struct Match {
+    std::string shown;
+    bool cut = false;  // a line of it was cut to 500 characters
+  };
+  std::vector<Match> matches;
+  std::size_t bytes = 0;
+  std::optional<std::string> complex_at;      // "<rel>:<line>"
+  std::optional<std::string> over_budget_at;  // "<rel>:<line>"
+};
+
+using Clock = std::chrono::steady_clock;
+
+// What stops every search of one grep call: abort, shutdown, the budget, and `enough` (the
+// merged output is complete: later files are not needed).
+struct GrepStops {
+  GrepStops(const std::atomic<bool>& cancelled_, Clock::time_point deadline_)
+      : cancelled(cancelled_), deadline(deadline_) {}
+  const std::atomic<bool>& cancelled;
+  Clock::time_point deadline;
+  std::atomic<bool> enough{false};
+  bool any() const {
+    return cancelled.load(std::memory_order_relaxed) || enough.load(std::memory_order_relaxed);
+  }
+};
+
+// One searching thread's state: its own Matcher and window size. Searches one file at a time.
+struct FileSearch {
+  FileSearch(std::shared_ptr<const Regex> regex, std::int64_t limit_, std::int64_t context_,
+             const GrepStops& stops_)
+      : matcher(std::move(regex)), limit(limit_), context(context_), stops(stops_) {}
 
   Matcher matcher;
   std::int64_t limit;
   std::int64_t context;
-  const std::atomic<bool>& cancelled;
-  Clock::time_point deadline;
-  std::int64_t matches = 0;
-  bool lines_cut = false;
-  std::string out;
-  std::optional<std::string> complex_at;      // "<rel>:<line>"
-  std::optional<std::string> over_budget_at;  // "<rel>:<line>"
+  const GrepStops& stops;
   std::size_t window = kFirstWindow;
+  std::string buffer;  // the bytes of a small file
+  FileHits* hits = nullptr;
+  bool cut = false;  // a line of the match being shown was cut
 
-  bool full() const { return matches >= limit || out.size() > kMaxBytes; }
-  bool stopped() const { return full() || complex_at || over_budget_at || cancelled; }
+  // A file alone never gives more than the whole output may hold.
+  bool full() const {
+    return static_cast<std::int64_t>(hits->matches.size()) >= limit || hits->bytes > kMaxBytes;
+  }
+
+  FileHits search_file(const std::string& file, std::string_view rel) {
+    FileHits found;
+    FileBytes bytes;
+    if (bytes.open(file, buffer)) {
+      hits = &found;
+      search(rel, bytes.data());
+      hits = nullptr;
+    }
+    return found;
+  }
 
   // The whole-buffer search from `pos` over the window of lines that ends at `end`; `at` is
   // where a line may match.
@@ -157,22 +199,23 @@ struct GrepRun {
   // Whether the budget is spent; notes where ("<rel>:<line>", the line `pos` is on).
   bool out_of_time(std::string_view rel, std::string_view data, std::size_t counted_to,
                    std::size_t line_no, std::size_t pos) {
-    if (Clock::now() < deadline) return false;
+    if (Clock::now() < stops.deadline) return false;
     line_no +=
         static_cast<std::size_t>(std::count(data.begin() + static_cast<std::ptrdiff_t>(counted_to),
                                             data.begin() + static_cast<std::ptrdiff_t>(pos), '\n'));
-    over_budget_at = std::string(rel) + ":" + std::to_string(line_no);
+    hits->over_budget_at = std::string(rel) + ":" + std::to_string(line_no);
     return true;
   }
 
-  void emit(std::string_view rel, std::size_t line_no, char sep, std::string_view text) {
+  void emit(std::string& out, std::string_view rel, std::size_t line_no, char sep,
+            std::string_view text) {
     if (!out.empty()) out += '\n';
     out.append(rel);
     out += sep;
     out += std::to_string(line_no);
     out += sep;
     out += ' ';
-    out += shown_line(text, lines_cut);
+    out += shown_line(text, cut);
   }
 
   void search(std::string_view rel, std::string_view data) {
@@ -180,7 +223,7 @@ struct GrepRun {
     std::size_t pos = 0, counted_to = 0, line_no = 1;
     bool per_line = false;  // after the whole-buffer search gave up: one line at a time
     while (pos <= data.size() && !full()) {
-      if (cancelled.load(std::memory_order_relaxed)) return;
+      if (stops.any()) return;
       if (out_of_time(rel, data, counted_to, line_no, pos)) return;
       std::size_t at = pos;
       if (!per_line) {
@@ -207,22 +250,25 @@ struct GrepRun {
       std::size_t ignored = 0;
       const auto alone = matcher.search(text, 0, ignored);
       if (alone == Matcher::Result::too_complex) {
-        complex_at = std::string(rel) + ":" + std::to_string(line_no);
+        hits->complex_at = std::string(rel) + ":" + std::to_string(line_no);
         return;
       }
       if (alone == Matcher::Result::match) {
-        ++matches;
+        std::string shown;
+        cut = false;
         if (context > 0)
-          emit_with_context(rel, data, l, line_no);
+          emit_with_context(shown, rel, data, l, line_no);
         else
-          emit(rel, line_no, ':', text);
+          emit(shown, rel, line_no, ':', text);
+        hits->bytes += shown.size() + 1;
+        hits->matches.push_back({std::move(shown), cut});
       }
       if (l.end >= data.size()) return;
       pos = l.end + 1;
     }
   }
 
-  void emit_with_context(std::string_view rel, std::string_view data, LineSpan l,
+  void emit_with_context(std::string& out, std::string_view rel, std::string_view data, LineSpan l,
                          std::size_t line_no) {
     std::vector<LineSpan> before;
     LineSpan cur = l;
@@ -231,15 +277,193 @@ struct GrepRun {
       before.push_back(cur);
     }
     for (std::size_t k = before.size(); k > 0; --k)
-      emit(rel, line_no - k, '-', matched_text(data, before[k - 1]));
-    emit(rel, line_no, ':', matched_text(data, l));
+      emit(out, rel, line_no - k, '-', matched_text(data, before[k - 1]));
+    emit(out, rel, line_no, ':', matched_text(data, l));
     cur = l;
     for (std::int64_t k = 1; k <= context && cur.end < data.size(); ++k) {
       cur = line_around(data, cur.end + 1);
       if (cur.start == data.size()) break;  // after the final \n
-      emit(rel, line_no + static_cast<std::size_t>(k), '-', matched_text(data, cur));
+      emit(out, rel, line_no + static_cast<std::size_t>(k), '-', matched_text(data, cur));
     }
   }
+};
+
+// The output of one grep call: the files' matches joined in walk order until the match limit
+// or the byte limit, and the first reason (in walk order) a search stopped.
+struct GrepOutput {
+  explicit GrepOutput(std::int64_t limit_) : limit(limit_) {}
+  std::int64_t limit;
+  std::int64_t matches = 0;
+  bool lines_cut = false;
+  std::string out;
+  std::optional<std::string> complex_at;
+  std::optional<std::string> over_budget_at;
+
+  bool full() const { return matches >= limit || out.size() > kMaxBytes; }
+  bool stopped() const { return full() || complex_at || over_budget_at; }
+
+  void take(FileHits& hits) {
+    if (stopped()) return;
+    for (auto& m : hits.matches) {
+      if (full()) break;
+      if (!out.empty()) out += '\n';
+      out += m.shown;
+      lines_cut = lines_cut || m.cut;
+      ++matches;
+    }
+    if (hits.complex_at) complex_at = std::move(hits.complex_at);
+    if (hits.over_budget_at) over_budget_at = std::move(hits.over_budget_at);
+  }
+};
+
+// A tree's files are searched in batches by helper threads (one per core, at most four):
+// while they search one batch the calling thread walks the next, then helps finish the first
+// and joins its results in walk order before handing over the next. So output, limits and
+// early stops are those of a search file after file, and what runs ahead of the join is two
+// batches. Batches start small (a match limit reached in the first files ends the call at
+// once) and grow.
+constexpr std::size_t kFirstBatch = 16;
+constexpr std::size_t kMaxBatch = 256;
+constexpr unsigned kMaxSearchThreads = 4;
+
+class TreeSearch {
+ public:
+  TreeSearch(std::shared_ptr<const Regex> regex, std::int64_t limit, std::int64_t context,
+             GrepStops& stops, GrepOutput& output)
+      : regex_(regex),
+        limit_(limit),
+        context_(context),
+        stops_(stops),
+        output_(output),
+        own_(regex, limit, context, stops) {
+    const unsigned helpers =
+        std::min(std::max(1u, std::thread::hardware_concurrency()), kMaxSearchThreads);
+    for (unsigned i = 0; i < helpers; ++i) {
+      try {
+        helpers_.emplace_back([this] { help(); });
+      } catch (const std::system_error&) {
+        break;  // no thread to be had: fewer helpers (the calling thread searches too)
+      }
+    }
+  }
+  ~TreeSearch() {
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      quit_ = true;
+    }
+    wake_.notify_all();
+    for (auto& t : helpers_)
+      t.join();
+  }
+  TreeSearch(const TreeSearch&) = delete;
+  TreeSearch& operator=(const TreeSearch&) = delete;
+
+  /// Queues a file; a full batch is handed over (after the one before is joined). False once
+  /// no more files are needed.
+  bool add(std::string abs, std::string_view rel) {
+    filling_.push_back({std::move(abs), std::string(rel)});
+    if (filling_.size() >= batch_size_) {
+      hand_over();
+      batch_size_ = std::min(batch_size_ * 2, kMaxBatch);
+    }
+    return !output_.stopped() && !stops_.cancelled.load(std::memory_order_relaxed);
+  }
+  /// Searches and joins what is queued.
+  void finish() {
+    hand_over();
+    join();
+  }
+
+ private:
+  struct File {
+    std::string abs, rel;
+  };
+
+  void work(FileSearch& search) {
+    for (;;) {
+      const std::size_t i = next_.fetch_add(1, std::memory_order_relaxed);
+      if (i >= searching_.size()) return;
+      if (stops_.any()) continue;  // claimed and left empty: the join stops before it
+      results_[i] = search.search_file(searching_[i].abs, searching_[i].rel);
+    }
+  }
+
+  // The batch being searched: the calling thread helps, waits for the helpers, joins.
+  void join() {
+    if (searching_.empty()) return;
+    work(own_);
+    {
+      std::unique_lock<std::mutex> lock(mutex_);
+      done_.wait(lock, [this] { return finished_ == helpers_.size(); });
+      if (failed_) std::rethrow_exception(std::exchange(failed_, nullptr));
+    }
+    for (auto& hits : results_) {
+      output_.take(hits);
+      if (output_.stopped()) break;
+    }
+    if (output_.stopped()) stops_.enough.store(true, std::memory_order_relaxed);
+    searching_.clear();
+    results_.clear();
+  }
+
+  void hand_over() {
+    join();
+    if (filling_.empty() || output_.stopped()) return;
+    searching_.swap(filling_);
+    filling_.clear();
+    results_.assign(searching_.size(), FileHits{});
+    next_.store(0, std::memory_order_relaxed);
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      ++round_;
+      finished_ = 0;
+    }
+    wake_.notify_all();
+  }
+
+  void help() {
+    FileSearch search(regex_, limit_, context_, stops_);
+    std::uint64_t seen = 0;
+    for (;;) {
+      {
+        std::unique_lock<std::mutex> lock(mutex_);
+        wake_.wait(lock, [&] { return quit_ || round_ != seen; });
+        if (quit_) return;
+        seen = round_;
+      }
+      std::exception_ptr failed;
+      try {
+        work(search);
+      } catch (...) {
+        failed = std::current_exception();  // rethrown by the calling thread, as if its own
+        stops_.enough.store(true, std::memory_order_relaxed);
+      }
+      {
+        std::lock_guard<std::mutex> lock(mutex_);
+        if (failed && !failed_) failed_ = failed;
+        ++finished_;
+      }
+      done_.notify_one();
+    }
+  }
+
+  std::shared_ptr<const Regex> regex_;
+  std::int64_t limit_, context_;
+  GrepStops& stops_;
+  GrepOutput& output_;
+  FileSearch own_;
+  std::size_t batch_size_ = kFirstBatch;
+  std::vector<File> filling_;      // the calling thread's, as it walks
+  std::vector<File> searching_;    // read by the helpers during a round, changed between rounds
+  std::vector<FileHits> results_;  // results_[i] by whoever claimed i
+  std::atomic<std::size_t> next_{0};
+  std::mutex mutex_;
+  std::condition_variable wake_, done_;
+  std::uint64_t round_ = 0;
+  std::size_t finished_ = 0;  // helpers done with this round
+  bool quit_ = false;
+  std::exception_ptr failed_;  // what a helper's search threw
+  std::vector<std::thread> helpers_;
 };
 
 std::string base_name(const std::string& path) {
@@ -272,26 +496,25 @@ ToolResult run_grep_within(const Json& args, const session::ToolContext& context
     if (!glob) return ToolResult::error("Invalid glob: " + error);
     glob_matcher.emplace(glob->regex());
   }
-  GrepRun run(regex, std::max<std::int64_t>(1, count_arg(args, "limit", 100)),
-              std::max<std::int64_t>(0, count_arg(args, "context", 0)), cancelled,
-              GrepRun::Clock::now() + budget);
-  std::string buffer;
-  auto search_file = [&](const std::string& file, std::string_view rel) {
-    FileBytes bytes;
-    if (bytes.open(file, buffer)) run.search(rel, bytes.data());
-  };
+  const std::int64_t limit = std::max<std::int64_t>(1, count_arg(args, "limit", 100));
+  const std::int64_t context_lines = std::max<std::int64_t>(0, count_arg(args, "context", 0));
+  GrepStops stops(cancelled, Clock::now() + budget);
+  GrepOutput run(limit);
   if (S_ISDIR(st.st_mode)) {
+    TreeSearch tree(regex, limit, context_lines, stops, run);
     walk(
         abs,
         [&](const WalkEntry& e) {
           if (e.is_dir) return true;
           if (glob && !glob->matches(e.rel, *glob_matcher)) return true;
-          search_file(std::string(e.abs), e.rel);
-          return !run.stopped();
+          return tree.add(std::string(e.abs), e.rel);
         },
         cancelled);
+    tree.finish();
   } else {
-    search_file(abs, base_name(abs));
+    FileSearch search(regex, limit, context_lines, stops);
+    FileHits hits = search.search_file(abs, base_name(abs));
+    run.take(hits);
   }
   if (cancelled) return ToolResult::error("Operation aborted");
   if (run.complex_at)

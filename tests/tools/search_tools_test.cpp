@@ -10,6 +10,7 @@
 #include <atomic>
 #include <chrono>
 #include <string>
+#include <thread>
 
 #include "protocol/json.h"
 #include "tests/support/temp_dir.h"
@@ -225,4 +226,102 @@ TEST_CASE("grep: a mapped file that shrinks under the search is never fatal") {
   const auto r = tools::run_grep(Json{{"pattern", "text"}, {"path", "big.txt"}, {"limit", 3}},
                                  context_in(dir), kNotCancelled);
   CHECK(text_of(r).rfind("big.txt:1: some line of text", 0) == 0);
+}
+
+namespace {
+
+// The file names of a tree of `n` files, in walk order (byte order: zero-padded).
+std::string numbered(int i) {
+  std::string n = std::to_string(i);
+  return "f" + std::string(4 - n.size(), '0') + n + ".txt";
+}
+
+}  // namespace
+
+TEST_CASE("grep over many files: the output is the walk order's, limits cut across files") {
+  // 700 files: more than the first batches of the parallel search (16, 32, ... 256), so files
+  // are searched by several threads and joined batch after batch.
+  TempDir dir;
+  std::string expected_all, every_line;
+  for (int i = 0; i < 700; ++i) {
+    // Larger files in between, so that threads finish out of order.
+    const std::string filler = i % 7 == 0 ? std::string(200000, 'z') + "\n" : "";
+    dir.write(numbered(i), filler + "hit " + std::to_string(i) + "\nmiss\nhit again\n");
+    const std::size_t line = filler.empty() ? 1 : 2;
+    if (!expected_all.empty()) expected_all += '\n';
+    expected_all += numbered(i) + ":" + std::to_string(line) + ": hit " + std::to_string(i) + "\n" +
+                    numbered(i) + ":" + std::to_string(line + 2) + ": hit again";
+    if (!filler.empty())
+      every_line += numbered(i) + ":1: " + std::string(500, 'z') + "... [truncated]\n";
+    every_line += numbered(i) + ":" + std::to_string(line) + ": hit " + std::to_string(i) + "\n" +
+                  numbered(i) + ":" + std::to_string(line + 1) + ": miss\n" + numbered(i) + ":" +
+                  std::to_string(line + 2) + ": hit again\n";
+  }
+  const auto c = context_in(dir);
+  auto r = tools::run_grep(Json{{"pattern", "^hit"}, {"limit", 1400}}, c, kNotCancelled);
+  // 1,400 matches of about 25 bytes: under the 50KB cut, all in walk order.
+  CHECK(text_of(r).substr(0, expected_all.size()) == expected_all);
+  CHECK(r.details->dump() == R"({"matchLimitReached":1400})");
+  // A limit that ends inside a file of a later batch: exactly the first 1,001 matches.
+  r = tools::run_grep(Json{{"pattern", "^hit"}, {"limit", 1001}}, c, kNotCancelled);
+  std::string first;
+  std::size_t at = 0;
+  for (int k = 0; k < 1001; ++k) {
+    const std::size_t lf = expected_all.find('\n', at);
+    at = lf == std::string::npos ? expected_all.size() : lf + 1;
+  }
+  first = expected_all.substr(0, at - 1);
+  CHECK(text_of(r) == first +
+                          "\n\n[1001 matches limit reached. Use limit=2002 for more, or refine "
+                          "pattern]");
+  // The 50KB cut in walk order too (every line, long ones cut to 500 characters).
+  r = tools::run_grep(Json{{"pattern", "."}, {"limit", 100000}}, c, kNotCancelled);
+  const std::string text = text_of(r);
+  REQUIRE(r.details);
+  CHECK(r.details->contains("truncation"));
+  CHECK(r.details->value("linesTruncated", false));
+  const std::size_t cut = text.find("\n\n[");
+  REQUIRE(cut != std::string::npos);
+  CHECK(cut > 40000);
+  CHECK(every_line.rfind(text.substr(0, cut) + "\n", 0) == 0);
+}
+
+TEST_CASE("grep over many files: the first problem in walk order is the one reported") {
+  TempDir dir;
+  for (int i = 0; i < 400; ++i)
+    dir.write(numbered(i), "fine\n");
+  // Both too complex for the match limit; the earlier one in walk order is named.
+  dir.write(numbered(150), "short\n" + std::string(40, 'a') + "!\n");
+  dir.write(numbered(390), std::string(40, 'a') + "!\n");
+  auto r = tools::run_grep(Json{{"pattern", "(a+)+$"}}, context_in(dir), kNotCancelled);
+  CHECK(r.is_error);
+  CHECK(text_of(r) ==
+        "Regular expression too complex (match limit exceeded in " + numbered(150) + ":2)");
+  // A cut line counts only when its match is in the output.
+  dir.write(numbered(399), std::string(600, 'q') + "\n");
+  dir.write(numbered(150), "q\n");
+  dir.write(numbered(390), "fine\n");
+  r = tools::run_grep(Json{{"pattern", "q"}, {"limit", 1}}, context_in(dir), kNotCancelled);
+  CHECK(text_of(r) == numbered(150) +
+                          ":1: q\n\n[1 matches limit reached. Use limit=2 for more, or refine "
+                          "pattern]");
+  CHECK(r.details->dump() == R"({"matchLimitReached":1})");
+}
+
+TEST_CASE("grep over many files: abort ends a search in flight") {
+  TempDir dir;
+  std::string evil;
+  for (int i = 0; i < 2000; ++i)
+    evil += std::string(18, 'a') + "!\n";
+  for (int i = 0; i < 64; ++i)
+    dir.write(numbered(i), evil);
+  std::atomic<bool> cancelled{false};
+  std::thread aborter([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));  // the abort comes later
+    cancelled = true;
+  });
+  const auto r = tools::run_grep(Json{{"pattern", "^(a|a)*$"}}, context_in(dir), cancelled);
+  aborter.join();
+  CHECK(r.is_error);
+  CHECK(text_of(r) == "Operation aborted");
 }
