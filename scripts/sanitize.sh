@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Sanitizer runs (ASan+UBSan make every report fatal; ThreadSanitizer for the client's threads).
-#   bash scripts/sanitize.sh fast   # -O0: protocol, session and tools unit tests + the fuzz corpus
+#   bash scripts/sanitize.sh fast   # -O0: protocol, session, tools, MCP and hooks unit tests + the fuzz corpus
 #                                   # replays; part of scripts/test.sh (a few minutes)
 #   bash scripts/sanitize.sh full   # optimized: every test of the suite (the build alone takes
 #                                   # about 12 minutes on 2 cores)
@@ -25,10 +25,12 @@ case "$mode" in
     # -O0 compiles about 3.5 times faster than -O2 under ASan; line tables keep reports useful.
     cmake -S "$root" -B "$build" -G Ninja -DREBOUND_SANITIZE=ON -DREBOUND_TESTS=ON \
       -DREBOUND_WERROR=$werror -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_FLAGS_DEBUG="-O0 -g1" >/dev/null
-    cmake --build "$build" --target protocol_tests session_tests tools_tests mcp_tests fuzz_replay_protocol \
-      fuzz_replay_sse fuzz_replay_retry_text fuzz_replay_script fuzz_replay_session_file \
-      fuzz_replay_walker fuzz_replay_regex fuzz_replay_edit fuzz_replay_acp fuzz_replay_mcp
-    ctest --test-dir "$build" -R '^(protocol_tests|session_tests|tools_tests|mcp_tests|fuzz_replay)\.' \
+    cmake --build "$build" --target protocol_tests session_tests tools_tests mcp_tests \
+      extensions_tests fuzz_replay_protocol fuzz_replay_sse fuzz_replay_retry_text \
+      fuzz_replay_script fuzz_replay_session_file fuzz_replay_walker fuzz_replay_regex \
+      fuzz_replay_edit fuzz_replay_acp fuzz_replay_mcp fuzz_replay_hooks
+    ctest --test-dir "$build" \
+      -R '^(protocol_tests|session_tests|tools_tests|mcp_tests|extensions_tests|fuzz_replay)\.' \
       --output-on-failure -j "$jobs"
     ;;
   full)

@@ -1,0 +1,78 @@
+#include "extensions/hook_decisions.h"
+
+namespace rebound::extensions {
+
+using protocol::Json;
+
+HookEffects hook_effects(HookEvent event, std::string_view tool,
+                         const std::vector<HookResult>& results) {
+  HookEffects e;
+  const std::string who =
+      std::string(event_name(event)) + (tool.empty() ? "" : ":" + std::string(tool));
+  for (const auto& r : results) {
+    const HookVerdict& v = r.verdict;
+    if (v.kind == HookVerdict::Kind::failed) {
+      e.failures.emplace_back(r.handler->command, v.failure);
+      continue;
+    }
+    if (!v.json) continue;
+    if (v.json->system_message) e.notices.push_back(who + " says: " + *v.json->system_message);
+    if (is_awaited(event) && v.json->continue_run == false) {
+      e.stop = true;
+      if (!e.stop_reason && v.json->stop_reason && !v.json->stop_reason->empty())
+        e.stop_reason = v.json->stop_reason;
+    }
+  }
+  return e;
+}
+
+PreToolUseOutcome decide_pre_tool_use(std::string_view tool,
+                                      const std::vector<HookResult>& results) {
+  using Permission = PreToolUseOutcome::Permission;
+  PreToolUseOutcome o;
+  o.effects = hook_effects(HookEvent::pre_tool_use, tool, results);
+  const std::string prefix = "PreToolUse:" + std::string(tool) + " hook ";
+  std::vector<std::string> blocks;
+  bool ask = false, allow = false;
+  for (const auto& r : results) {
+    const HookVerdict& v = r.verdict;
+    if (v.kind == HookVerdict::Kind::blocking) {
+      blocks.push_back(prefix + "error: [" + r.handler->command + "]: " + v.stderr_text);
+      continue;
+    }
+    if (v.kind != HookVerdict::Kind::success || !v.json) continue;
+    const HookJson& j = *v.json;
+    const std::string decision = j.permission_decision.value_or(
+        j.decision == "block" ? "deny" : (j.decision == "approve" ? "allow" : ""));
+    if (decision == "deny") {
+      const auto& why = j.permission_decision ? j.permission_decision_reason : j.reason;
+      blocks.push_back(prefix + "error: " + why.value_or(""));
+    } else if (decision == "ask") {
+      ask = true;
+    } else if (decision == "allow") {
+      allow = true;
+    }
+    if (j.updated_input) {
+      if (!o.updated_input) {
+        o.updated_input = j.updated_input;
+      } else {
+        o.effects.warnings.push_back("hook[PreToolUse] " + r.handler->command +
+                                     ": updatedInput ignored (an earlier hook's applies)");
+      }
+    }
+    if (j.additional_context)
+      o.context.push_back(prefix + "additional context: " + *j.additional_context);
+  }
+  if (!blocks.empty()) {
+    o.permission = Permission::deny;
+    for (std::size_t i = 0; i < blocks.size(); ++i)
+      o.result += (i ? "\n" : "") + blocks[i];
+  } else if (ask) {
+    o.permission = Permission::ask;
+  } else if (allow) {
+    o.permission = Permission::allow;
+  }
+  return o;
+}
+
+}  // namespace rebound::extensions

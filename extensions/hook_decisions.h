@@ -1,0 +1,52 @@
+#pragma once
+// What the hooks of one occurrence decide together (extensions.md sections 3.7, 3.8), with the
+// exact texts the model and the user see. Pure: the runner hands in each handler's verdict in
+// configuration order.
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "extensions/hook_config.h"
+#include "extensions/hook_output.h"
+#include "protocol/json.h"
+
+namespace rebound::extensions {
+
+/// One handler's verdict.
+struct HookResult {
+  HookResult(const HookHandler& handler_, HookVerdict verdict_)
+      : handler(&handler_), verdict(std::move(verdict_)) {}
+  const HookHandler* handler;
+  HookVerdict verdict;
+};
+
+/// What every event's hooks may say besides their decision.
+struct HookEffects {
+  std::vector<std::string> notices;        // systemMessage: "<event>[:<tool>] says: <text>" (info)
+  bool stop = false;                       // continue:false from an awaited event's hook
+  std::optional<std::string> stop_reason;  // the first non-empty stopReason
+  /// Failed hooks (section 3.10): the command and the extension_error text.
+  std::vector<std::pair<std::string, std::string>> failures;
+  std::vector<std::string> warnings;  // for the log
+};
+
+struct PreToolUseOutcome {
+  enum class Permission { none, allow, ask, deny };
+  Permission permission = Permission::none;
+  std::string result;  // with deny: the call's result text (several joined with \n)
+  std::optional<protocol::Json> updated_input;  // the first in configuration order
+  std::vector<std::string> context;             // "PreToolUse:<tool> hook additional context: …"
+  HookEffects effects;
+};
+
+PreToolUseOutcome decide_pre_tool_use(std::string_view tool,
+                                      const std::vector<HookResult>& results);
+
+/// The notices, stop and failures of any event's hooks (`tool` for tool events, else "").
+HookEffects hook_effects(HookEvent event, std::string_view tool,
+                         const std::vector<HookResult>& results);
+
+}  // namespace rebound::extensions

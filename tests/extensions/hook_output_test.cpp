@@ -1,0 +1,161 @@
+// One hook run's verdict (extensions.md sections 3.5, 3.6, 3.10) and what the hooks of one
+// PreToolUse occurrence decide together (3.7, 3.8), with the exact texts.
+
+#include <doctest/doctest.h>
+
+#include "extensions/hook_decisions.h"
+#include "extensions/hook_output.h"
+
+using rebound::protocol::Json;
+namespace ext = rebound::extensions;
+using ext::HookEvent;
+using ext::HookRun;
+using Kind = ext::HookVerdict::Kind;
+
+namespace {
+
+HookRun exited(int code, std::string out, std::string err = {}) {
+  HookRun r;
+  r.code = code;
+  r.out = std::move(out);
+  r.err = std::move(err);
+  return r;
+}
+
+std::string failure(HookEvent e, const std::string& out) {
+  const auto v = ext::read_hook_run(e, exited(0, out));
+  CHECK(v.kind == Kind::failed);
+  return v.failure;
+}
+
+}  // namespace
+
+TEST_CASE("hook exit status: 0 success, 2 blocking, others and signals and timeouts fail") {
+  auto v = ext::read_hook_run(HookEvent::user_prompt_submit, exited(0, "  some context\n"));
+  CHECK(v.kind == Kind::success);
+  CHECK(v.plain == "some context");
+  CHECK(!v.json);
+  v = ext::read_hook_run(HookEvent::pre_tool_use, exited(2, "{\"ignored\":1}", "no rm\n"));
+  CHECK(v.kind == Kind::blocking);
+  CHECK(v.stderr_text == "no rm");
+  v = ext::read_hook_run(HookEvent::pre_tool_use,
+                         exited(127, "", "/bin/sh: 1: nosuch: not found\n"));
+  CHECK(v.failure == "Hook exited with code 127: /bin/sh: 1: nosuch: not found");
+  CHECK(ext::read_hook_run(HookEvent::pre_tool_use, exited(1, "")).failure ==
+        "Hook exited with code 1");
+  // Only the first 500 bytes of stderr, cut between characters.
+  v = ext::read_hook_run(HookEvent::stop, exited(3, "", std::string(499, 'x') + "\xc3\xa9tail"));
+  CHECK(v.failure == "Hook exited with code 3: " + std::string(499, 'x'));
+  HookRun r;
+  r.end = HookRun::End::timed_out;
+  r.timeout_ms = 30000;
+  CHECK(ext::read_hook_run(HookEvent::pre_tool_use, r).failure == "Hook timed out after 30000 ms");
+  r.end = HookRun::End::signalled;
+  r.code = 11;
+  CHECK(ext::read_hook_run(HookEvent::pre_tool_use, r).failure == "Hook was killed by signal 11");
+  r.end = HookRun::End::not_started;
+  r.start_error = "No such file or directory";
+  CHECK(ext::read_hook_run(HookEvent::pre_tool_use, r).failure ==
+        "Hook could not start: No such file or directory");
+}
+
+TEST_CASE("hook JSON output: read key by key, the first wrong key named") {
+  auto v =
+      ext::read_hook_run(HookEvent::pre_tool_use,
+                         exited(0, R"( {"continue":false,"stopReason":"enough","systemMessage":"hi",
+                    "hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"deny",
+                    "permissionDecisionReason":"no","updatedInput":{"command":"ls"},
+                    "additionalContext":"ctx"},"unknown":[1]})"));
+  REQUIRE(v.json);
+  CHECK(v.json->continue_run == false);
+  CHECK(v.json->stop_reason == "enough");
+  CHECK(v.json->system_message == "hi");
+  CHECK(v.json->permission_decision == "deny");
+  CHECK(v.json->permission_decision_reason == "no");
+  CHECK(v.json->updated_input == Json{{"command", "ls"}});
+  CHECK(v.json->additional_context == "ctx");
+
+  const std::string bad = "Hook JSON output validation failed: ";
+  CHECK(failure(HookEvent::pre_tool_use, R"({"continue":"no"})") ==
+        bad + "continue must be a boolean");
+  CHECK(failure(HookEvent::pre_tool_use, R"({"systemMessage":1,"continue":1})") ==
+        bad + "continue must be a boolean");  // the order of section 3.6, not of the text
+  CHECK(failure(HookEvent::stop, R"({"decision":"deny"})") ==
+        bad + "decision must be one of approve, block");
+  CHECK(failure(HookEvent::pre_tool_use, R"({"hookSpecificOutput":[]})") ==
+        bad + "hookSpecificOutput must be an object");
+  CHECK(failure(HookEvent::pre_tool_use, R"({"hookSpecificOutput":{"hookEventName":"Stop"}})") ==
+        bad + "hookSpecificOutput.hookEventName must be \"PreToolUse\"");
+  // Claude Code's "defer" is not one of Rebound's decisions.
+  CHECK(
+      failure(
+          HookEvent::pre_tool_use,
+          R"({"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"defer"}})") ==
+      bad + "hookSpecificOutput.permissionDecision must be one of allow, deny, ask");
+  CHECK(
+      failure(
+          HookEvent::permission_request,
+          R"({"hookSpecificOutput":{"hookEventName":"PermissionRequest","decision":{"message":"x"}}})") ==
+      bad + "hookSpecificOutput.decision.behavior must be one of allow, deny");
+  // Text starting with { that is not one JSON object.
+  CHECK(failure(HookEvent::pre_tool_use, "{not json").rfind("Hook output is not valid JSON: ", 0) ==
+        0);
+  CHECK(failure(HookEvent::pre_tool_use, "{} {}").rfind("Hook output is not valid JSON: ", 0) == 0);
+  // Keys an event does not use are not read: decision on Notification, continue on an observer.
+  v = ext::read_hook_run(HookEvent::notification,
+                         exited(0, R"({"decision":5,"continue":"x","systemMessage":"note"})"));
+  REQUIRE(v.json);
+  CHECK(v.json->system_message == "note");
+  CHECK(!v.json->decision);
+}
+
+TEST_CASE("PreToolUse: deny over ask over allow, texts joined in configuration order") {
+  ext::HookHandler a, b, c;
+  a.command = "guard.sh";
+  b.command = "policy.py";
+  c.command = "asker";
+  const auto json = [](const char* text) {
+    return ext::read_hook_run(HookEvent::pre_tool_use, exited(0, text));
+  };
+  std::vector<ext::HookResult> results{
+      {a, ext::read_hook_run(HookEvent::pre_tool_use, exited(2, "", "rm is not allowed\n"))},
+      {b, json(R"({"decision":"block","reason":"legacy says no","systemMessage":"checked"})")},
+      {c, json(R"({"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"ask",
+                  "updatedInput":{"command":"ls"},"additionalContext":"be careful"}})")}};
+  auto o = ext::decide_pre_tool_use("bash", results);
+  CHECK(o.permission == ext::PreToolUseOutcome::Permission::deny);
+  CHECK(o.result ==
+        "PreToolUse:bash hook error: [guard.sh]: rm is not allowed\n"
+        "PreToolUse:bash hook error: legacy says no");
+  CHECK(o.updated_input == Json{{"command", "ls"}});
+  CHECK(o.context ==
+        std::vector<std::string>{"PreToolUse:bash hook additional context: be careful"});
+  CHECK(o.effects.notices == std::vector<std::string>{"PreToolUse:bash says: checked"});
+
+  // ask over allow; the first updatedInput wins, the other is logged.
+  results = {
+      {a, json(R"({"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"allow",
+                         "updatedInput":{"command":"one"}}})")},
+      {b, json(R"({"decision":"approve"})")},
+      {c, json(R"({"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"ask",
+                         "updatedInput":{"command":"two"}}})")}};
+  o = ext::decide_pre_tool_use("bash", results);
+  CHECK(o.permission == ext::PreToolUseOutcome::Permission::ask);
+  CHECK(o.updated_input == Json{{"command", "one"}});
+  CHECK(o.effects.warnings.size() == 1);
+  results.pop_back();
+  CHECK(ext::decide_pre_tool_use("bash", results).permission ==
+        ext::PreToolUseOutcome::Permission::allow);
+
+  // A failed hook has no verdict: no decision, one failure for extension_error.
+  results = {{a, ext::read_hook_run(HookEvent::pre_tool_use, exited(1, "", "boom"))},
+             {b, json(R"({"continue":false,"stopReason":""})")},
+             {c, json(R"({"continue":false,"stopReason":"done for today"})")}};
+  o = ext::decide_pre_tool_use("bash", results);
+  CHECK(o.permission == ext::PreToolUseOutcome::Permission::none);
+  REQUIRE(o.effects.failures.size() == 1);
+  CHECK(o.effects.failures[0] ==
+        std::pair<std::string, std::string>{"guard.sh", "Hook exited with code 1: boom"});
+  CHECK(o.effects.stop);
+  CHECK(o.effects.stop_reason == "done for today");
+}
