@@ -60,6 +60,8 @@ CliParse parse_command_line(const std::vector<std::string>& args) {
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
   app.add_flag("--no-mcp", o.no_mcp,
                "Start no MCP servers from settings.json or .mcp.json (--mcp-config still counts)");
+  app.add_flag("--no-extensions", o.no_extensions,
+               "Run no hooks from settings.json or .rebound/settings.json");
 
   std::string envelope = "auto";
   app.add_option("--envelope", envelope,

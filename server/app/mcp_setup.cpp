@@ -65,7 +65,18 @@ std::variant<McpSources, std::string> read_mcp_sources(const CliOptions& options
   out.settings = mcp::read_mcp_settings(session::deep_merge(global, project), global);
   if (!options.no_mcp) {
     add_source(out.servers, global, global_file.string(), getenv);
-    add_source(out.servers, project, project_file.string(), getenv);
+    // A cloned repository starts nothing by being opened: only the user's own settings can
+    // trust a project (extensions.md section 1.1; the project's own key is ignored).
+    const auto trust = global.find("trustProjectSettings");
+    if (trust != global.end() && *trust == true) {
+      add_source(out.servers, project, project_file.string(), getenv);
+    } else if (const auto servers = project.find("mcpServers");
+               servers != project.end() && servers->is_object() && !servers->empty()) {
+      spdlog::warn(
+          "mcp: {} defines {} MCP servers; not started (project servers need "
+          "\"trustProjectSettings\": true in {})",
+          project_file.string(), servers->size(), global_file.string());
+    }
     if (out.settings.project_mcp_json) {
       const fs::path mcp_json = cwd / ".mcp.json";
       config::JsonFileRead r = config::read_json_file(mcp_json);

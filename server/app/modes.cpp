@@ -35,14 +35,22 @@ ModeStart start_rpc(AppParts& app) {
   auto mcp = make_mcp_set(app.io.get_executor(), app.scheduler, std::move(app.mcp_sources),
                           app.cwd.string(), app.getenv, app.active_tools);
   session::DynamicTools* dynamic_tools = mcp.get();
-  auto make_session = [&app, files, dynamic_tools, file = std::move(session_file),
+  // The hooks' runner and observer sit between the session and the front end's event output.
+  auto runner = std::make_shared<extensions::HookRunner>(
+      app.io.get_executor(), app.scheduler,
+      extensions::HookEnvironment(app.cwd.string(), app.shell_env, std::string()));
+  std::shared_ptr<HookObserver> observer;
+  auto make_session = [&app, files, dynamic_tools, runner, observer, file = std::move(session_file),
                        resume = std::move(resume)](session::SessionSlot slot,
                                                    session::EventSink& events) mutable {
-    // The files stay with this function object, which the front end keeps until after its
-    // session is gone.
-    return app.sessions.make(SessionSpec{app.cwd, slot, events, app.tools.registry, dynamic_tools,
-                                         std::move(file), std::move(resume)},
-                             *files);
+    // The files, the runner and the observer stay with this function object, which the front
+    // end keeps until after its session is gone.
+    observer = std::make_shared<HookObserver>(events, app.hooks.config, *runner, app.cwd.string());
+    auto made = app.sessions.make(SessionSpec{app.cwd, slot, *observer, app.tools.registry,
+                                              dynamic_tools, std::move(file), std::move(resume)},
+                                  *files);
+    observer->set_session(made.get());
+    return made;
   };
   return std::unique_ptr<FrontEnd>(std::make_unique<RpcFrontEnd>(RpcFrontEndDeps{
       app.writer, o.envelope, app.scheduler, std::move(make_session), std::move(mcp)}));

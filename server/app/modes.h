@@ -13,6 +13,7 @@
 
 #include "mcp/mcp_config.h"
 #include "server/app/cli_options.h"
+#include "server/app/hook_setup.h"
 #include "server/app/mcp_setup.h"
 #include "server/app/session_factory.h"
 #include "server/app/tool_setup.h"
@@ -36,6 +37,9 @@ struct AppParts {
   /// The MCP servers configured for the process's cwd (sources 1 to 4), read once at start-up
   /// so that a bad --mcp-config file stops every mode first.
   McpSources mcp_sources;
+  /// The environment of shell commands and hooks (no provider key), and the hooks.
+  const std::vector<std::string>& shell_env;
+  const HookSetup& hooks;
 };
 
 /// A front end, or why the mode cannot start (the server exits 1 with it).

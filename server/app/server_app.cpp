@@ -247,6 +247,7 @@ int run_server(const CliOptions& options) {
   tools::BashRunner bash(scheduler, tools::child_process_spawn(io.get_executor(), shell_env));
   BuiltinTools builtin_tools(io.get_executor(), scheduler, startup.active_tools, startup.bash,
                              shell_env);
+  const HookSetup hooks = read_hook_setup(options, agent_dir, cwd);
   SessionFactory sessions(SessionFactoryDeps{options, agent_dir, scheduler, providers, credentials,
                                              bash, jitter, startup.active_tools, &secrets});
   AppParts app{options,
@@ -259,7 +260,9 @@ int run_server(const CliOptions& options) {
                builtin_tools,
                startup.active_tools,
                getenv_value,
-               std::move(std::get<McpSources>(sources))};
+               std::move(std::get<McpSources>(sources)),
+               shell_env,
+               hooks};
   ModeStart started = mode->start(app);
   if (auto* error = std::get_if<std::string>(&started)) {
     spdlog::error("{}", *error);

@@ -40,7 +40,7 @@ TEST_CASE("MCP sources: global, project, --mcp-config in order, replaced by name
   ReboundProcess r(
       {"--no-session", "--mcp-config", "@DIR@/one.json", "--mcp-config", "@DIR@/two.json"}, {},
       {{"agent/settings.json",
-        R"({"mcpServers":{"a":{"command":"/nonexistent/a"},"b":{"command":"/nonexistent/b"}}})"},
+        R"({"trustProjectSettings":true,"mcpServers":{"a":{"command":"/nonexistent/a"},"b":{"command":"/nonexistent/b"}}})"},
        {".rebound/settings.json",
         R"({"mcpServers":{"c":{"command":"/nonexistent/c"},"a":{"command":"x","disabled":true}},"mcp":{"projectMcpJson":true}})"},
        {".mcp.json", R"({"mcpServers":{"dot":{"command":"/nonexistent/dot"}}})"},
@@ -68,6 +68,19 @@ TEST_CASE("MCP sources: global, project, --mcp-config in order, replaced by name
   CHECK(tools.size() == 4);
   r.proc().close_stdin();
   CHECK(r.proc().wait() == 0);
+}
+
+TEST_CASE("MCP sources: a project's servers start only when the user's settings trust it") {
+  // The project's own trustProjectSettings is ignored: a cloned repository cannot opt in.
+  ReboundProcess r(
+      {"--no-session"}, {},
+      {{"agent/settings.json", R"({"mcpServers":{"a":{"command":"/nonexistent/a"}}})"},
+       {".rebound/settings.json",
+        R"({"trustProjectSettings":true,"mcpServers":{"c":{"command":"/nonexistent/c"}}})"}});
+  CHECK(servers_of(r) == std::vector<std::string>{std::string("a failed: ") + kMissing});
+  CHECK(r.proc().stderr_text().find(
+            "defines 1 MCP servers; not started (project servers need \"trustProjectSettings\": "
+            "true in") != std::string::npos);
 }
 
 TEST_CASE("MCP sources: .mcp.json with the global opt-in, --no-mcp keeps only --mcp-config") {

@@ -1,0 +1,109 @@
+#include "server/app/hook_setup.h"
+
+#include <spdlog/spdlog.h>
+
+#include "config/json_file.h"
+#include "extensions/hook_output.h"
+#include "protocol/json_line.h"
+#include "server/pi/pi_encoder.h"
+
+namespace rebound::server {
+
+namespace fs = std::filesystem;
+using protocol::Json;
+
+namespace {
+
+Json settings_object(const fs::path& file) {
+  config::JsonFileRead r = config::read_json_file(file);
+  // A malformed file is reported by the settings store that reads it too (runtime.md 3).
+  return r.status == config::JsonFileStatus::ok && r.value.is_object() ? r.value : Json::object();
+}
+
+Json member(const Json& object, const char* key) {
+  const auto it = object.find(key);
+  return it == object.end() ? Json() : *it;
+}
+
+std::size_t count_handlers(const Json& hooks) {
+  std::size_t n = 0;
+  if (!hooks.is_object()) return 0;
+  for (const auto& [event, groups] : hooks.items()) {
+    if (!groups.is_array()) continue;
+    for (const auto& g : groups)
+      n += g.is_object() && g.contains("hooks") && g["hooks"].is_array() ? g["hooks"].size() : 0;
+  }
+  return n;
+}
+
+}  // namespace
+
+HookSetup read_hook_setup(const CliOptions& options, const fs::path& agent_dir,
+                          const fs::path& cwd) {
+  const fs::path global_file = agent_dir / "settings.json";
+  const fs::path project_file = cwd / ".rebound" / "settings.json";
+  const Json global = settings_object(global_file);
+  const Json project = settings_object(project_file);
+  // Only the user's own file can trust a project: a project cannot opt itself in.
+  const bool trusted = member(global, "trustProjectSettings") == true;
+  HookSetup out;
+  std::vector<std::string> warnings;
+  out.runner = extensions::read_runner_settings(
+      member(global, "extensionRunner"), trusted ? member(project, "extensionRunner") : Json(),
+      warnings);
+  const Json project_hooks = member(project, "hooks");
+  out.config = extensions::read_hooks(
+      {extensions::HookSettings(member(global, "hooks"), extensions::HookSource::user,
+                                global_file.string(), true, options.no_extensions),
+       extensions::HookSettings(project_hooks, extensions::HookSource::project,
+                                project_file.string(), trusted, options.no_extensions)},
+      out.runner.hook_timeout_ms);
+  for (const auto& w : warnings)
+    spdlog::warn("{}", w);
+  for (const auto& w : out.config.warnings)
+    spdlog::warn("{}", w);
+  const std::size_t untrusted = count_handlers(project_hooks);
+  if (!trusted && !options.no_extensions && untrusted > 0)
+    spdlog::warn(
+        "extensions: {} defines {} hooks and 0 extensions; not run (project extensions need "
+        "\"trustProjectSettings\": true in {})",
+        project_file.string(), untrusted, global_file.string());
+  return out;
+}
+
+void HookObserver::on_event(const session::Event& event) {
+  next_.on_event(event);
+  if (std::holds_alternative<session::ev::AutoRetryStart>(event.body)) {
+    run_hooks(extensions::HookEvent::auto_retry_start, event);
+  } else if (std::holds_alternative<session::ev::AutoRetryEnd>(event.body)) {
+    run_hooks(extensions::HookEvent::auto_retry_end, event);
+  }
+}
+
+void HookObserver::run_hooks(extensions::HookEvent event, const session::Event& cause) {
+  const auto handlers = extensions::handlers_for(config_, event);
+  if (handlers.empty() || !session_) return;
+  // The common prefix (section 3.3), then the causing event's fields in its order.
+  Json input = Json::object();
+  input["session_id"] = session_->session_id();
+  if (const auto& file = session_->session_file()) input["transcript_path"] = *file;
+  input["cwd"] = cwd_;
+  input["hook_event_name"] = extensions::event_name(event);
+  const Json fields = pi_event_json(cause);
+  for (const auto& [key, value] : fields.items()) {
+    if (key != "type") input[key] = value;
+  }
+  runner_.set_session_id(session_->session_id());
+  std::string line = protocol::to_line(input);
+  line.pop_back();  // the runner writes the LF
+  runner_.run(event, handlers, line, [event, handlers](std::vector<extensions::HookRun> runs) {
+    for (std::size_t i = 0; i < runs.size() && i < handlers.size(); ++i) {
+      const auto verdict = extensions::read_hook_run(event, runs[i]);
+      if (verdict.kind == extensions::HookVerdict::Kind::failed)
+        spdlog::warn("hook[{}] {}: {}", extensions::event_name(event), handlers[i]->command,
+                     verdict.failure);
+    }
+  });
+}
+
+}  // namespace rebound::server

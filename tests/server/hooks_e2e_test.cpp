@@ -1,0 +1,153 @@
+// Command hooks through the real binary (extensions.md sections 1.1, 3.3, 3.4, 3.5): the two
+// retry hooks during a scripted 503 then success receive the common prefix and the events'
+// fields in their order; a project's hooks run only when the user's settings trust projects;
+// --no-extensions runs none; a failing hook is reported and the session goes on.
+
+#include <doctest/doctest.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <thread>
+
+#include "tests/support/rebound_process.h"
+#include "tests/support/temp_dir.h"
+
+using namespace rebound;
+using protocol::Json;
+using testing::ReboundProcess;
+using namespace std::chrono_literals;
+
+namespace {
+
+const char* kScript = R"j([{"error":"503 overloaded"},{"text":"Hello there."}])j";
+
+// A settings file whose AutoRetryStart and AutoRetryEnd hooks append their stdin to `log`.
+std::string retry_hooks(const std::string& log, const std::string& extra = "") {
+  return R"j({"retry":{"baseDelayMs":10}, "hooks":{
+    "AutoRetryStart":[{"hooks":[{"type":"command","command":"cat >> )j" +
+         log + R"j("}]}],
+    "AutoRetryEnd":[{"hooks":[{"type":"command","command":"cat >> )j" +
+         log + R"j("}]}]})j" + extra + "}";
+}
+
+// The lines of `path` once it has `n` of them (hooks are observers: they may end after the
+// events the test reads; a bound of 10 s, not a timing assertion).
+std::vector<Json> lines_of(const std::filesystem::path& path, std::size_t n) {
+  std::vector<Json> out;
+  for (int i = 0; i < 500; ++i) {
+    out.clear();
+    std::ifstream in(path);
+    std::string line;
+    while (std::getline(in, line))
+      out.push_back(Json::parse(line));
+    if (out.size() >= n) break;
+    std::this_thread::sleep_for(20ms);  // waiting for another process's output
+  }
+  return out;
+}
+
+// The text of `path` once it is `expected` (or what it is after 10 s).
+std::string text_of_when(const std::filesystem::path& path, const std::string& expected) {
+  std::string text;
+  for (int i = 0; i < 500 && text != expected; ++i) {
+    std::ifstream in(path);
+    text.assign(std::istreambuf_iterator<char>(in), {});
+    if (text != expected) std::this_thread::sleep_for(20ms);  // another process's output
+  }
+  return text;
+}
+
+// A prompt whose first attempt fails with a 503 and whose retry succeeds (auto_retry_end comes
+// after the retry's agent_end).
+void prompt_through_retry(ReboundProcess& r) {
+  r.send(Json{{"id", "p"}, {"type", "prompt"}, {"message", "hi"}});
+  CHECK(r.read_until_type("auto_retry_end", 20000ms).back()["success"] == true);
+}
+
+}  // namespace
+
+TEST_CASE("hooks: AutoRetryStart and AutoRetryEnd get the prefix and the events' fields") {
+  testing::TempDir logs;  // outside the server's directory
+  const std::string log = (logs.path() / "retry.log").string();
+  ReboundProcess r({"--provider", "scripted", "--script", "@DIR@/script.json", "--session-dir",
+                    "@DIR@/sessions"},
+                   {}, {{"agent/settings.json", retry_hooks(log)}, {"script.json", kScript}});
+  const Json state = r.command(Json{{"id", "s"}, {"type", "get_state"}})["data"];
+  prompt_through_retry(r);
+  const auto got = lines_of(log, 2);
+  REQUIRE(got.size() == 2);
+  const std::string cwd = std::filesystem::canonical(r.dir().path()).string();
+  // Exactly the spec's keys in its order: prefix, then the event without its type.
+  CHECK(got[0].dump() ==
+        Json::parse(R"({"session_id":")" + state["sessionId"].get<std::string>() +
+                    R"(","transcript_path":")" + state["sessionFile"].get<std::string>() +
+                    R"(","cwd":")" + cwd +
+                    R"(","hook_event_name":"AutoRetryStart","attempt":1,"maxAttempts":3,)"
+                    R"("delayMs":10,"errorMessage":"503 overloaded"})")
+            .dump());
+  CHECK(got[1].dump() ==
+        Json::parse(R"({"session_id":")" + state["sessionId"].get<std::string>() +
+                    R"(","transcript_path":")" + state["sessionFile"].get<std::string>() +
+                    R"(","cwd":")" + cwd +
+                    R"(","hook_event_name":"AutoRetryEnd","success":true,"attempt":1})")
+            .dump());
+}
+
+TEST_CASE("hooks: a project's run only when the user's settings trust projects") {
+  for (const bool trusted : {false, true}) {
+    CAPTURE(trusted);
+    testing::TempDir logs;  // outside the server's directory
+    const std::string log = (logs.path() / "project.log").string();
+    const std::string project =
+        R"j({"hooks":{"AutoRetryStart":[{"hooks":[{"type":"command","command":"echo ran >> )j" +
+        log + R"j("}]}]}})j";
+    // The project cannot opt itself in: its own trustProjectSettings is ignored.
+    const std::string project_self_trusting =
+        project.substr(0, project.size() - 1) + R"j(,"trustProjectSettings":true})j";
+    ReboundProcess r({"--no-session", "--provider", "scripted", "--script", "@DIR@/script.json"},
+                     {},
+                     {{"agent/settings.json",
+                       trusted ? R"j({"retry":{"baseDelayMs":10},"trustProjectSettings":true})j"
+                               : R"j({"retry":{"baseDelayMs":10}})j"},
+                      {".rebound/settings.json", project_self_trusting},
+                      {"script.json", kScript}});
+    prompt_through_retry(r);
+    if (trusted) {
+      CHECK(text_of_when(log, "ran\n") == "ran\n");
+    } else {
+      // The untrusted project is named on stderr, and its hook never ran.
+      r.command(Json{{"id", "s"}, {"type", "get_state"}});
+      CHECK(!std::filesystem::exists(log));
+      CHECK(r.proc().stderr_text().find("defines 1 hooks and 0 extensions; not run") !=
+            std::string::npos);
+    }
+  }
+}
+
+TEST_CASE("hooks: --no-extensions runs none, a failing hook is logged and the session goes on") {
+  testing::TempDir logs;  // outside the server's directory
+  const std::string log = (logs.path() / "none.log").string();
+  {
+    ReboundProcess r({"--no-session", "--no-extensions", "--provider", "scripted", "--script",
+                      "@DIR@/script.json"},
+                     {}, {{"agent/settings.json", retry_hooks(log)}, {"script.json", kScript}});
+    prompt_through_retry(r);
+    r.command(Json{{"id", "s"}, {"type", "get_state"}});
+  }
+  CHECK(!std::filesystem::exists(log));
+  ReboundProcess r({"--no-session", "--provider", "scripted", "--script", "@DIR@/script.json",
+                    "--log-level", "warn"},
+                   {},
+                   {{"agent/settings.json",
+                     R"j({"retry":{"baseDelayMs":10},"hooks":{"AutoRetryStart":[{"hooks":[
+                         {"type":"command","command":"echo broken >&2; exit 3"}]}]}})j"},
+                    {"script.json", kScript}});
+  prompt_through_retry(r);
+  for (int i = 0; i < 250 && r.proc().stderr_text().find("Hook exited") == std::string::npos; ++i)
+    std::this_thread::sleep_for(20ms);  // the observer's result comes after the events
+  CHECK(r.proc().stderr_text().find("hook[AutoRetryStart] echo broken >&2; exit 3: Hook exited "
+                                    "with code 3: broken") != std::string::npos);
+  CHECK(r.command(Json{{"id", "s"}, {"type", "get_state"}})["success"] == true);
+}
