@@ -253,6 +253,12 @@ std::vector<const HookHandler*> handlers_for(const HookConfig& config, HookEvent
   return out;
 }
 
+bool has_hooks(const HookConfig& config, HookEvent event) {
+  return std::any_of(config.handlers.begin(), config.handlers.end(), [&](const HookHandler& h) {
+    return h.status == HookStatus::active && h.known == event;
+  });
+}
+
 RunnerSettings read_runner_settings(const Json& global, const Json& project,
                                     std::vector<std::string>& warnings) {
   Json merged = global.is_object() ? global : Json::object();

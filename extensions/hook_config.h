@@ -107,6 +107,9 @@ HookConfig read_hooks(const std::vector<HookSettings>& sources, std::int64_t def
 std::vector<const HookHandler*> handlers_for(const HookConfig& config, HookEvent event,
                                              std::string_view subject = {});
 
+/// Whether any active handler is configured for `event` (matching aside).
+bool has_hooks(const HookConfig& config, HookEvent event);
+
 /// extensions.md section 1.4.
 struct RunnerSettings {
   std::int64_t hook_timeout_ms = 60000;

@@ -231,20 +231,22 @@ void AgentSession::finish_turn() {
 void AgentSession::start_tool_batch() {
   Run& run = *run_;
   for (const auto& block : run.partial.content) {
-    if (block.kind == ContentBlock::Kind::tool_call) run.batch.push_back({block, nullptr, {}});
+    if (block.kind != ContentBlock::Kind::tool_call) continue;
+    Run::Call call;
+    call.block = block;
+    run.batch.push_back(std::move(call));
   }
   run.batch_open = run.batch.size();
   run.batch_starting = true;
-  const std::uint64_t generation = run.generation;
-  ToolContext context;
-  context.cwd = deps_.storage.cwd();
-  context.model_images = model_.takes_images();
+  run.next_preflight = 0;
+  preflight_calls(run.generation);
+}
+
+void AgentSession::preflight_calls(std::uint64_t generation) {
   std::weak_ptr<bool> alive = alive_;
-  context.skip_for_steering = [this, alive] {
-    return !alive.expired() && interrupt_mode_ == protocol::InterruptMode::immediate &&
-           !steering_.empty();
-  };
-  for (std::size_t i = 0; i < run.batch.size(); ++i) {
+  while (run_ && run_->generation == generation && run_->next_preflight < run_->batch.size()) {
+    Run& run = *run_;
+    const std::size_t i = run.next_preflight++;
     Run::Call& call = run.batch[i];
     emit(ev::ToolExecutionStart{call.block.id, call.block.name, call.block.arguments});
     Tool* tool = find_offered(run, call.block.name);
@@ -262,9 +264,63 @@ void AgentSession::start_tool_batch() {
       end_tool_call(generation, i, ToolResult::error(std::move(*problem)));
       continue;
     }
+    call.tool = tool;
+    call.input = std::move(checked);
+    if (!preflight_) continue;
+    // The next call waits for this one's verdict (extensions.md section 5.2).
+    run.preflight =
+        preflight_->check(PreflightCall(call.block.id, call.block.name, call.block.arguments),
+                          [this, alive, generation, i](PreflightVerdict verdict) {
+                            if (!alive.expired()) preflighted(generation, i, std::move(verdict));
+                          });
+    return;
+  }
+  if (run_ && run_->generation == generation) start_calls(generation);
+}
+
+void AgentSession::preflighted(std::uint64_t generation, std::size_t index,
+                               PreflightVerdict verdict) {
+  if (!call_open(generation, index)) return;
+  // The handle may be inside its own completion now: it goes once this call stack is done.
+  if (auto done = std::shared_ptr<Waiting>(std::move(run_->preflight)))
+    deps_.scheduler.post([done] {});
+  Run::Call& call = run_->batch[index];
+  if (verdict.refused) {
+    call.tool = nullptr;
+    end_tool_call(generation, index, std::move(*verdict.refused));
+  } else if (verdict.input) {
+    // A replaced input is validated again; an invalid one fails the call with its text.
+    protocol::Json args = std::move(*verdict.input);
+    call.tool->prepare_arguments(args);
+    protocol::Json checked;
+    if (call.tool->definition().external) {
+      call.input = std::move(args);
+    } else if (auto problem = check_tool_arguments(call.tool->definition(), args, checked, args)) {
+      call.tool = nullptr;
+      end_tool_call(generation, index, ToolResult::error(std::move(*problem)));
+    } else {
+      call.input = std::move(checked);
+    }
+  }
+  preflight_calls(generation);
+}
+
+void AgentSession::start_calls(std::uint64_t generation) {
+  Run& run = *run_;
+  ToolContext context;
+  context.cwd = deps_.storage.cwd();
+  context.model_images = model_.takes_images();
+  std::weak_ptr<bool> alive = alive_;
+  context.skip_for_steering = [this, alive] {
+    return !alive.expired() && interrupt_mode_ == protocol::InterruptMode::immediate &&
+           !steering_.empty();
+  };
+  for (std::size_t i = 0; i < run.batch.size(); ++i) {
+    Run::Call& call = run.batch[i];
+    if (call.result || !call.tool) continue;  // ended in its preflight
     context.tool_call_id = call.block.id;
-    call.handle = tool->start(
-        checked, context,
+    call.handle = call.tool->start(
+        call.input, context,
         [this, alive, generation, i](ToolResult partial) {
           if (alive.expired()) return;
           if (!call_open(generation, i)) return;
@@ -351,6 +407,11 @@ bool AgentSession::abort_run(Completion done) {
     Run& run = *run_;
     run.aborting = true;
     if (done) run.abort_waiters.push_back(std::move(done));
+    if (run.batch_starting) {
+      // Still in the preflight: nothing runs yet, every call ends aborted.
+      force_end_tool_batch();
+      return false;
+    }
     for (auto& call : run.batch) {
       if (!call.result && call.handle) call.handle->cancel();
     }
@@ -365,9 +426,16 @@ void AgentSession::force_end_tool_batch() {
   if (!run_ || run_->batch_open == 0) return;
   const std::uint64_t generation = run_->generation;
   run_->aborting = true;
+  run_->preflight.reset();  // a running preflight (its hooks) ends without a verdict
+  run_->batch_starting = false;
+  const std::size_t announced = run_->next_preflight;
+  run_->next_preflight = run_->batch.size();
   // Ending the last call ends the run (run_ is then gone).
   for (std::size_t i = 0; run_ && run_->generation == generation && i < run_->batch.size(); ++i) {
     if (run_->batch[i].result) continue;
+    const auto& b = run_->batch[i].block;
+    // A call the preflight had not reached yet still starts before it ends.
+    if (i >= announced) emit(ev::ToolExecutionStart{b.id, b.name, b.arguments});
     run_->batch[i].handle.reset();  // stopped without a completion
     end_tool_call(generation, i, ToolResult::error("Operation aborted"));
   }

@@ -31,10 +31,14 @@ struct AgentSession::Run {
     protocol::ContentBlock block;  // the assistant message's toolCall block
     std::unique_ptr<ToolCall> handle;
     std::optional<ToolResult> result;  // once ended
+    Tool* tool = nullptr;              // once it passed validation
+    protocol::Json input;              // what it runs with (after the preflight)
   };
   std::vector<Call> batch;
   std::size_t batch_open = 0;             // calls that have not ended
-  bool batch_starting = false;            // still starting the batch's calls
+  bool batch_starting = false;            // still preflighting or starting the batch's calls
+  std::size_t next_preflight = 0;         // the next call the preflight takes
+  std::unique_ptr<Waiting> preflight;     // the preflight of one call, while it runs
   bool aborting = false;                  // abort arrived during the batch
   std::vector<Completion> abort_waiters;  // abort calls answered at the run's end
 };

@@ -21,8 +21,8 @@
 #include "session/credential_store.h"
 #include "session/error.h"
 #include "session/event_sink.h"
-#include "session/message_stats.h"
 #include "session/llm/provider.h"
+#include "session/message_stats.h"
 #include "session/model_registry.h"
 #include "session/retry_control.h"
 #include "session/retry_state.h"
@@ -187,6 +187,8 @@ class AgentSession {
   /// Retry-control mode (retry.md section 11) from now on, as the first retry-control command
   /// turns it on (ACP: the connection's first one turns it on for every session).
   void enable_retry_control() { retry_control_ = true; }
+  /// The checks each tool call passes before its batch runs (hooks); none by default.
+  void set_tool_preflight(ToolPreflight* preflight) { preflight_ = preflight; }
   bool auto_retry_enabled() const { return settings_.retry.enabled; }
   bool is_retrying() const { return retry_.active(); }
   bool is_streaming() const { return run_ != nullptr; }
@@ -246,6 +248,12 @@ class AgentSession {
   static bool has_tool_calls(const protocol::AgentMessage& message);
   void finish_turn();
   void start_tool_batch();
+  /// Validates and preflights the batch's calls from run_->next_preflight on, one after the
+  /// other (waiting for the preflight where there is one), then starts those that passed.
+  void preflight_calls(std::uint64_t generation);
+  /// Applies call `index`'s preflight verdict, then goes on with the next call.
+  void preflighted(std::uint64_t generation, std::size_t index, PreflightVerdict verdict);
+  void start_calls(std::uint64_t generation);
   /// Whether batch call `index` of request `generation` is current and has not ended.
   bool call_open(std::uint64_t generation, std::size_t index) const;
   void end_tool_call(std::uint64_t generation, std::size_t index, ToolResult result);
@@ -307,6 +315,7 @@ class AgentSession {
   std::string system_prompt_;  // as sent with every request of this session
 
   std::vector<protocol::AgentMessage> context_;
+  ToolPreflight* preflight_ = nullptr;
   Stats stats_;  // of every message recorded, failed attempts that a retry removed included
   std::unique_ptr<Run> run_;
   std::uint64_t generation_ = 0;

@@ -79,6 +79,34 @@ class Waiting {
   virtual ~Waiting() = default;
 };
 
+/// A call about to run, as the preflight sees it: its arguments as the model wrote them (they
+/// passed validation; the call runs with their checked form unless the verdict replaces them).
+struct PreflightCall {
+  PreflightCall(const std::string& id_, const std::string& name_, const protocol::Json& input_)
+      : id(id_), name(name_), input(input_) {}
+  const std::string& id;
+  const std::string& name;
+  const protocol::Json& input;
+};
+
+/// What the preflight decided: refused (the call does not run, `refused` is its result), or it
+/// runs, with `input` in place of its arguments when set (validated again by the session).
+struct PreflightVerdict {
+  std::optional<ToolResult> refused;
+  std::optional<protocol::Json> input;
+};
+
+/// The checks every call of a batch passes before any of them runs, one call after the other in
+/// message order (extensions.md section 5.2: the PreToolUse hooks). Optional: without one a
+/// batch runs as tools.md section 6 says.
+class ToolPreflight {
+ public:
+  virtual ~ToolPreflight() = default;
+  /// `done` runs once, later on the loop, unless the handle is destroyed first (an abort).
+  virtual std::unique_ptr<Waiting> check(const PreflightCall& call,
+                                         std::function<void(PreflightVerdict)> done) = 0;
+};
+
 /// Tools that come and go while a session lives (MCP servers, mcp.md): offered after the
 /// registry's tools, looked up only in the set that was offered to the request whose answer
 /// made the call (mcp.md section 7).

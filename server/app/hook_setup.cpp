@@ -4,6 +4,7 @@
 
 #include "config/json_file.h"
 #include "extensions/hook_output.h"
+#include "extensions/hook_preflight.h"
 #include "protocol/json_line.h"
 #include "server/pi/pi_encoder.h"
 
@@ -84,11 +85,8 @@ void HookObserver::run_hooks(extensions::HookEvent event, const session::Event& 
   const auto handlers = extensions::handlers_for(config_, event);
   if (handlers.empty() || !session_) return;
   // The common prefix (section 3.3), then the causing event's fields in its order.
-  Json input = Json::object();
-  input["session_id"] = session_->session_id();
-  if (const auto& file = session_->session_file()) input["transcript_path"] = *file;
-  input["cwd"] = cwd_;
-  input["hook_event_name"] = extensions::event_name(event);
+  Json input = extensions::hook_input_prefix(
+      extensions::HookSessionInfo{session_->session_id(), session_->session_file(), cwd_}, event);
   const Json fields = pi_event_json(cause);
   for (const auto& [key, value] : fields.items()) {
     if (key != "type") input[key] = value;

@@ -2,6 +2,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include "extensions/hook_preflight.h"
 #include "mcp/mcp_manager.h"
 #include "protocol/json_line.h"
 #include "server/acp/acp_connection.h"
@@ -40,16 +41,25 @@ ModeStart start_rpc(AppParts& app) {
       app.io.get_executor(), app.scheduler,
       extensions::HookEnvironment(app.cwd.string(), app.shell_env, std::string()));
   std::shared_ptr<HookObserver> observer;
-  auto make_session = [&app, files, dynamic_tools, runner, observer, file = std::move(session_file),
-                       resume = std::move(resume)](session::SessionSlot slot,
-                                                   session::EventSink& events) mutable {
-    // The files, the runner and the observer stay with this function object, which the front
-    // end keeps until after its session is gone.
+  std::shared_ptr<extensions::HookPreflight> preflight;
+  auto make_session = [&app, files, dynamic_tools, runner, observer, preflight,
+                       file = std::move(session_file), resume = std::move(resume)](
+                          session::SessionSlot slot, session::EventSink& events) mutable {
+    // The files, the runner, the observer and the preflight stay with this function object,
+    // which the front end keeps until after its session is gone.
     observer = std::make_shared<HookObserver>(events, app.hooks.config, *runner, app.cwd.string());
     auto made = app.sessions.make(SessionSpec{app.cwd, slot, *observer, app.tools.registry,
                                               dynamic_tools, std::move(file), std::move(resume)},
                                   *files);
     observer->set_session(made.get());
+    if (extensions::has_hooks(app.hooks.config, extensions::HookEvent::pre_tool_use)) {
+      const session::AgentSession* s = made.get();
+      preflight = std::make_shared<extensions::HookPreflight>(
+          app.hooks.config, *runner, [s, cwd = app.cwd.string()] {
+            return extensions::HookSessionInfo{s->session_id(), s->session_file(), cwd};
+          });
+      made->set_tool_preflight(preflight.get());
+    }
     return made;
   };
   return std::unique_ptr<FrontEnd>(std::make_unique<RpcFrontEnd>(RpcFrontEndDeps{

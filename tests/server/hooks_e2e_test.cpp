@@ -5,6 +5,8 @@
 
 #include <doctest/doctest.h>
 
+#include <signal.h>
+
 #include <chrono>
 #include <filesystem>
 #include <fstream>
@@ -12,6 +14,7 @@
 #include <thread>
 
 #include "tests/support/rebound_process.h"
+#include "tests/support/scripted_tools.h"
 #include "tests/support/temp_dir.h"
 
 using namespace rebound;
@@ -150,4 +153,106 @@ TEST_CASE("hooks: --no-extensions runs none, a failing hook is logged and the se
   CHECK(r.proc().stderr_text().find("hook[AutoRetryStart] echo broken >&2; exit 3: Hook exited "
                                     "with code 3: broken") != std::string::npos);
   CHECK(r.command(Json{{"id", "s"}, {"type", "get_state"}})["success"] == true);
+}
+
+namespace {
+
+// A scripted server whose settings hold `pre_tool_use` (the PreToolUse groups, JSON).
+ReboundProcess guarded(const Json& calls, const std::string& pre_tool_use) {
+  return testing::tool_server(testing::script_of(calls), {}, {},
+                              R"j({"hooks":{"PreToolUse":)j" + pre_tool_use + "}}");
+}
+
+}  // namespace
+
+TEST_CASE("PreToolUse: exit 2 refuses the call with the hook's text, the others run") {
+  const std::string guard =
+      R"j(grep -q 'rm -rf' && { echo "no rm -rf here" >&2; exit 2; }; exit 0)j";
+  ReboundProcess r = guarded(Json::array({testing::call("bash", {{"command", "rm -rf work"}}),
+                                          testing::call("bash", {{"command", "echo ok"}})}),
+                             R"j([{"matcher":"Bash","hooks":[{"type":"command","command":)j" +
+                                 Json(guard).dump() + "}]}]");
+  r.send(testing::prompt());
+  const auto events = r.read_until_type("agent_end", 20000ms);
+  const Json refused = testing::end_of(events, "call_1");
+  CHECK(refused["isError"] == true);
+  CHECK(refused["result"].dump() ==
+        Json{{"content", Json::array({Json{{"type", "text"},
+                                           {"text", "PreToolUse:bash hook error: [" + guard +
+                                                        "]: no rm -rf here"}}})},
+             {"details", Json::object()}}
+            .dump());
+  CHECK(testing::text_of(testing::end_of(events, "call_2")["result"]) == "ok\n");
+  CHECK(std::filesystem::exists(r.dir().path() / "work"));  // the guarded command never ran
+  // The refused call ended before the next one started (one call after the other).
+  std::vector<std::string> order;
+  for (const auto& e : events) {
+    const std::string type = e.value("type", "");
+    if (type == "tool_execution_start" || type == "tool_execution_end")
+      order.push_back(type.substr(15) + ":" + e["toolCallId"].get<std::string>());
+  }
+  CHECK(order ==
+        std::vector<std::string>{"start:call_1", "end:call_1", "start:call_2", "end:call_2"});
+}
+
+TEST_CASE("PreToolUse: the stdin of the spec, a JSON deny, updatedInput replaces the input") {
+  testing::TempDir logs;
+  const std::string log = (logs.path() / "stdin.log").string();
+  const std::string hook = "cat >> " + log +
+                           "; echo '{\"hookSpecificOutput\":{\"hookEventName\":\"PreToolUse\","
+                           "\"updatedInput\":{\"command\":\"echo replaced\"}}}'";
+  const std::string deny =
+      R"j(echo '{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"deny","permissionDecisionReason":"not on Fridays"}}')j";
+  ReboundProcess r =
+      guarded(Json::array({testing::call("bash", {{"command", "echo original"}}),
+                           testing::call("read", {{"path", "nothing.txt"}})}),
+              R"j([{"matcher":"bash","hooks":[{"type":"command","command":)j" + Json(hook).dump() +
+                  R"j(}]},{"matcher":"Read","hooks":[{"type":"command","command":)j" +
+                  Json(deny).dump() + "}]}]");
+  const Json state = r.command(Json{{"id", "s"}, {"type", "get_state"}})["data"];
+  r.send(testing::prompt());
+  const auto events = r.read_until_type("agent_end", 20000ms);
+  CHECK(testing::text_of(testing::end_of(events, "call_1")["result"]) == "replaced\n");
+  CHECK(testing::text_of(testing::end_of(events, "call_2")["result"]) ==
+        "PreToolUse:read hook error: not on Fridays");
+  std::ifstream in(log);
+  std::string line;
+  REQUIRE(std::getline(in, line));
+  const std::string cwd = std::filesystem::canonical(r.dir().path()).string();
+  CHECK(line == R"({"session_id":")" + state["sessionId"].get<std::string>() + R"(","cwd":")" +
+                    cwd +
+                    R"(","permission_mode":"bypassPermissions","hook_event_name":"PreToolUse",)"
+                    R"("tool_name":"bash","tool_input":{"command":"echo original"},)"
+                    R"("tool_use_id":"call_1"})");
+}
+
+TEST_CASE("PreToolUse: abort during a hung hook ends every call aborted and kills the hook") {
+  testing::TempDir logs;
+  const std::string pid_file = (logs.path() / "hook.pid").string();
+  ReboundProcess r = guarded(Json::array({testing::call("bash", {{"command", "echo one"}}),
+                                          testing::call("bash", {{"command", "echo two"}})}),
+                             R"j([{"hooks":[{"type":"command","command":"echo $$ > )j" + pid_file +
+                                 R"j(; exec sleep 30"}]}])j");
+  r.send(testing::prompt());
+  r.read_until_type("tool_execution_start", 10000ms);
+  for (int i = 0; i < 250 && !std::filesystem::exists(pid_file); ++i)
+    std::this_thread::sleep_for(20ms);  // the hook's process writing its pid
+  r.send(Json{{"id", "a"}, {"type", "abort"}});
+  const auto events = r.read_until_type("agent_end", 5000ms);
+  CHECK(testing::text_of(testing::end_of(events, "call_1")["result"]) == "Operation aborted");
+  CHECK(testing::text_of(testing::end_of(events, "call_2")["result"]) == "Operation aborted");
+  int starts = 0;
+  for (const auto& e : events)
+    starts += e.value("type", "") == "tool_execution_start";
+  CHECK(starts == 1);  // call_2's start came with its end, after call_1's
+  std::ifstream in(pid_file);
+  pid_t pid = 0;
+  in >> pid;
+  REQUIRE(pid > 0);
+  bool gone = false;
+  for (int i = 0; i < 100 && !gone; ++i) {
+    gone = ::kill(pid, 0) != 0;
+    if (!gone) std::this_thread::sleep_for(20ms);  // watching another process
+  }
+  CHECK(gone);
 }
