@@ -140,4 +140,9 @@ std::optional<std::string> write_json_file_atomically(const fs::path& link,
   return std::nullopt;
 }
 
+protocol::Json settings_object(const std::filesystem::path& path) {
+  JsonFileRead r = read_json_file(path);
+  return r.status == JsonFileStatus::ok && r.value.is_object() ? r.value : protocol::Json::object();
+}
+
 }  // namespace rebound::config

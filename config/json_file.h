@@ -44,6 +44,10 @@ FileRead read_regular_file(const std::filesystem::path& path,
 /// column only (the file may hold API keys), e.g. "invalid JSON at line 3, column 7".
 JsonFileRead read_json_file(const std::filesystem::path& path);
 
+/// A settings file's object, or {} when it is missing, malformed or not an object (a malformed
+/// one is reported by the settings store that reads it too, runtime.md section 3).
+protocol::Json settings_object(const std::filesystem::path& path);
+
 using session::size_text;
 
 /// Writes `value` pretty-printed to a temporary file beside `path`, then renames it over

@@ -12,21 +12,35 @@ using protocol::Json;
 
 namespace {
 
-constexpr protocol::Named<HookEvent> kEvents[] = {
-    {HookEvent::session_start, "SessionStart"},
-    {HookEvent::user_prompt_submit, "UserPromptSubmit"},
-    {HookEvent::pre_tool_use, "PreToolUse"},
-    {HookEvent::permission_request, "PermissionRequest"},
-    {HookEvent::post_tool_use, "PostToolUse"},
-    {HookEvent::post_tool_use_failure, "PostToolUseFailure"},
-    {HookEvent::stop, "Stop"},
-    {HookEvent::stop_failure, "StopFailure"},
-    {HookEvent::pre_compact, "PreCompact"},
-    {HookEvent::session_end, "SessionEnd"},
-    {HookEvent::notification, "Notification"},
-    {HookEvent::auto_retry_start, "AutoRetryStart"},
-    {HookEvent::auto_retry_end, "AutoRetryEnd"},
+// Each event's name and traits (section 3.4): awaited, has a subject, reads `decision`/`reason`,
+// reads `hookSpecificOutput` (section 3.6), carries `permission_mode` (section 3.3).
+struct EventTraits {
+  HookEvent event;
+  std::string_view name;
+  bool awaited, subject, decision, specific, permission_mode;
 };
+constexpr EventTraits kEvents[] = {
+    {HookEvent::session_start, "SessionStart", true, true, false, true, false},
+    {HookEvent::user_prompt_submit, "UserPromptSubmit", true, false, true, true, true},
+    {HookEvent::pre_tool_use, "PreToolUse", true, true, true, true, true},
+    {HookEvent::permission_request, "PermissionRequest", true, true, false, true, true},
+    {HookEvent::post_tool_use, "PostToolUse", true, true, true, true, true},
+    {HookEvent::post_tool_use_failure, "PostToolUseFailure", true, true, true, true, true},
+    {HookEvent::stop, "Stop", true, false, true, true, true},
+    {HookEvent::stop_failure, "StopFailure", false, true, false, false, false},
+    {HookEvent::pre_compact, "PreCompact", true, true, true, false, false},
+    {HookEvent::session_end, "SessionEnd", false, true, false, false, false},
+    {HookEvent::notification, "Notification", false, true, false, false, false},
+    {HookEvent::auto_retry_start, "AutoRetryStart", false, false, false, false, false},
+    {HookEvent::auto_retry_end, "AutoRetryEnd", false, false, false, false, false},
+};
+
+const EventTraits& traits(HookEvent event) {
+  for (const auto& t : kEvents) {
+    if (t.event == event) return t;
+  }
+  return kEvents[0];  // every enumerator is listed
+}
 
 constexpr protocol::Named<HookSource> kSources[] = {{HookSource::user, "user"},
                                                     {HookSource::project, "project"}};
@@ -125,39 +139,34 @@ bool matches_subject(const HookHandler& h, HookEvent event, std::string_view sub
 }  // namespace
 
 std::string_view event_name(HookEvent event) {
-  return protocol::name_of(event, kEvents);
+  return traits(event).name;
 }
 
 std::optional<HookEvent> event_named(std::string_view name) {
-  return protocol::value_named(name, kEvents);
+  for (const auto& t : kEvents) {
+    if (t.name == name) return t.event;
+  }
+  return std::nullopt;
 }
 
 bool is_awaited(HookEvent event) {
-  switch (event) {
-    case HookEvent::session_start:
-    case HookEvent::user_prompt_submit:
-    case HookEvent::pre_tool_use:
-    case HookEvent::permission_request:
-    case HookEvent::post_tool_use:
-    case HookEvent::post_tool_use_failure:
-    case HookEvent::stop:
-    case HookEvent::pre_compact:
-      return true;
-    default:
-      return false;
-  }
+  return traits(event).awaited;
 }
 
 bool has_subject(HookEvent event) {
-  switch (event) {
-    case HookEvent::user_prompt_submit:
-    case HookEvent::stop:
-    case HookEvent::auto_retry_start:
-    case HookEvent::auto_retry_end:
-      return false;
-    default:
-      return true;
-  }
+  return traits(event).subject;
+}
+
+bool reads_decision(HookEvent event) {
+  return traits(event).decision;
+}
+
+bool reads_specific_output(HookEvent event) {
+  return traits(event).specific;
+}
+
+bool carries_permission_mode(HookEvent event) {
+  return traits(event).permission_mode;
 }
 
 std::string_view claude_tool_alias(std::string_view tool) {

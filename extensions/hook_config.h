@@ -39,6 +39,11 @@ std::optional<HookEvent> event_named(std::string_view name);
 bool is_awaited(HookEvent event);
 /// Whether the event has a subject its groups' matchers are tried against.
 bool has_subject(HookEvent event);
+/// Whether its hooks' `decision`/`reason` and `hookSpecificOutput` are read (section 3.6).
+bool reads_decision(HookEvent event);
+bool reads_specific_output(HookEvent event);
+/// Whether its stdin carries `permission_mode` (section 3.3).
+bool carries_permission_mode(HookEvent event);
 /// Claude Code's name of a built-in tool (`bash` → `Bash`, `find` → `Glob`), or "".
 std::string_view claude_tool_alias(std::string_view tool);
 

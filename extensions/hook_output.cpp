@@ -21,35 +21,6 @@ std::string head_bytes(const std::string& text, std::size_t n) {
   return text.substr(0, n);
 }
 
-bool uses_decision(HookEvent e) {
-  switch (e) {
-    case HookEvent::user_prompt_submit:
-    case HookEvent::pre_tool_use:
-    case HookEvent::post_tool_use:
-    case HookEvent::post_tool_use_failure:
-    case HookEvent::stop:
-    case HookEvent::pre_compact:
-      return true;
-    default:
-      return false;
-  }
-}
-
-bool uses_specific_output(HookEvent e) {
-  switch (e) {
-    case HookEvent::pre_tool_use:
-    case HookEvent::permission_request:
-    case HookEvent::user_prompt_submit:
-    case HookEvent::session_start:
-    case HookEvent::post_tool_use:
-    case HookEvent::post_tool_use_failure:
-    case HookEvent::stop:
-      return true;
-    default:
-      return false;
-  }
-}
-
 // Reads the keys of section 3.6 in their order; the first wrong one names the failure.
 class Reader {
  public:
@@ -117,11 +88,11 @@ class Reader {
     }
     if (!boolean(object_, "", "suppressOutput", ignored_flag)) return false;
     if (!string(object_, "", "systemMessage", out_.system_message)) return false;
-    if (uses_decision(event)) {
+    if (reads_decision(event)) {
       if (!one_of(object_, "", "decision", {"approve", "block"}, out_.decision)) return false;
       if (!string(object_, "", "reason", out_.reason)) return false;
     }
-    if (!uses_specific_output(event)) return true;
+    if (!reads_specific_output(event)) return true;
     std::optional<Json> specific;
     if (!object(object_, "", "hookSpecificOutput", specific)) return false;
     if (!specific) return true;

@@ -11,20 +11,6 @@ using protocol::Json;
 
 namespace {
 
-bool carries_permission_mode(HookEvent e) {
-  switch (e) {
-    case HookEvent::user_prompt_submit:
-    case HookEvent::pre_tool_use:
-    case HookEvent::permission_request:
-    case HookEvent::post_tool_use:
-    case HookEvent::post_tool_use_failure:
-    case HookEvent::stop:
-      return true;
-    default:
-      return false;
-  }
-}
-
 // A check's hooks, killed when the session drops the wait (an abort).
 class HookWait : public session::Waiting {
  public:

@@ -15,12 +15,6 @@ using protocol::Json;
 
 namespace {
 
-Json settings_object(const fs::path& file) {
-  config::JsonFileRead r = config::read_json_file(file);
-  // A malformed file is reported by the settings store that reads it too (runtime.md 3).
-  return r.status == config::JsonFileStatus::ok && r.value.is_object() ? r.value : Json::object();
-}
-
 Json member(const Json& object, const char* key) {
   const auto it = object.find(key);
   return it == object.end() ? Json() : *it;
@@ -43,8 +37,8 @@ HookSetup read_hook_setup(const CliOptions& options, const fs::path& agent_dir,
                           const fs::path& cwd) {
   const fs::path global_file = agent_dir / "settings.json";
   const fs::path project_file = cwd / ".rebound" / "settings.json";
-  const Json global = settings_object(global_file);
-  const Json project = settings_object(project_file);
+  const Json global = config::settings_object(global_file);
+  const Json project = config::settings_object(project_file);
   // Only the user's own file can trust a project: a project cannot opt itself in.
   const bool trusted = member(global, "trustProjectSettings") == true;
   HookSetup out;

@@ -15,12 +15,6 @@ using protocol::Json;
 
 namespace {
 
-Json settings_file(const fs::path& file) {
-  config::JsonFileRead r = config::read_json_file(file);
-  // A malformed file is reported by the settings store that reads it too (runtime.md 3).
-  return r.status == config::JsonFileStatus::ok && r.value.is_object() ? r.value : Json::object();
-}
-
 void add_source(std::vector<mcp::ServerConfig>& into, const Json& file, const std::string& where,
                 const mcp::Getenv& getenv) {
   const auto servers = file.find("mcpServers");
@@ -60,8 +54,8 @@ std::variant<McpSources, std::string> read_mcp_sources(const CliOptions& options
   McpSources out;
   const fs::path global_file = agent_dir / "settings.json";
   const fs::path project_file = cwd / ".rebound" / "settings.json";
-  const Json global = settings_file(global_file);
-  const Json project = settings_file(project_file);
+  const Json global = config::settings_object(global_file);
+  const Json project = config::settings_object(project_file);
   out.settings = mcp::read_mcp_settings(session::deep_merge(global, project), global);
   if (!options.no_mcp) {
     add_source(out.servers, global, global_file.string(), getenv);
