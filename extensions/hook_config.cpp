@@ -5,6 +5,7 @@
 #include <set>
 
 #include "protocol/name_table.h"
+#include "tools/regex.h"
 
 namespace rebound::extensions {
 
@@ -203,10 +204,14 @@ std::shared_ptr<const HookMatcher> HookMatcher::compile(const std::string& text,
     }
     return m;
   }
-  try {
-    m->regex_.emplace(text, std::regex::ECMAScript);
-  } catch (const std::regex_error& e) {
-    error = std::string("Invalid matcher: ") + e.what();
+  tools::Regex::Options options;
+  options.multiline = false;
+  std::string why;
+  // Checked alone first, so that the text is the expression's own (and a stray parenthesis
+  // cannot close the anchoring group).
+  if (!tools::Regex::compile(text, options, why) ||
+      !(m->regex_ = tools::Regex::compile("\\A(?:" + text + ")\\z", options, why))) {
+    error = "Invalid matcher: " + why;
     return nullptr;
   }
   return m;
@@ -215,11 +220,8 @@ std::shared_ptr<const HookMatcher> HookMatcher::compile(const std::string& text,
 bool HookMatcher::matches(std::string_view subject) const {
   if (all_) return true;
   if (regex_) {
-    try {
-      return std::regex_match(subject.begin(), subject.end(), *regex_);
-    } catch (const std::regex_error&) {
-      return false;  // the library's own limits (a subject is a short name)
-    }
+    tools::Matcher matcher(regex_);  // matching is rare and subjects are short names
+    return matcher.matches(subject);
   }
   return std::find(names_.begin(), names_.end(), subject) != names_.end();
 }

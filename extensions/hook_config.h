@@ -7,12 +7,15 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
-#include <regex>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "protocol/json.h"
+
+namespace rebound::tools {
+class Regex;
+}
 
 namespace rebound::extensions {
 
@@ -48,7 +51,8 @@ bool carries_permission_mode(HookEvent event);
 std::string_view claude_tool_alias(std::string_view tool);
 
 /// A group's matcher (section 3.2): everything, a list of names, or an ECMAScript regular
-/// expression matched against the whole subject.
+/// expression matched against the whole subject (PCRE2 in its JavaScript mode with the tools'
+/// match limits: a hostile expression fails or stops, it never overflows anything).
 class HookMatcher {
  public:
   /// The matcher of `text`; nullptr and `error` ("Invalid matcher: <reason>") when its regular
@@ -59,7 +63,7 @@ class HookMatcher {
  private:
   bool all_ = false;
   std::vector<std::string> names_;
-  std::optional<std::regex> regex_;
+  std::shared_ptr<const tools::Regex> regex_;  // anchored at both ends
 };
 
 enum class HookSource { user, project };

@@ -114,6 +114,14 @@ TEST_CASE("hook matchers: lists, expressions over the whole subject, Claude Code
   CHECK(!m("bash")->matches("Bash"));  // case-sensitive
   CHECK(m("(") == nullptr);
   CHECK(error.rfind("Invalid matcher: ", 0) == 0);
+  // What the fuzzer found std::regex overflowing on (undefined behaviour in libstdc++): a
+  // reference number past any integer. PCRE2's JavaScript mode reads it as an escape.
+  const auto big = m("a\\4444444444444444444");
+  REQUIRE(big != nullptr);
+  CHECK(!big->matches("Bash"));
+  // A stray parenthesis cannot escape the whole-subject anchoring.
+  CHECK(m("x)|(.*") == nullptr);
+  CHECK(m("\\u0042ash")->matches("Bash"));  // JavaScript escapes
 
   const auto config = ext::read_hooks(
       {user(R"({"PreToolUse":[{"matcher":"Bash","hooks":[{"type":"command","command":"alias"}]},
