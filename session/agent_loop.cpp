@@ -254,18 +254,13 @@ void AgentSession::preflight_calls(std::uint64_t generation) {
       end_tool_call(generation, i, ToolResult::error("Tool " + call.block.name + " not found"));
       continue;
     }
-    protocol::Json args = call.block.arguments;
-    tool->prepare_arguments(args);
-    protocol::Json checked;
-    if (tool->definition().external) {
-      checked = std::move(args);  // its server validates them (mcp.md section 5)
-    } else if (auto problem =
-                   check_tool_arguments(tool->definition(), args, checked, call.block.arguments)) {
+    auto input = tool_input(*tool, call.block.arguments);
+    if (auto* problem = std::get_if<std::string>(&input)) {
       end_tool_call(generation, i, ToolResult::error(std::move(*problem)));
       continue;
     }
     call.tool = tool;
-    call.input = std::move(checked);
+    call.input = std::move(std::get<protocol::Json>(input));
     if (!preflight_) continue;
     // The next call waits for this one's verdict (extensions.md section 5.2).
     run.preflight =
@@ -290,16 +285,12 @@ void AgentSession::preflighted(std::uint64_t generation, std::size_t index,
     end_tool_call(generation, index, std::move(*verdict.refused));
   } else if (verdict.input) {
     // A replaced input is validated again; an invalid one fails the call with its text.
-    protocol::Json args = std::move(*verdict.input);
-    call.tool->prepare_arguments(args);
-    protocol::Json checked;
-    if (call.tool->definition().external) {
-      call.input = std::move(args);
-    } else if (auto problem = check_tool_arguments(call.tool->definition(), args, checked, args)) {
+    auto input = tool_input(*call.tool, *verdict.input);
+    if (auto* problem = std::get_if<std::string>(&input)) {
       call.tool = nullptr;
       end_tool_call(generation, index, ToolResult::error(std::move(*problem)));
     } else {
-      call.input = std::move(checked);
+      call.input = std::move(std::get<protocol::Json>(input));
     }
   }
   preflight_calls(generation);

@@ -184,7 +184,6 @@ std::optional<std::string> AgentSession::last_assistant_text() const {
   return std::nullopt;
 }
 
-
 std::optional<ThinkingLevel> AgentSession::cycle_thinking_level() {
   const auto levels = available_thinking_levels();
   if (levels.size() <= 1) return std::nullopt;

@@ -4,6 +4,7 @@
 
 #include <optional>
 #include <string>
+#include <variant>
 
 #include "protocol/json.h"
 #include "session/tool.h"
@@ -16,5 +17,11 @@ std::optional<std::string> check_tool_arguments(const ToolDefinition& definition
                                                 const protocol::Json& prepared,
                                                 protocol::Json& args,
                                                 const protocol::Json& received);
+
+/// The arguments `tool` runs with: `received` after Tool::prepare_arguments, checked and
+/// coerced (an external tool's unchecked: its server validates them, mcp.md section 5); the
+/// failure text when they do not pass.
+std::variant<protocol::Json, std::string> tool_input(const Tool& tool,
+                                                     const protocol::Json& received);
 
 }  // namespace rebound::session

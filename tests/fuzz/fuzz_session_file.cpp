@@ -33,7 +33,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   if (!slim_loaded || slim_loaded->entries.size() != loaded->entries.size()) std::abort();
   const auto same = rebound::session::restore_session_releasing(slim_loaded->entries, text);
   if (rebound::protocol::to_json(same.history) != rebound::protocol::to_json(restored.history) ||
-      rebound::protocol::to_json(same.context()) != rebound::protocol::to_json(restored.context()) ||
+      rebound::protocol::to_json(same.context()) !=
+          rebound::protocol::to_json(restored.context()) ||
       same.provider != restored.provider || same.model_id != restored.model_id)
     std::abort();
   return 0;
