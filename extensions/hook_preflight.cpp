@@ -3,7 +3,6 @@
 #include <spdlog/spdlog.h>
 
 #include "extensions/hook_decisions.h"
-#include "protocol/json_line.h"
 
 namespace rebound::extensions {
 
@@ -24,37 +23,17 @@ class HookWait : public session::Waiting {
 
 }  // namespace
 
-Json hook_input_prefix(const HookSessionInfo& info, HookEvent event) {
-  Json j = Json::object();
-  j["session_id"] = info.session_id;
-  if (info.transcript_path) j["transcript_path"] = *info.transcript_path;
-  j["cwd"] = info.cwd;
-  // No permission policy yet (policy.md): the mode is the one of nothing configured.
-  if (carries_permission_mode(event)) j["permission_mode"] = "bypassPermissions";
-  j["hook_event_name"] = event_name(event);
-  return j;
-}
-
 std::unique_ptr<session::Waiting> HookPreflight::check(
     const session::PreflightCall& call, std::function<void(session::PreflightVerdict)> done) {
-  const auto handlers = handlers_for(config_, HookEvent::pre_tool_use, call.name);
-  const HookSessionInfo info = info_();
-  Json input = hook_input_prefix(info, HookEvent::pre_tool_use);
-  input["tool_name"] = call.name;
-  input["tool_input"] = call.input;
-  input["tool_use_id"] = call.id;
-  std::string line = protocol::to_line(input);
-  line.pop_back();  // the runner writes the LF
-  runner_.set_session_id(info.session_id);
-  const std::uint64_t id = runner_.run(
-      HookEvent::pre_tool_use, handlers, line,
-      [handlers, tool = call.name, done = std::move(done)](std::vector<HookRun> runs) {
-        std::vector<HookResult> results;
-        for (std::size_t i = 0; i < runs.size() && i < handlers.size(); ++i)
-          results.emplace_back(*handlers[i], read_hook_run(HookEvent::pre_tool_use, runs[i]));
+  Json fields = Json::object();
+  fields["tool_name"] = call.name;
+  fields["tool_input"] = call.input;
+  fields["tool_use_id"] = call.id;
+  const std::uint64_t id = start_hooks(
+      runner_, HookEvent::pre_tool_use, handlers_for(config_, HookEvent::pre_tool_use, call.name),
+      info_(), fields, [tool = call.name, done = std::move(done)](std::vector<HookResult> results) {
         const PreToolUseOutcome o = decide_pre_tool_use(tool, results);
-        for (const auto& [command, failure] : o.effects.failures)
-          spdlog::warn("hook[PreToolUse] {}: {}", command, failure);
+        log_hook_failures(HookEvent::pre_tool_use, o.effects.failures);
         for (const auto& w : o.effects.warnings)
           spdlog::warn("{}", w);
         // Not carried yet (the next steps of extensions.md): notices to the client, context

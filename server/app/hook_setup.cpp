@@ -3,9 +3,7 @@
 #include <spdlog/spdlog.h>
 
 #include "config/json_file.h"
-#include "extensions/hook_output.h"
-#include "extensions/hook_preflight.h"
-#include "protocol/json_line.h"
+#include "extensions/hook_calls.h"
 #include "server/pi/pi_encoder.h"
 
 namespace rebound::server {
@@ -76,26 +74,13 @@ void HookObserver::on_event(const session::Event& event) {
 }
 
 void HookObserver::run_hooks(extensions::HookEvent event, const session::Event& cause) {
-  const auto handlers = extensions::handlers_for(config_, event);
-  if (handlers.empty() || !session_) return;
-  // The common prefix (section 3.3), then the causing event's fields in its order.
-  Json input = extensions::hook_input_prefix(
-      extensions::HookSessionInfo{session_->session_id(), session_->session_file(), cwd_}, event);
-  const Json fields = pi_event_json(cause);
-  for (const auto& [key, value] : fields.items()) {
-    if (key != "type") input[key] = value;
-  }
-  runner_.set_session_id(session_->session_id());
-  std::string line = protocol::to_line(input);
-  line.pop_back();  // the runner writes the LF
-  runner_.run(event, handlers, line, [event, handlers](std::vector<extensions::HookRun> runs) {
-    for (std::size_t i = 0; i < runs.size() && i < handlers.size(); ++i) {
-      const auto verdict = extensions::read_hook_run(event, runs[i]);
-      if (verdict.kind == extensions::HookVerdict::Kind::failed)
-        spdlog::warn("hook[{}] {}: {}", extensions::event_name(event), handlers[i]->command,
-                     verdict.failure);
-    }
-  });
+  if (!session_ || !extensions::has_hooks(config_, event)) return;
+  // The causing event's fields, in its order, after the common prefix (section 3.4).
+  Json fields = pi_event_json(cause);
+  fields.erase("type");
+  extensions::run_observer_hooks(
+      runner_, config_, event,
+      extensions::HookSessionInfo{session_->session_id(), session_->session_file(), cwd_}, fields);
 }
 
 }  // namespace rebound::server
