@@ -265,33 +265,32 @@ ModeFigures measure(const FakeResponse& r, int runs, const std::string& filter, 
   return out;
 }
 
-double floor_median(const std::vector<std::size_t>& lengths, int runs, const char* label) {
+// The median of `runs` runs of `one` (seconds; negative: failed, which ends the benchmark).
+template <typename Run>
+double median_of_floor_runs(int runs, const char* floor, const char* label, Run one) {
   std::vector<double> floor_s;
   for (int run = 0; run < runs; ++run) {
-    floor_s.push_back(pipe_floor_seconds(lengths));
+    floor_s.push_back(one());
     if (floor_s.back() < 0) {
-      std::fprintf(stderr, "pipe floor run failed\n");
+      std::fprintf(stderr, "%s floor run failed\n", floor);
       std::exit(1);
     }
-    std::printf("%s pipe floor run %d: %.3f s\n", label, run + 1, floor_s.back());
+    std::printf("%s %s floor run %d: %.3f s\n", label, floor, run + 1, floor_s.back());
   }
   return median(floor_s);
+}
+
+double floor_median(const std::vector<std::size_t>& lengths, int runs, const char* label) {
+  return median_of_floor_runs(runs, "pipe", label, [&] { return pipe_floor_seconds(lengths); });
 }
 
 double cat_floor_median(const std::vector<std::size_t>& lengths, int runs, const char* label) {
   const std::string file = write_stream_file(lengths, label);
   cat_floor_seconds(file);  // once unmeasured: the file is in the page cache after it
-  std::vector<double> floor_s;
-  for (int run = 0; run < runs; ++run) {
-    floor_s.push_back(cat_floor_seconds(file));
-    if (floor_s.back() < 0) {
-      std::fprintf(stderr, "cat floor run failed\n");
-      std::exit(1);
-    }
-    std::printf("%s cat floor run %d: %.3f s\n", label, run + 1, floor_s.back());
-  }
+  const double m =
+      median_of_floor_runs(runs, "cat", label, [&] { return cat_floor_seconds(file); });
   std::remove(file.c_str());
-  return median(floor_s);
+  return m;
 }
 
 }  // namespace
