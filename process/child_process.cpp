@@ -1,5 +1,7 @@
 #include "process/child_process.h"
 
+#include "process/descendants.h"
+
 #include <utility>
 
 #include <fcntl.h>
@@ -335,7 +337,7 @@ bool ChildProcess::kill_group(int signal) {
 }
 
 bool ChildProcess::group_alive() const {
-  return ::kill(-state_->pid, 0) == 0;
+  return group_has_live_member(state_->pid);
 }
 
 void ChildProcess::close_output() {

@@ -19,10 +19,11 @@ namespace {
 
 struct ProcEntry {
   pid_t ppid = 0;
+  pid_t pgrp = 0;
   char state = '?';
 };
 
-// Every process of /proc with its parent and state ("Z" for a zombie).
+// Every process of /proc with its parent, group and state ("Z" for a zombie).
 std::map<pid_t, ProcEntry> read_processes() {
   std::map<pid_t, ProcEntry> out;
   DIR* d = ::opendir("/proc");
@@ -45,7 +46,9 @@ std::map<pid_t, ProcEntry> read_processes() {
     if (close == std::string::npos || close + 4 >= text.size()) continue;
     ProcEntry entry;
     entry.state = text[close + 2];
-    entry.ppid = static_cast<pid_t>(std::strtol(text.c_str() + close + 4, nullptr, 10));
+    char* after_ppid = nullptr;
+    entry.ppid = static_cast<pid_t>(std::strtol(text.c_str() + close + 4, &after_ppid, 10));
+    entry.pgrp = static_cast<pid_t>(std::strtol(after_ppid, nullptr, 10));
     out[static_cast<pid_t>(pid)] = entry;
   }
   ::closedir(d);
@@ -56,6 +59,14 @@ std::map<pid_t, ProcEntry> read_processes() {
 
 bool become_child_subreaper() {
   return ::prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0;
+}
+
+bool group_has_live_member(pid_t pgid) {
+  if (::kill(-pgid, 0) != 0) return false;  // no member at all: no need to read /proc
+  for (const auto& [pid, e] : read_processes()) {
+    if (e.pgrp == pgid && e.state != 'Z') return true;
+  }
+  return false;
 }
 
 std::vector<pid_t> descendants_of(pid_t root) {

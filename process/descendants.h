@@ -14,6 +14,11 @@ namespace rebound::process {
 /// system refuses.
 bool become_child_subreaper();
 
+/// Whether group `pgid` has a member that is not a zombie. An orphaned member that was killed
+/// stays a zombie until whoever adopted it reaps it (init or a subreaper above us; some
+/// containers' init does that late or never), and kill(-pgid, 0) still finds it.
+bool group_has_live_member(pid_t pgid);
+
 /// The live descendants of `root` (children, their children, …) read from /proc now.
 std::vector<pid_t> descendants_of(pid_t root);
 

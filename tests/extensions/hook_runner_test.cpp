@@ -17,6 +17,7 @@
 
 #include "extensions/hook_runner.h"
 #include "server/io/asio_scheduler.h"
+#include "tests/support/proc_status.h"
 #include "tests/support/temp_dir.h"
 
 namespace ext = rebound::extensions;
@@ -131,12 +132,7 @@ TEST_CASE("hook runner: a timeout kills the hook's group, a background child doe
   CHECK(runs[2].code == 0);
   // The timed-out hook's background sleep was killed with its group.
   const pid_t sleeper = std::stoi(slurp(pid_file));
-  bool gone = false;
-  for (int i = 0; i < 100 && !gone; ++i) {
-    gone = ::kill(sleeper, 0) != 0;
-    if (!gone) std::this_thread::sleep_for(20ms);  // watching another process
-  }
-  CHECK(gone);
+  CHECK(rebound::testing::process_ended(sleeper));
   ::system("pkill -f '^sleep 31.5$' >/dev/null 2>&1");  // the two left by design (until shutdown)
 }
 

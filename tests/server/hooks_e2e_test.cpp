@@ -13,6 +13,7 @@
 #include <string>
 #include <thread>
 
+#include "tests/support/proc_status.h"
 #include "tests/support/rebound_process.h"
 #include "tests/support/scripted_tools.h"
 #include "tests/support/temp_dir.h"
@@ -249,10 +250,5 @@ TEST_CASE("PreToolUse: abort during a hung hook ends every call aborted and kill
   pid_t pid = 0;
   in >> pid;
   REQUIRE(pid > 0);
-  bool gone = false;
-  for (int i = 0; i < 100 && !gone; ++i) {
-    gone = ::kill(pid, 0) != 0;
-    if (!gone) std::this_thread::sleep_for(20ms);  // watching another process
-  }
-  CHECK(gone);
+  CHECK(testing::process_ended(pid));
 }
