@@ -39,20 +39,45 @@ std::uint64_t start_hooks(HookRunner& runner, HookEvent event,
       });
 }
 
-void log_hook_failures(HookEvent event,
-                       const std::vector<std::pair<std::string, std::string>>& failures) {
-  for (const auto& [command, failure] : failures)
+void report_hook_failures(const HookFailureReport& report, HookEvent event,
+                          const std::vector<std::pair<std::string, std::string>>& failures) {
+  for (const auto& [command, failure] : failures) {
     spdlog::warn("hook[{}] {}: {}", event_name(event), command, failure);
+    if (report) report("hook:" + command, event_name(event), failure);
+  }
+}
+
+namespace {
+
+void start_observers(HookRunner& runner, HookEvent event, std::vector<const HookHandler*> handlers,
+                     const HookSessionInfo& info, const Json& fields,
+                     const HookFailureReport& report) {
+  if (handlers.empty()) return;
+  start_hooks(runner, event, std::move(handlers), info, fields,
+              [event, report](std::vector<HookResult> results) {
+                report_hook_failures(report, event, hook_effects(event, {}, results).failures);
+              });
+}
+
+}  // namespace
+
+std::optional<std::uint64_t> start_awaited_hooks(HookRunner& runner, const HookConfig& config,
+                                                 HookEvent event, std::string_view subject,
+                                                 const HookSessionInfo& info, const Json& fields,
+                                                 const HookFailureReport& report,
+                                                 std::function<void(std::vector<HookResult>)> done) {
+  std::vector<const HookHandler*> awaited, observers;
+  for (const HookHandler* h : handlers_for(config, event, subject))
+    (h->async ? observers : awaited).push_back(h);
+  start_observers(runner, event, std::move(observers), info, fields, report);
+  if (awaited.empty()) return std::nullopt;
+  return start_hooks(runner, event, std::move(awaited), info, fields, std::move(done));
 }
 
 void run_observer_hooks(HookRunner& runner, const HookConfig& config, HookEvent event,
-                        const HookSessionInfo& info, const Json& fields) {
-  auto handlers = handlers_for(config, event);
-  if (handlers.empty()) return;
-  start_hooks(runner, event, std::move(handlers), info, fields,
-              [event](std::vector<HookResult> results) {
-                log_hook_failures(event, hook_effects(event, {}, results).failures);
-              });
+                        std::string_view subject, const HookSessionInfo& info, const Json& fields,
+                        const HookFailureReport& report) {
+  start_observers(runner, event, handlers_for(config, event, subject), info, fields, report);
 }
 
 }  // namespace rebound::extensions

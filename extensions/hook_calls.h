@@ -8,6 +8,7 @@
 #include <functional>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -37,13 +38,28 @@ std::uint64_t start_hooks(HookRunner& runner, HookEvent event,
                           const protocol::Json& fields,
                           std::function<void(std::vector<HookResult>)> done);
 
-/// Logs failed hooks at `warn` (section 3.10's texts; `extension_error` events are not written
-/// yet).
-void log_hook_failures(HookEvent event,
-                       const std::vector<std::pair<std::string, std::string>>& failures);
+/// Where a failed hook is reported (section 3.10): `hook:<command>`, the event's name and the
+/// failure text, for the front end's `extension_error`.
+using HookFailureReport = std::function<void(const std::string& extension_path,
+                                             std::string_view event, const std::string& error)>;
 
-/// Starts the matching observer hooks of `event` (never waited for, failures logged).
+/// Logs each failed hook at `warn` and reports it when `report` is set.
+void report_hook_failures(const HookFailureReport& report, HookEvent event,
+                          const std::vector<std::pair<std::string, std::string>>& failures);
+
+/// Starts the handlers of an awaited event that match `subject`: the `async` ones as observers,
+/// the others awaited (`done` gets their verdicts). nullopt, and `done` is never called, when
+/// none is awaited.
+std::optional<std::uint64_t> start_awaited_hooks(HookRunner& runner, const HookConfig& config,
+                                                 HookEvent event, std::string_view subject,
+                                                 const HookSessionInfo& info,
+                                                 const protocol::Json& fields,
+                                                 const HookFailureReport& report,
+                                                 std::function<void(std::vector<HookResult>)> done);
+
+/// Starts the matching observer hooks of `event` (never waited for, failures reported).
 void run_observer_hooks(HookRunner& runner, const HookConfig& config, HookEvent event,
-                        const HookSessionInfo& info, const protocol::Json& fields);
+                        std::string_view subject, const HookSessionInfo& info,
+                        const protocol::Json& fields, const HookFailureReport& report);
 
 }  // namespace rebound::extensions

@@ -61,7 +61,8 @@ PreToolUseOutcome decide_pre_tool_use(std::string_view tool,
       }
     }
     if (j.additional_context)
-      o.context.push_back(prefix + "additional context: " + *j.additional_context);
+      o.context.emplace_back(r.handler->command, prefix + "additional context: " +
+                                                     *j.additional_context);
   }
   if (!blocks.empty()) {
     o.permission = Permission::deny;
@@ -71,6 +72,28 @@ PreToolUseOutcome decide_pre_tool_use(std::string_view tool,
     o.permission = Permission::ask;
   } else if (allow) {
     o.permission = Permission::allow;
+  }
+  return o;
+}
+
+PostToolUseOutcome decide_post_tool_use(HookEvent event, std::string_view tool,
+                                        const std::vector<HookResult>& results) {
+  PostToolUseOutcome o;
+  o.effects = hook_effects(event, tool, results);
+  const std::string prefix = std::string(event_name(event)) + ":" + std::string(tool) + " hook ";
+  for (const auto& r : results) {
+    const HookVerdict& v = r.verdict;
+    const std::string& command = r.handler->command;
+    const std::string blocking = prefix + "blocking error from command: \"" + command + "\": ";
+    if (v.kind == HookVerdict::Kind::blocking) {
+      o.context.emplace_back(command, blocking + "[" + command + "]: " + v.stderr_text);
+      continue;
+    }
+    if (v.kind != HookVerdict::Kind::success || !v.json) continue;
+    if (v.json->decision == "block")
+      o.context.emplace_back(command, blocking + v.json->reason.value_or(""));
+    if (v.json->additional_context)
+      o.context.emplace_back(command, prefix + "additional context: " + *v.json->additional_context);
   }
   return o;
 }

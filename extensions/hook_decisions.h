@@ -33,17 +33,35 @@ struct HookEffects {
   std::vector<std::string> warnings;  // for the log
 };
 
+/// A text for the model (section 3.9) and the handler it came from.
+struct HookNote {
+  HookNote(std::string command_, std::string text_)
+      : command(std::move(command_)), text(std::move(text_)) {}
+  std::string command;
+  std::string text;
+};
+
 struct PreToolUseOutcome {
   enum class Permission { none, allow, ask, deny };
   Permission permission = Permission::none;
   std::string result;  // with deny: the call's result text (several joined with \n)
   std::optional<protocol::Json> updated_input;  // the first in configuration order
-  std::vector<std::string> context;             // "PreToolUse:<tool> hook additional context: …"
+  std::vector<HookNote> context;                // "PreToolUse:<tool> hook additional context: …"
+  HookEffects effects;
+};
+
+/// PostToolUse and PostToolUseFailure: context texts only (section 3.7), one hook's blocking
+/// text before its additionalContext.
+struct PostToolUseOutcome {
+  std::vector<HookNote> context;
   HookEffects effects;
 };
 
 PreToolUseOutcome decide_pre_tool_use(std::string_view tool,
                                       const std::vector<HookResult>& results);
+
+PostToolUseOutcome decide_post_tool_use(HookEvent event, std::string_view tool,
+                                        const std::vector<HookResult>& results);
 
 /// The notices, stop and failures of any event's hooks (`tool` for tool events, else "").
 HookEffects hook_effects(HookEvent event, std::string_view tool,

@@ -1,8 +1,10 @@
 #pragma once
-// The PreToolUse hooks as the session's tool preflight (extensions.md sections 3.4, 3.7, 5.2):
-// each call's matching hooks run with the common prefix and the call on stdin, the session
-// waits for them, and their combined decision refuses the call (its result the spec's text) or
-// replaces its input. Event loop only.
+// The tool hooks as the session's tool preflight (extensions.md sections 3.4, 3.7, 5.2):
+// PreToolUse before a call (its matching hooks run with the common prefix and the call on stdin,
+// the session waits for them, and their combined decision refuses the call, its result the
+// spec's text, or replaces its input), PostToolUse or PostToolUseFailure after a call that ran
+// and before its end. Their texts for the model and `continue:false` go back to the session;
+// failed hooks are reported. Event loop only.
 
 #include <functional>
 #include <memory>
@@ -19,17 +21,23 @@ namespace rebound::extensions {
 class HookPreflight : public session::ToolPreflight {
  public:
   /// `runner` outlives this and every check it started.
-  HookPreflight(const HookConfig& config, HookRunner& runner, std::function<HookSessionInfo()> info)
-      : config_(config), runner_(runner), info_(std::move(info)) {}
+  HookPreflight(const HookConfig& config, HookRunner& runner,
+                std::function<HookSessionInfo()> info, HookFailureReport report)
+      : config_(config), runner_(runner), info_(std::move(info)), report_(std::move(report)) {}
 
   std::unique_ptr<session::Waiting> check(
       const session::PreflightCall& call,
       std::function<void(session::PreflightVerdict)> done) override;
 
+  std::unique_ptr<session::Waiting> after_call(
+      const session::FinishedCall& call,
+      std::function<void(session::AfterCallVerdict)> done) override;
+
  private:
   const HookConfig& config_;
   HookRunner& runner_;
   std::function<HookSessionInfo()> info_;
+  HookFailureReport report_;
 };
 
 }  // namespace rebound::extensions

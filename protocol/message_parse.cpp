@@ -16,9 +16,9 @@ double get_double(const Json& j, std::string_view key) {
   return v.is_number() ? v.get<double>() : 0.0;
 }
 
-bool get_bool(const Json& j, std::string_view key) {
+bool get_bool(const Json& j, std::string_view key, bool absent = false) {
   const Json& v = get_value(j, key);
-  return v.is_boolean() && v.get<bool>();
+  return v.is_boolean() ? v.get<bool>() : absent;
 }
 
 std::optional<ContentBlock> block_from_json(const Json& b) {
@@ -91,6 +91,12 @@ std::optional<AgentMessage> message_from_json(const Json& j, std::string* error)
     m.role = Role::assistant;
   } else if (role == "toolResult") {
     m.role = Role::tool_result;
+  } else if (role == "custom") {
+    m.role = Role::custom;
+    m.custom_type = get_string(j, "customType");
+    m.display = get_bool(j, "display", true);
+    m.details = get_value(j, "details");
+    m.content_is_string = get_value(j, "content").is_string();
   } else {
     return fail(error, role.empty() ? "a message needs a string 'role'"
                                     : "unknown message role '" + role + "'");

@@ -60,6 +60,18 @@ std::string AgentMessage::text() const {
   return out;
 }
 
+AgentMessage make_custom_message(std::string custom_type, std::string content, Json details,
+                                 std::int64_t timestamp) {
+  AgentMessage m;
+  m.role = Role::custom;
+  m.custom_type = std::move(custom_type);
+  m.content.push_back(ContentBlock::make_text(std::move(content)));
+  m.content_is_string = true;
+  m.details = std::move(details);
+  m.timestamp = timestamp;
+  return m;
+}
+
 std::string llm_text(const AgentMessage& m) {
   if (m.role == Role::compaction_summary) {
     return "The conversation before this point was compacted into this summary:\n\n<summary>\n" +
@@ -167,6 +179,14 @@ Json to_json(const AgentMessage& m) {
       j["role"] = "compactionSummary";
       j["summary"] = m.summary;
       j["tokensBefore"] = m.tokens_before;
+      j["timestamp"] = m.timestamp;
+      break;
+    case Role::custom:
+      j["role"] = "custom";
+      j["customType"] = m.custom_type;
+      j["content"] = m.content_is_string ? Json(m.text()) : std::move(content);
+      j["display"] = m.display;
+      if (!m.details.is_null()) j["details"] = m.details;
       j["timestamp"] = m.timestamp;
       break;
   }

@@ -1,6 +1,6 @@
 #pragma once
 // Agent messages of protocol.md section 5 (user, assistant, toolResult, bashExecution,
-// compactionSummary) as values, their JSON in the spec's key order, and the way back from JSON
+// compactionSummary, and pi's custom messages of extensions.md section 7.4) as values, their JSON in the spec's key order, and the way back from JSON
 // (session files). One struct serves every role; fields that a role does not use stay empty and
 // are not written. Pure.
 
@@ -14,7 +14,7 @@
 
 namespace rebound::protocol {
 
-enum class Role { user, assistant, tool_result, bash_execution, compaction_summary };
+enum class Role { user, assistant, tool_result, bash_execution, compaction_summary, custom };
 enum class StopReason { stop, length, tool_use, error, aborted };
 
 std::string_view to_string(StopReason reason);
@@ -61,6 +61,11 @@ struct AgentMessage {
   // compactionSummary
   std::string summary;
   std::int64_t tokens_before = 0;
+  // custom (pi's sendMessage): `content` is written as one string when `content_is_string`,
+  // `details` is shared with toolResult.
+  std::string custom_type;
+  bool display = true;
+  bool content_is_string = false;
 
   /// The id of the session-file entry that holds this message, once recorded (never on the
   /// wire): the session finds messages by it, not by comparing their JSON.
@@ -76,7 +81,12 @@ struct AgentMessage {
   std::string text() const;
 };
 
-/// What a model is shown for a bashExecution or compactionSummary message (as user text).
+/// A custom message whose content is one text (a hook's context, extensions.md section 3.9).
+AgentMessage make_custom_message(std::string custom_type, std::string content, Json details,
+                                 std::int64_t timestamp);
+
+/// What a model is shown for a bashExecution, compactionSummary or custom message (as user
+/// text).
 std::string llm_text(const AgentMessage& message);
 
 Json to_json(const ContentBlock& block);

@@ -90,10 +90,21 @@ common = {
                               ["role", "command", "output", "exitCode", "cancelled", "truncated", "timestamp"]),
   "CompactionSummaryMessage": obj({"role": {"const": "compactionSummary"}, "summary": S,
                                    "tokensBefore": NN, "timestamp": TS}),
+  # extensions.md section 7.4: pi's custom message (hook context, 3.9) and its session-file entry.
+  "CustomMessage": obj({"role": {"const": "custom"}, "customType": S,
+                        "content": {"oneOf": [S, {"type": "array", "items": {"oneOf": [ref("#", "TextContent"), ref("#", "ImageContent")]}}]},
+                        "display": B, "details": {}, "timestamp": TS},
+                       ["role", "customType", "content", "display", "timestamp"]),
+  "CustomMessageEntry": obj({"type": {"const": "custom_message"}, "id": S, "parentId": {"type": ["string", "null"]},
+                             "timestamp": S, "customType": S,
+                             "content": {"oneOf": [S, {"type": "array", "items": {"oneOf": [ref("#", "TextContent"), ref("#", "ImageContent")]}}]},
+                             "display": B, "details": {}},
+                            ["type", "id", "parentId", "timestamp", "customType", "content", "display"]),
   "AgentMessage": switch("role", {"user": ref("#", "UserMessage"), "assistant": ref("#", "AssistantMessage"),
                                    "toolResult": ref("#", "ToolResultMessage"),
                                    "bashExecution": ref("#", "BashExecutionMessage"),
-                                   "compactionSummary": ref("#", "CompactionSummaryMessage")}),
+                                   "compactionSummary": ref("#", "CompactionSummaryMessage"),
+                                   "custom": ref("#", "CustomMessage")}),
   "RpcSessionState": obj({"model": ref("#", "Model"), "thinkingLevel": ref("#", "ThinkingLevel"),
                           "isStreaming": B, "isCompacting": B, "steeringMode": ref("#", "QueueMode"),
                           "followUpMode": ref("#", "QueueMode"), "interruptMode": ref("#", "InterruptMode"),
@@ -275,6 +286,9 @@ edefs = {
                            "status": {"enum": ["starting", "ready", "failed", "disabled"]},
                            "tools": {"type": "array", "items": S}, "error": S},
                           ["type", "name", "status", "tools"]),
+ # extensions.md section 7.3: a hook ("hook:<command>") or an extension (its name) failed.
+ "extension_error": obj({"type": {"const": "extension_error"}, "extensionPath": {"type": "string", "minLength": 1},
+                         "event": {"type": "string", "minLength": 1}, "error": S}),
 }
 for k, v in ame_defs.items(): edefs["AME_" + k] = v
 for k in ame_defs: edefs["AMD_" + k] = amd(k)

@@ -221,7 +221,8 @@ void AgentSession::finish_turn() {
   Run& run = *run_;
   const AgentMessage& m = run.partial;
   emit(ev::TurnEnd{m, run.tool_results});
-  if (!m.failed() && (has_tool_calls(m) || !steering_.empty())) {
+  // A hook's continue:false ends the run once the batch is done (extensions.md section 3.7).
+  if (!m.failed() && !run.stop_requested && (has_tool_calls(m) || !steering_.empty())) {
     next_turn();
   } else {
     end_run();
@@ -268,7 +269,7 @@ void AgentSession::preflight_calls(std::uint64_t generation) {
                           [this, alive, generation, i](PreflightVerdict verdict) {
                             if (!alive.expired()) preflighted(generation, i, std::move(verdict));
                           });
-    return;
+    if (run.preflight) return;
   }
   if (run_ && run_->generation == generation) start_calls(generation);
 }
@@ -280,6 +281,9 @@ void AgentSession::preflighted(std::uint64_t generation, std::size_t index,
   if (auto done = std::shared_ptr<Waiting>(std::move(run_->preflight)))
     deps_.scheduler.post([done] {});
   Run::Call& call = run_->batch[index];
+  for (auto& note : verdict.context)
+    call.context.push_back(std::move(note));
+  if (verdict.stop_run) run_->stop_requested = true;
   if (verdict.refused) {
     call.tool = nullptr;
     end_tool_call(generation, index, std::move(*verdict.refused));
@@ -310,6 +314,8 @@ void AgentSession::start_calls(std::uint64_t generation) {
     Run::Call& call = run.batch[i];
     if (call.result || !call.tool) continue;  // ended in its preflight
     context.tool_call_id = call.block.id;
+    call.ran = true;
+    call.started_ms = deps_.scheduler.now_epoch_ms();
     call.handle = call.tool->start(
         call.input, context,
         [this, alive, generation, i](ToolResult partial) {
@@ -343,9 +349,45 @@ bool AgentSession::call_open(std::uint64_t generation, std::size_t index) const 
 
 void AgentSession::end_tool_call(std::uint64_t generation, std::size_t index, ToolResult result) {
   if (!call_open(generation, index)) return;  // stale, or ended already
+  Run::Call& call = run_->batch[index];
+  if (call.after) return;  // in its after-call hooks: it has its result
+  if (deps_.secrets) deps_.secrets->redact(result);
+  // A call that ran gets its after-call hooks before its end; one an abort ended gets none
+  // (extensions.md section 8).
+  if (preflight_ && call.ran && !run_->aborting) {
+    std::weak_ptr<bool> alive = alive_;
+    call.held = std::move(result);
+    const FinishedCall finished(call.block.id, call.block.name, call.input, *call.held,
+                                std::max<std::int64_t>(0, deps_.scheduler.now_epoch_ms() -
+                                                              call.started_ms));
+    call.after = preflight_->after_call(
+        finished, [this, alive, generation, index](AfterCallVerdict verdict) {
+          if (!alive.expired()) after_call_done(generation, index, std::move(verdict));
+        });
+    if (call.after) return;
+    result = std::move(*call.held);
+    call.held.reset();
+  }
+  close_tool_call(index, std::move(result));
+}
+
+void AgentSession::after_call_done(std::uint64_t generation, std::size_t index,
+                                   AfterCallVerdict verdict) {
+  if (!call_open(generation, index) || !run_->batch[index].after) return;
+  Run::Call& call = run_->batch[index];
+  // The handle may be inside its own completion now: it goes once this call stack is done.
+  deps_.scheduler.post([done = std::shared_ptr<Waiting>(std::move(call.after))] {});
+  for (auto& note : verdict.context)
+    call.context.push_back(std::move(note));
+  if (verdict.stop_run) run_->stop_requested = true;
+  ToolResult result = std::move(*call.held);
+  call.held.reset();
+  close_tool_call(index, std::move(result));
+}
+
+void AgentSession::close_tool_call(std::size_t index, ToolResult result) {
   Run& run = *run_;
   Run::Call& call = run.batch[index];
-  if (deps_.secrets) deps_.secrets->redact(result);
   call.result = std::move(result);
   emit(ev::ToolExecutionEnd{call.block.id, call.block.name, *call.result});
   --run.batch_open;
@@ -372,9 +414,30 @@ void AgentSession::complete_tool_batch() {
     run.tool_results.push_back(r);
     run.produced.push_back(std::move(r));
   }
+  // Then the hooks' texts, per call in call order (extensions.md section 5.2); an abort drops
+  // them.
+  std::vector<ContextNote> notes;
+  for (auto& call : run.batch) {
+    for (auto& note : call.context) {
+      if (!run.aborting) notes.push_back(std::move(note));
+    }
+  }
   run.batch.clear();
+  emit_context_notes(std::move(notes));
   if (!handles->empty()) deps_.scheduler.post([handles] { handles->clear(); });
   finish_turn();
+}
+
+void AgentSession::emit_context_notes(std::vector<ContextNote> notes) {
+  for (auto& note : notes) {
+    AgentMessage m =
+        protocol::make_custom_message(std::move(note.custom_type), std::move(note.content),
+                                      std::move(note.details), deps_.scheduler.now_epoch_ms());
+    emit(ev::MessageStart{m});
+    record(m);
+    emit(ev::MessageEnd{m});
+    run_->produced.push_back(std::move(m));
+  }
 }
 
 void AgentSession::record(const AgentMessage& message, bool in_context) {
@@ -403,8 +466,25 @@ bool AgentSession::abort_run(Completion done) {
       force_end_tool_batch();
       return false;
     }
-    for (auto& call : run.batch) {
-      if (!call.result && call.handle) call.handle->cancel();
+    const std::uint64_t generation = run.generation;
+    std::vector<std::size_t> in_hooks;
+    for (std::size_t i = 0; i < run.batch.size(); ++i) {
+      Run::Call& call = run.batch[i];
+      if (call.after) {
+        in_hooks.push_back(i);
+      } else if (!call.result && call.handle) {
+        call.handle->cancel();
+      }
+    }
+    // A call in its after-call hooks ends now with its result: the hooks are killed, their
+    // texts dropped. Ending the last call ends the run (run_ is then gone).
+    for (std::size_t i : in_hooks) {
+      if (!run_ || run_->generation != generation) break;
+      Run::Call& call = run_->batch[i];
+      call.after.reset();
+      ToolResult result = std::move(*call.held);
+      call.held.reset();
+      close_tool_call(i, std::move(result));
     }
     return false;
   }

@@ -33,6 +33,11 @@ struct AgentSession::Run {
     std::optional<ToolResult> result;  // once ended
     Tool* tool = nullptr;              // once it passed validation
     protocol::Json input;              // what it runs with (after the preflight)
+    std::int64_t started_ms = 0;       // when it was started (it ran: `handle` was set)
+    bool ran = false;
+    std::unique_ptr<Waiting> after;           // its after-call hooks, while they run
+    std::optional<ToolResult> held;           // its result meanwhile
+    std::vector<ContextNote> context;         // hook texts, after the batch's results
   };
   std::vector<Call> batch;
   std::size_t batch_open = 0;             // calls that have not ended
@@ -40,6 +45,7 @@ struct AgentSession::Run {
   std::size_t next_preflight = 0;         // the next call the preflight takes
   std::unique_ptr<Waiting> preflight;     // the preflight of one call, while it runs
   bool aborting = false;                  // abort arrived during the batch
+  bool stop_requested = false;            // a hook's continue:false: the run ends after the batch
   std::vector<Completion> abort_waiters;  // abort calls answered at the run's end
 };
 

@@ -257,6 +257,9 @@ class AgentSession {
   /// Whether batch call `index` of request `generation` is current and has not ended.
   bool call_open(std::uint64_t generation, std::size_t index) const;
   void end_tool_call(std::uint64_t generation, std::size_t index, ToolResult result);
+  void after_call_done(std::uint64_t generation, std::size_t index, AfterCallVerdict verdict);
+  void close_tool_call(std::size_t index, ToolResult result);
+  void emit_context_notes(std::vector<ContextNote> notes);
   void complete_tool_batch();
   /// Ends every running tool call at once with "Operation aborted" (no completion from the
   /// tools), so the run ends synchronously: new_session, switch_session, compact, shutdown.

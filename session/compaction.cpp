@@ -66,6 +66,8 @@ std::string transcript_line(const AgentMessage& m) {
       return "[User ran a command]: " + protocol::llm_text(m);
     case Role::compaction_summary:
       return {};  // given separately as the earlier summary
+    case Role::custom:
+      return "[User]: " + m.text();  // sent as user content (extensions.md section 3.9)
   }
   return {};
 }

@@ -141,6 +141,15 @@ struct McpServerUpdate {
   const protocol::Json* fields;  // name, status, tools, error?
 };
 
+/// A hook or an extension failed (extensions.md section 7.3): pi's event. `extension_path` is
+/// `hook:<command>` for a hook, else the extension's name; `event` the hook event or the method.
+struct ExtensionError {
+  static constexpr std::string_view kName = "extension_error";
+  std::string_view extension_path;
+  std::string_view event;
+  std::string_view error;
+};
+
 }  // namespace ev
 
 /// One alternative per event of protocol.md section 5 (and tool updates of tools.md section 6).
@@ -148,7 +157,8 @@ using EventBody =
     std::variant<ev::AgentStart, ev::AgentEnd, ev::TurnStart, ev::TurnEnd, ev::MessageStart,
                  ev::MessageUpdate, ev::MessageEnd, ev::ToolExecutionStart, ev::ToolExecutionUpdate,
                  ev::ToolExecutionEnd, ev::AutoRetryStart, ev::AutoRetryEnd,
-                 ev::AutoCompactionStart, ev::AutoCompactionEnd, ev::McpServerUpdate>;
+                 ev::AutoCompactionStart, ev::AutoCompactionEnd, ev::McpServerUpdate,
+                 ev::ExtensionError>;
 
 /// Each event's wire name (its `type`, the JSON-RPC method of its notification), by its
 /// EventBody alternative: declared beside each type as kName.

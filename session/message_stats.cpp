@@ -25,6 +25,7 @@ void MessageStats::add(const protocol::AgentMessage& m) {
       break;
     case protocol::Role::bash_execution:
     case protocol::Role::compaction_summary:
+    case protocol::Role::custom:
       break;
   }
 }

@@ -34,7 +34,23 @@ std::optional<std::string> entry_problem(const Json& e) {
     std::string error;
     if (!protocol::message_from_json(protocol::get_value(e, "message"), &error)) return error;
   }
+  if (e["type"] == "custom_message") {
+    if (!protocol::get_value(e, "customType").is_string()) return "no string 'customType'";
+    const Json& content = protocol::get_value(e, "content");
+    if (!content.is_string() && !content.is_array()) return "no 'content' string or array";
+  }
   return std::nullopt;
+}
+
+// pi's custom_message entry (extensions.md section 7.4) as the custom message it holds.
+Json custom_entry_message(const Json& e) {
+  Json m = Json::object();
+  m["role"] = "custom";
+  for (const char* key : {"customType", "content", "display", "details"}) {
+    if (const auto it = e.find(key); it != e.end()) m[key] = *it;
+  }
+  m["timestamp"] = parse_iso_timestamp(protocol::get_string(e, "timestamp")).value_or(0);
+  return m;
 }
 
 bool is_error_message(const AgentMessage& m) {
@@ -85,6 +101,15 @@ std::optional<std::int64_t> parse_iso_timestamp(std::string_view text) {
 
 Json message_entry(const AgentMessage& message) {
   Json j = Json::object();
+  if (message.role == protocol::Role::custom) {
+    // pi's own entry for these: the message's keys, without role and timestamp.
+    j["type"] = "custom_message";
+    Json m = protocol::to_json(message);
+    for (auto& [key, value] : m.items()) {
+      if (key != "role" && key != "timestamp") j[key] = std::move(value);
+    }
+    return j;
+  }
   j["type"] = "message";
   j["message"] = protocol::to_json(message);
   return j;
@@ -220,10 +245,12 @@ RestoredSession restore_entries(const std::vector<Json>& entries, std::vector<Js
   std::vector<std::size_t> removed_by_overflow;
   for (const Json* e : path) {
     const std::string type = (*e)["type"].get<std::string>();
-    if (type == "message") {
+    if (type == "message" || type == "custom_message") {
       Json reparsed;
       const Json* body = &reparsed;
-      if (const auto at = e->find(kLineKey); at != e->end()) {
+      if (type == "custom_message") {
+        reparsed = custom_entry_message(*e);
+      } else if (const auto at = e->find(kLineKey); at != e->end()) {
         // A slim entry (parse_session_file without its messages): parsed again from its line.
         const auto off = (*at)[0].get<std::size_t>(), len = (*at)[1].get<std::size_t>();
         protocol::JsonLine line = protocol::parse_json_line(text.substr(off, len));

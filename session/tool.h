@@ -89,22 +89,66 @@ struct PreflightCall {
   const protocol::Json& input;
 };
 
+/// A text a hook gives the model (extensions.md section 3.9): the session makes it a custom
+/// message (`customType`, string content, `details`).
+struct ContextNote {
+  ContextNote(std::string custom_type_, std::string content_, protocol::Json details_)
+      : custom_type(std::move(custom_type_)),
+        content(std::move(content_)),
+        details(std::move(details_)) {}
+  std::string custom_type;
+  std::string content;
+  protocol::Json details;
+};
+
 /// What the preflight decided: refused (the call does not run, `refused` is its result), or it
 /// runs, with `input` in place of its arguments when set (validated again by the session).
+/// Either way `context` follows the batch's results, and `stop_run` ends the run after the batch
+/// (a hook's `continue:false`).
 struct PreflightVerdict {
   std::optional<ToolResult> refused;
   std::optional<protocol::Json> input;
+  std::vector<ContextNote> context;
+  bool stop_run = false;
+};
+
+/// A call that ran and ended (not one refused before it ran, nor one an abort ended).
+struct FinishedCall {
+  FinishedCall(const std::string& id_, const std::string& name_, const protocol::Json& input_,
+               const ToolResult& result_, std::int64_t duration_ms_)
+      : id(id_), name(name_), input(input_), result(result_), duration_ms(duration_ms_) {}
+  const std::string& id;
+  const std::string& name;
+  const protocol::Json& input;  // what it ran with
+  const ToolResult& result;
+  std::int64_t duration_ms;  // of the tool's own execution
+};
+
+/// What runs after a call, before its tool_execution_end: texts for the model and `stop_run`.
+struct AfterCallVerdict {
+  std::vector<ContextNote> context;
+  bool stop_run = false;
 };
 
 /// The checks every call of a batch passes before any of them runs, one call after the other in
-/// message order (extensions.md section 5.2: the PreToolUse hooks). Optional: without one a
-/// batch runs as tools.md section 6 says.
+/// message order (extensions.md section 5.2: the PreToolUse hooks), and what runs after each
+/// call that ran (PostToolUse, PostToolUseFailure). Optional: without one a batch runs as
+/// tools.md section 6 says.
 class ToolPreflight {
  public:
   virtual ~ToolPreflight() = default;
-  /// `done` runs once, later on the loop, unless the handle is destroyed first (an abort).
+  /// nullptr when there is nothing to wait for (`done` is then never called: the call goes
+  /// on); otherwise `done` runs once, later on the loop, unless the handle is destroyed first
+  /// (an abort).
   virtual std::unique_ptr<Waiting> check(const PreflightCall& call,
                                          std::function<void(PreflightVerdict)> done) = 0;
+  /// As check(), after a call that ran.
+  virtual std::unique_ptr<Waiting> after_call(const FinishedCall& call,
+                                              std::function<void(AfterCallVerdict)> done) {
+    (void)call;
+    (void)done;
+    return nullptr;
+  }
 };
 
 /// Tools that come and go while a session lives (MCP servers, mcp.md): offered after the
@@ -145,6 +189,17 @@ class ToolRegistry {
  private:
   std::vector<std::shared_ptr<Tool>> tools_;
 };
+
+/// A result as tool_execution_end carries it: `content`, then `details` when there are any.
+inline protocol::Json tool_result_json(const ToolResult& result) {
+  protocol::Json content = protocol::Json::array();
+  for (const auto& block : result.content)
+    content.push_back(protocol::to_json(block));
+  protocol::Json j = protocol::Json::object();
+  j["content"] = std::move(content);
+  if (result.details) j["details"] = *result.details;
+  return j;
+}
 
 inline ToolResult ToolResult::error(std::string text) {
   ToolResult r;

@@ -4,6 +4,8 @@
 
 #include <type_traits>
 
+#include <spdlog/spdlog.h>
+
 #include "server/acp/acp_connection.h"
 #include "server/acp/acp_translate.h"
 #include "server/pi/pi_encoder.h"
@@ -39,6 +41,9 @@ void AcpConnection::on_event(const session::Event& event) {
         } else if constexpr (std::is_same_v<T, ev::AutoCompactionStart> ||
                              std::is_same_v<T, ev::AutoCompactionEnd>) {
           on_compaction(s, event);
+        } else if constexpr (std::is_same_v<T, ev::ExtensionError>) {
+          // Not a notice yet (extensions.md section 9 wants one when the client takes them).
+          spdlog::warn("{} failed ({}): {}", e.extension_path, e.event, e.error);
         } else {
           // What ACP shows nothing of (section 7: the prompt's answer ends the turn; MCP status
           // is rpc mode's). A new event type stops the build here until ACP decides.

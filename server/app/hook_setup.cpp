@@ -79,8 +79,9 @@ void HookObserver::run_hooks(extensions::HookEvent event, const session::Event& 
   Json fields = pi_event_json(cause);
   fields.erase("type");
   extensions::run_observer_hooks(
-      runner_, config_, event,
-      extensions::HookSessionInfo{session_->session_id(), session_->session_file(), cwd_}, fields);
+      runner_, config_, event, {},
+      extensions::HookSessionInfo{session_->session_id(), session_->session_file(), cwd_}, fields,
+      report_);
 }
 
 }  // namespace rebound::server

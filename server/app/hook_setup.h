@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <string>
 
+#include "extensions/hook_calls.h"
 #include "extensions/hook_config.h"
 #include "extensions/hook_runner.h"
 #include "server/app/cli_options.h"
@@ -27,12 +28,17 @@ HookSetup read_hook_setup(const CliOptions& options, const std::filesystem::path
                           const std::filesystem::path& cwd);
 
 /// Passes every event on, then starts the observer hooks that follow it (never waited for; a
-/// failed one is logged).
+/// failed one is reported).
 class HookObserver : public session::EventSink {
  public:
   HookObserver(session::EventSink& next, const extensions::HookConfig& config,
-               extensions::HookRunner& runner, std::string cwd)
-      : next_(next), config_(config), runner_(runner), cwd_(std::move(cwd)) {}
+               extensions::HookRunner& runner, std::string cwd,
+               extensions::HookFailureReport report)
+      : next_(next),
+        config_(config),
+        runner_(runner),
+        cwd_(std::move(cwd)),
+        report_(std::move(report)) {}
   /// The session whose events these are (its id and file go into every hook's input).
   void set_session(const session::AgentSession* session) { session_ = session; }
   void on_event(const session::Event& event) override;
@@ -44,6 +50,7 @@ class HookObserver : public session::EventSink {
   const extensions::HookConfig& config_;
   extensions::HookRunner& runner_;
   std::string cwd_;
+  extensions::HookFailureReport report_;
   const session::AgentSession* session_ = nullptr;
 };
 

@@ -47,17 +47,29 @@ ModeStart start_rpc(AppParts& app) {
                           session::SessionSlot slot, session::EventSink& events) mutable {
     // The files, the runner, the observer and the preflight stay with this function object,
     // which the front end keeps until after its session is gone.
-    observer = std::make_shared<HookObserver>(events, app.hooks.config, *runner, app.cwd.string());
+    // A failed hook is an extension_error event of this session (extensions.md section 3.10).
+    extensions::HookFailureReport report = [&events, slot](const std::string& path,
+                                                           std::string_view event,
+                                                           const std::string& error) {
+      events.on_event(session::Event{slot, session::ev::ExtensionError{path, event, error}});
+    };
+    observer = std::make_shared<HookObserver>(events, app.hooks.config, *runner, app.cwd.string(),
+                                              report);
     auto made = app.sessions.make(SessionSpec{app.cwd, slot, *observer, app.tools.registry,
                                               dynamic_tools, std::move(file), std::move(resume)},
                                   *files);
     observer->set_session(made.get());
-    if (extensions::has_hooks(app.hooks.config, extensions::HookEvent::pre_tool_use)) {
+    using extensions::HookEvent;
+    if (extensions::has_hooks(app.hooks.config, HookEvent::pre_tool_use) ||
+        extensions::has_hooks(app.hooks.config, HookEvent::post_tool_use) ||
+        extensions::has_hooks(app.hooks.config, HookEvent::post_tool_use_failure)) {
       const session::AgentSession* s = made.get();
       preflight = std::make_shared<extensions::HookPreflight>(
-          app.hooks.config, *runner, [s, cwd = app.cwd.string()] {
+          app.hooks.config, *runner,
+          [s, cwd = app.cwd.string()] {
             return extensions::HookSessionInfo{s->session_id(), s->session_file(), cwd};
-          });
+          },
+          report);
       made->set_tool_preflight(preflight.get());
     }
     return made;

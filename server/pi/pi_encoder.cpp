@@ -49,13 +49,7 @@ std::string_view pi_update_name(AssistantUpdateKind kind) {
 }
 
 Json pi_tool_result_json(const session::ToolResult& result) {
-  Json content = Json::array();
-  for (const auto& block : result.content)
-    content.push_back(protocol::to_json(block));
-  Json j = Json::object();
-  j["content"] = std::move(content);
-  if (result.details) j["details"] = *result.details;
-  return j;
+  return session::tool_result_json(result);
 }
 
 Json pi_compaction_result_json(const session::CompactionResult& result) {
@@ -113,6 +107,13 @@ Json pi_event_json(const session::Event& event) {
           j["type"] = ev::McpServerUpdate::kName;
           for (const auto& [key, value] : e.fields->items())
             j[key] = value;
+          return j;
+        } else if constexpr (std::is_same_v<T, ev::ExtensionError>) {
+          Json j = Json::object();
+          j["type"] = ev::ExtensionError::kName;
+          j["extensionPath"] = e.extension_path;
+          j["event"] = e.event;
+          j["error"] = e.error;
           return j;
         } else {
           static_assert(std::is_same_v<T, ev::AutoCompactionEnd>);

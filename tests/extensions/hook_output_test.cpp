@@ -128,8 +128,9 @@ TEST_CASE("PreToolUse: deny over ask over allow, texts joined in configuration o
         "PreToolUse:bash hook error: [guard.sh]: rm is not allowed\n"
         "PreToolUse:bash hook error: legacy says no");
   CHECK(o.updated_input == Json{{"command", "ls"}});
-  CHECK(o.context ==
-        std::vector<std::string>{"PreToolUse:bash hook additional context: be careful"});
+  REQUIRE(o.context.size() == 1);
+  CHECK(o.context[0].command == "asker");
+  CHECK(o.context[0].text == "PreToolUse:bash hook additional context: be careful");
   CHECK(o.effects.notices == std::vector<std::string>{"PreToolUse:bash says: checked"});
 
   // ask over allow; the first updatedInput wins, the other is logged.
@@ -158,4 +159,44 @@ TEST_CASE("PreToolUse: deny over ask over allow, texts joined in configuration o
         std::pair<std::string, std::string>{"guard.sh", "Hook exited with code 1: boom"});
   CHECK(o.effects.stop);
   CHECK(o.effects.stop_reason == "done for today");
+}
+
+TEST_CASE("PostToolUse: blocking texts and additional context per hook, in configuration order") {
+  ext::HookHandler a, b, c;
+  a.command = "lint.sh";
+  b.command = "post.py";
+  c.command = "quiet";
+  const auto json = [](HookEvent e, const char* text) {
+    return ext::read_hook_run(e, exited(0, text));
+  };
+  const HookEvent post = HookEvent::post_tool_use;
+  std::vector<ext::HookResult> results{
+      {a, ext::read_hook_run(post, exited(2, "ignored", "lint failed\n"))},
+      {b, json(post, R"({"decision":"block","reason":"tests fail","hookSpecificOutput":
+                  {"hookEventName":"PostToolUse","additionalContext":"see log"},"continue":false,
+                  "stopReason":"enough"})")},
+      {c, json(post, "plain text is not context for PostToolUse")}};
+  const auto o = ext::decide_post_tool_use(post, "edit", results);
+  REQUIRE(o.context.size() == 3);
+  CHECK(o.context[0].text ==
+        "PostToolUse:edit hook blocking error from command: \"lint.sh\": [lint.sh]: lint failed");
+  CHECK(o.context[0].command == "lint.sh");
+  CHECK(o.context[1].text ==
+        "PostToolUse:edit hook blocking error from command: \"post.py\": tests fail");
+  CHECK(o.context[2].text == "PostToolUse:edit hook additional context: see log");
+  CHECK(o.context[2].command == "post.py");
+  CHECK(o.effects.stop);
+  CHECK(o.effects.stop_reason == "enough");
+  // PostToolUseFailure names itself; a hookEventName of the other event fails the hook.
+  const HookEvent failure = HookEvent::post_tool_use_failure;
+  results = {{a, json(failure, R"({"hookSpecificOutput":{"hookEventName":"PostToolUseFailure",
+                                   "additionalContext":"retry with sudo?"}})")},
+             {b, json(failure, R"({"hookSpecificOutput":{"hookEventName":"PostToolUse"}})")}};
+  const auto f = ext::decide_post_tool_use(failure, "bash", results);
+  REQUIRE(f.context.size() == 1);
+  CHECK(f.context[0].text == "PostToolUseFailure:bash hook additional context: retry with sudo?");
+  REQUIRE(f.effects.failures.size() == 1);
+  CHECK(f.effects.failures[0].second ==
+        "Hook JSON output validation failed: hookSpecificOutput.hookEventName must be "
+        "\"PostToolUseFailure\"");
 }

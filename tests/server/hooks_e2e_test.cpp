@@ -252,3 +252,189 @@ TEST_CASE("PreToolUse: abort during a hung hook ends every call aborted and kill
   REQUIRE(pid > 0);
   CHECK(testing::process_ended(pid));
 }
+
+namespace {
+
+// A scripted server whose settings hold `hooks` (the hooks object, JSON).
+ReboundProcess hooked(const Json& calls, const std::string& hooks) {
+  return testing::tool_server(testing::script_of(calls), {}, {}, R"j({"hooks":)j" + hooks + "}");
+}
+
+std::string group(const std::string& command, const std::string& matcher = "") {
+  Json g = Json::object();
+  if (!matcher.empty()) g["matcher"] = matcher;
+  g["hooks"] = Json::array({Json{{"type", "command"}, {"command", command}}});
+  return Json::array({g}).dump();
+}
+
+// The custom messages among `events` (their message_end), in order.
+std::vector<Json> custom_messages(const std::vector<Json>& events) {
+  std::vector<Json> out;
+  for (const auto& e : events) {
+    if (e.value("type", "") == "message_end" && e["message"]["role"] == "custom")
+      out.push_back(e["message"]);
+  }
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("PostToolUse, PostToolUseFailure: their stdin, context after the results, in the request") {
+  testing::TempDir logs;
+  const std::string post_log = (logs.path() / "post.log").string();
+  const std::string fail_log = (logs.path() / "fail.log").string();
+  const std::string pre = R"j(echo '{"hookSpecificOutput":{"hookEventName":"PreToolUse","additionalContext":"pre says hi"}}')j";
+  const std::string post =
+      "cat >> " + post_log +
+      R"j(; echo '{"hookSpecificOutput":{"hookEventName":"PostToolUse","additionalContext":"looked at it"}}')j";
+  const std::string failed = "cat >> " + fail_log + "; echo 'it broke' >&2; exit 2";
+  ReboundProcess r = hooked(Json::array({testing::call("bash", {{"command", "echo ok"}}),
+                                         testing::call("bash", {{"command", "exit 3"}})}),
+                            R"j({"PreToolUse":)j" + group(pre, "Bash") + R"j(,"PostToolUse":)j" +
+                                group(post) + R"j(,"PostToolUseFailure":)j" + group(failed) + "}");
+  const Json state = r.command(Json{{"id", "s"}, {"type", "get_state"}})["data"];
+  r.send(testing::prompt());
+  const auto events = r.read_until_type("agent_end", 20000ms);
+  const Json ok = testing::end_of(events, "call_1");
+  const Json bad = testing::end_of(events, "call_2");
+  CHECK(bad["isError"] == true);
+
+  // The hooks' stdin: the prefix, then the call, its result or error, its duration.
+  const auto post_in = lines_of(post_log, 1);
+  const auto fail_in = lines_of(fail_log, 1);
+  REQUIRE(post_in.size() == 1);
+  REQUIRE(fail_in.size() == 1);
+  const std::string cwd = std::filesystem::canonical(r.dir().path()).string();
+  Json expected_post = Json::parse(
+      R"({"session_id":")" + state["sessionId"].get<std::string>() + R"(","cwd":")" + cwd +
+      R"(","permission_mode":"bypassPermissions","hook_event_name":"PostToolUse",)"
+      R"("tool_name":"bash","tool_input":{"command":"echo ok"}})");
+  expected_post["tool_response"] = ok["result"];
+  expected_post["tool_use_id"] = "call_1";
+  REQUIRE(post_in[0].contains("duration_ms"));
+  CHECK(post_in[0]["duration_ms"].is_number_unsigned());
+  expected_post["duration_ms"] = post_in[0]["duration_ms"];
+  CHECK(post_in[0].dump() == expected_post.dump());
+  CHECK(fail_in[0]["hook_event_name"] == "PostToolUseFailure");
+  CHECK(fail_in[0]["tool_use_id"] == "call_2");
+  CHECK(fail_in[0]["error"] == testing::text_of(bad["result"]));
+  CHECK(fail_in[0]["is_interrupt"] == false);
+  CHECK(!fail_in[0].contains("tool_response"));
+
+  // After both results, per call in call order: PreToolUse texts, then PostToolUse* texts.
+  std::vector<std::string> order;
+  for (const auto& e : events) {
+    const std::string type = e.value("type", "");
+    if (type == "message_end" && e["message"]["role"] == "toolResult")
+      order.push_back("result:" + e["message"]["toolCallId"].get<std::string>());
+    if (type == "message_end" && e["message"]["role"] == "custom")
+      order.push_back(e["message"]["content"].get<std::string>());
+    if (type == "turn_end") order.push_back("turn_end");
+  }
+  const std::string blocking = "PostToolUseFailure:bash hook blocking error from command: \"" +
+                               failed + "\": [" + failed + "]: it broke";
+  CHECK(order == std::vector<std::string>{"result:call_1", "result:call_2",
+                                          "PreToolUse:bash hook additional context: pre says hi",
+                                          "PostToolUse:bash hook additional context: looked at it",
+                                          "PreToolUse:bash hook additional context: pre says hi",
+                                          blocking, "turn_end", "turn_end"});
+  const auto customs = custom_messages(events);
+  REQUIRE(customs.size() == 4);
+  CHECK(customs[1].dump() ==
+        Json{{"role", "custom"},
+             {"customType", "hook"},
+             {"content", "PostToolUse:bash hook additional context: looked at it"},
+             {"display", true},
+             {"details", {{"hookEvent", "PostToolUse"}, {"command", post}, {"toolCallId", "call_1"}}},
+             {"timestamp", customs[1]["timestamp"]}}
+            .dump());
+  // turn_end's toolResults leave them out; the next request and get_messages have them.
+  for (const auto& e : events) {
+    if (e.value("type", "") == "turn_end" && e["toolResults"].size() > 0)
+      CHECK(e["toolResults"].size() == 2);
+  }
+  const auto log = r.jsonl("script-log.jsonl");
+  REQUIRE(log.size() == 2);
+  const Json& sent = log[1]["messages"];
+  REQUIRE(sent.size() == 8);  // user, assistant, 2 results, 4 hook texts
+  CHECK(sent[7]["role"] == "custom");
+  CHECK(sent[7]["content"] == blocking);
+  const Json messages = r.command(Json{{"id", "m"}, {"type", "get_messages"}})["data"]["messages"];
+  CHECK(messages.size() == 9);
+  CHECK(r.command(Json{{"id", "g"}, {"type", "get_state"}})["data"]["messageCount"] == 9);
+}
+
+TEST_CASE("a failing tool hook is an extension_error event, the call goes on") {
+  const std::string broken = "echo boom >&2; exit 5";
+  ReboundProcess r =
+      hooked(Json::array({testing::call("bash", {{"command", "echo ran"}})}),
+             R"j({"PreToolUse":)j" + group(broken) + R"j(,"PostToolUse":)j" +
+                 group(R"j(echo '{"hookSpecificOutput":{"hookEventName":"PreToolUse"}}')j") + "}");
+  r.send(testing::prompt());
+  const auto events = r.read_until_type("agent_end", 20000ms);
+  std::vector<Json> errors;
+  for (const auto& e : events) {
+    if (e.value("type", "") == "extension_error") errors.push_back(e);
+  }
+  REQUIRE(errors.size() == 2);
+  CHECK(errors[0].dump() == Json{{"type", "extension_error"},
+                                 {"extensionPath", "hook:" + broken},
+                                 {"event", "PreToolUse"},
+                                 {"error", "Hook exited with code 5: boom"}}
+                                .dump());
+  CHECK(errors[1]["event"] == "PostToolUse");
+  CHECK(errors[1]["error"] ==
+        "Hook JSON output validation failed: hookSpecificOutput.hookEventName must be "
+        "\"PostToolUse\"");
+  CHECK(testing::text_of(testing::end_of(events, "call_1")["result"]) == "ran\n");
+  CHECK(custom_messages(events).empty());
+}
+
+TEST_CASE("continue:false from a tool hook ends the run after the batch") {
+  const std::string stop = R"j(echo '{"continue":false,"stopReason":"enough for today"}')j";
+  ReboundProcess r = hooked(Json::array({testing::call("bash", {{"command", "echo one"}}),
+                                         testing::call("bash", {{"command", "echo two"}})}),
+                            R"j({"PostToolUse":)j" + group(stop) + "}");
+  r.send(testing::prompt());
+  const auto events = r.read_until_type("agent_end", 20000ms);
+  // Both calls ran; then turn_end and agent_end, no second request.
+  CHECK(testing::text_of(testing::end_of(events, "call_1")["result"]) == "one\n");
+  CHECK(testing::text_of(testing::end_of(events, "call_2")["result"]) == "two\n");
+  std::vector<std::string> tail;
+  for (const auto& e : events)
+    tail.push_back(e.value("type", ""));
+  REQUIRE(tail.size() >= 2);
+  CHECK(tail[tail.size() - 2] == "turn_end");
+  CHECK(tail.back() == "agent_end");
+  CHECK(events.back()["willRetry"] == false);
+  CHECK(r.jsonl("script-log.jsonl").size() == 1);
+  CHECK(r.command(Json{{"id", "s"}, {"type", "get_state"}})["data"]["isStreaming"] == false);
+}
+
+TEST_CASE("abort during a hung PostToolUse hook: the call ends with its result, no context") {
+  testing::TempDir logs;
+  const std::string pid_file = (logs.path() / "post.pid").string();
+  ReboundProcess r = hooked(
+      Json::array({testing::call("bash", {{"command", "echo done-already"}})}),
+      R"j({"PreToolUse":)j" +
+          group(R"j(echo '{"hookSpecificOutput":{"hookEventName":"PreToolUse","additionalContext":"dropped"}}')j") +
+          R"j(,"PostToolUse":)j" + group("echo $$ > " + pid_file + "; exec sleep 30") + "}");
+  r.send(testing::prompt());
+  for (int i = 0; i < 500 && !std::filesystem::exists(pid_file); ++i)
+    std::this_thread::sleep_for(20ms);  // the hook's process writing its pid
+  REQUIRE(std::filesystem::exists(pid_file));
+  r.send(Json{{"id", "a"}, {"type", "abort"}});
+  const auto events = r.read_until_type("agent_end", 5000ms);
+  CHECK(testing::text_of(testing::end_of(events, "call_1")["result"]) == "done-already\n");
+  CHECK(custom_messages(events).empty());
+  std::ifstream in(pid_file);
+  pid_t pid = 0;
+  in >> pid;
+  REQUIRE(pid > 0);
+  CHECK(testing::process_ended(pid));
+  // user, assistant, the result, the aborted assistant message: no hook text.
+  const Json messages = r.command(Json{{"id", "m"}, {"type", "get_messages"}})["data"]["messages"];
+  REQUIRE(messages.size() == 4);
+  for (const auto& m : messages)
+    CHECK(m["role"] != "custom");
+}
