@@ -80,4 +80,48 @@ void run_observer_hooks(HookRunner& runner, const HookConfig& config, HookEvent 
   start_observers(runner, event, handlers_for(config, event, subject), info, fields, report);
 }
 
+namespace {
+
+class HookWait : public session::Waiting {
+ public:
+  HookWait(HookRunner& runner, std::uint64_t id) : runner_(runner), id_(id) {}
+  ~HookWait() override { runner_.cancel(id_); }
+
+ private:
+  HookRunner& runner_;
+  std::uint64_t id_;
+};
+
+}  // namespace
+
+std::unique_ptr<session::Waiting> hook_wait(HookRunner& runner, std::uint64_t id) {
+  return std::make_unique<HookWait>(runner, id);
+}
+
+bool apply_hook_effects(const HookFailureReport& report, HookEvent event,
+                        const HookEffects& effects) {
+  report_hook_failures(report, event, effects.failures);
+  for (const auto& w : effects.warnings)
+    spdlog::warn("{}", w);
+  for (const auto& n : effects.notices)
+    spdlog::info("{}", n);
+  if (effects.stop)
+    spdlog::warn("Operation stopped by hook{}",
+                 effects.stop_reason ? ": " + *effects.stop_reason : std::string());
+  return effects.stop;
+}
+
+std::vector<session::ContextNote> context_notes(HookEvent event, std::vector<HookNote> notes,
+                                                const std::string& call_id) {
+  std::vector<session::ContextNote> out;
+  for (auto& n : notes) {
+    Json details = Json::object();
+    details["hookEvent"] = event_name(event);
+    details["command"] = n.command;
+    if (!call_id.empty()) details["toolCallId"] = call_id;
+    out.emplace_back("hook", std::move(n.text), std::move(details));
+  }
+  return out;
+}
+
 }  // namespace rebound::extensions

@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -16,6 +17,7 @@
 #include "extensions/hook_decisions.h"
 #include "extensions/hook_runner.h"
 #include "protocol/json.h"
+#include "session/tool.h"
 
 namespace rebound::extensions {
 
@@ -56,6 +58,20 @@ std::optional<std::uint64_t> start_awaited_hooks(HookRunner& runner, const HookC
                                                  const protocol::Json& fields,
                                                  const HookFailureReport& report,
                                                  std::function<void(std::vector<HookResult>)> done);
+
+/// A wait for run `id` of `runner` that kills its hooks when the session drops it (an abort).
+std::unique_ptr<session::Waiting> hook_wait(HookRunner& runner, std::uint64_t id);
+
+/// What every event's hooks may do besides their decision, as far as the session acts on it:
+/// failures reported, warnings logged, notices logged (extensions.md section 6 is not built
+/// yet), and whether one said continue:false (logged at warn with its reason).
+bool apply_hook_effects(const HookFailureReport& report, HookEvent event,
+                        const HookEffects& effects);
+
+/// The custom messages of `notes` (section 3.9): details `hookEvent`, `command`, and
+/// `toolCallId` when `call_id` is not empty.
+std::vector<session::ContextNote> context_notes(HookEvent event, std::vector<HookNote> notes,
+                                                const std::string& call_id = {});
 
 /// Starts the matching observer hooks of `event` (never waited for, failures reported).
 void run_observer_hooks(HookRunner& runner, const HookConfig& config, HookEvent event,

@@ -98,4 +98,27 @@ PostToolUseOutcome decide_post_tool_use(HookEvent event, std::string_view tool,
   return o;
 }
 
+StopOutcome decide_stop(const std::vector<HookResult>& results) {
+  StopOutcome o;
+  o.effects = hook_effects(HookEvent::stop, {}, results);
+  for (const auto& r : results) {
+    const HookVerdict& v = r.verdict;
+    const std::string& command = r.handler->command;
+    const std::size_t before = o.context.size();
+    if (v.kind == HookVerdict::Kind::blocking) {
+      o.context.emplace_back(command, "Stop hook feedback:\n[" + command + "]: " + v.stderr_text);
+    } else if (v.kind == HookVerdict::Kind::success && v.json) {
+      if (v.json->decision == "block")
+        o.context.emplace_back(command, "Stop hook feedback:\n" + v.json->reason.value_or(""));
+      if (v.json->additional_context)
+        o.context.emplace_back(command,
+                               "Stop hook additional context: " + *v.json->additional_context);
+    }
+    if (o.context.size() > before && o.first_blocking.empty()) o.first_blocking = command;
+  }
+  // continue:false only keeps the run from being continued (the run was ending anyway).
+  o.continue_run = !o.context.empty() && !o.effects.stop;
+  return o;
+}
+
 }  // namespace rebound::extensions

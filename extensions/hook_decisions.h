@@ -63,6 +63,17 @@ PreToolUseOutcome decide_pre_tool_use(std::string_view tool,
 PostToolUseOutcome decide_post_tool_use(HookEvent event, std::string_view tool,
                                         const std::vector<HookResult>& results);
 
+/// Stop: whether the run goes on, with which texts (section 3.7; any block or additionalContext
+/// continues it), and the first hook that asked for it.
+struct StopOutcome {
+  bool continue_run = false;
+  std::string first_blocking;  // its command
+  std::vector<HookNote> context;
+  HookEffects effects;
+};
+
+StopOutcome decide_stop(const std::vector<HookResult>& results);
+
 /// The notices, stop and failures of any event's hooks (`tool` for tool events, else "").
 HookEffects hook_effects(HookEvent event, std::string_view tool,
                          const std::vector<HookResult>& results);

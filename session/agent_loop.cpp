@@ -224,6 +224,42 @@ void AgentSession::finish_turn() {
   // A hook's continue:false ends the run once the batch is done (extensions.md section 3.7).
   if (!m.failed() && !run.stop_requested && (has_tool_calls(m) || !steering_.empty())) {
     next_turn();
+  } else if (!start_stop_hooks()) {
+    end_run();
+  }
+}
+
+bool AgentSession::start_stop_hooks() {
+  // Only a normal end: an assistant message without tool calls that stopped or hit its length,
+  // no abort, no hook's continue:false (extensions.md section 5.3).
+  Run& run = *run_;
+  const AgentMessage& m = run.partial;
+  if (!run_hooks_ || run.aborting || run.stop_requested || has_tool_calls(m) ||
+      (m.stop_reason != StopReason::stop && m.stop_reason != StopReason::length))
+    return false;
+  std::weak_ptr<bool> alive = alive_;
+  const std::uint64_t generation = run.generation;
+  const std::string last = m.text();
+  run.stop_wait = run_hooks_->stop(StopCall(run.stop_continuations, last),
+                                   [this, alive, generation](StopVerdict verdict) {
+                                     if (!alive.expired())
+                                       stop_hooks_done(generation, std::move(verdict));
+                                   });
+  return run.stop_wait != nullptr;
+}
+
+void AgentSession::stop_hooks_done(std::uint64_t generation, StopVerdict verdict) {
+  if (!run_ || run_->generation != generation || !run_->stop_wait) return;
+  // The handle may be inside its own completion now: it goes once this call stack is done.
+  deps_.scheduler.post([done = std::shared_ptr<Waiting>(std::move(run_->stop_wait))] {});
+  if (verdict.continue_run) {
+    // The same run goes on: the hooks' texts, then a new turn (a steer that arrived meanwhile
+    // is delivered there too).
+    ++run_->stop_continuations;
+    emit_context_notes(std::move(verdict.context));
+    next_turn();
+  } else if (!steering_.empty()) {
+    next_turn();
   } else {
     end_run();
   }
@@ -487,6 +523,13 @@ bool AgentSession::abort_run(Completion done) {
       close_tool_call(i, std::move(result));
     }
     return false;
+  }
+  if (run_->stop_wait) {
+    // The run's last message ended normally; its Stop hooks are killed, the run ends.
+    run_->aborting = true;
+    run_->stop_wait.reset();
+    end_run();
+    return true;
   }
   run_->stream.reset();
   finish_message(StopReason::aborted, "Request was aborted");

@@ -34,6 +34,7 @@
 #include "session/settings.h"
 #include "session/settings_store.h"
 #include "session/shell_runner.h"
+#include "session/run_hooks.h"
 #include "session/tool.h"
 
 namespace rebound::session {
@@ -189,6 +190,8 @@ class AgentSession {
   void enable_retry_control() { retry_control_ = true; }
   /// The checks each tool call passes before its batch runs (hooks); none by default.
   void set_tool_preflight(ToolPreflight* preflight) { preflight_ = preflight; }
+  /// Whether a run about to end goes on (Stop hooks); none by default.
+  void set_run_hooks(RunHooks* hooks) { run_hooks_ = hooks; }
   bool auto_retry_enabled() const { return settings_.retry.enabled; }
   bool is_retrying() const { return retry_.active(); }
   bool is_streaming() const { return run_ != nullptr; }
@@ -260,6 +263,8 @@ class AgentSession {
   void after_call_done(std::uint64_t generation, std::size_t index, AfterCallVerdict verdict);
   void close_tool_call(std::size_t index, ToolResult result);
   void emit_context_notes(std::vector<ContextNote> notes);
+  bool start_stop_hooks();
+  void stop_hooks_done(std::uint64_t generation, StopVerdict verdict);
   void complete_tool_batch();
   /// Ends every running tool call at once with "Operation aborted" (no completion from the
   /// tools), so the run ends synchronously: new_session, switch_session, compact, shutdown.
@@ -319,6 +324,7 @@ class AgentSession {
 
   std::vector<protocol::AgentMessage> context_;
   ToolPreflight* preflight_ = nullptr;
+  RunHooks* run_hooks_ = nullptr;
   Stats stats_;  // of every message recorded, failed attempts that a retry removed included
   std::unique_ptr<Run> run_;
   std::uint64_t generation_ = 0;

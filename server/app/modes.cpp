@@ -3,6 +3,7 @@
 #include <spdlog/spdlog.h>
 
 #include "extensions/hook_preflight.h"
+#include "extensions/hook_stop.h"
 #include "mcp/mcp_manager.h"
 #include "protocol/json_line.h"
 #include "server/acp/acp_connection.h"
@@ -42,10 +43,11 @@ ModeStart start_rpc(AppParts& app) {
       extensions::HookEnvironment(app.cwd.string(), app.shell_env, std::string()));
   std::shared_ptr<HookObserver> observer;
   std::shared_ptr<extensions::HookPreflight> preflight;
-  auto make_session = [&app, files, dynamic_tools, runner, observer, preflight,
+  std::shared_ptr<extensions::HookStop> stop_hooks;
+  auto make_session = [&app, files, dynamic_tools, runner, observer, preflight, stop_hooks,
                        file = std::move(session_file), resume = std::move(resume)](
                           session::SessionSlot slot, session::EventSink& events) mutable {
-    // The files, the runner, the observer and the preflight stay with this function object,
+    // The files, the runner, the observer and the hooks stay with this function object,
     // which the front end keeps until after its session is gone.
     // A failed hook is an extension_error event of this session (extensions.md section 3.10).
     extensions::HookFailureReport report = [&events, slot](const std::string& path,
@@ -60,17 +62,20 @@ ModeStart start_rpc(AppParts& app) {
                                   *files);
     observer->set_session(made.get());
     using extensions::HookEvent;
-    if (extensions::has_hooks(app.hooks.config, HookEvent::pre_tool_use) ||
-        extensions::has_hooks(app.hooks.config, HookEvent::post_tool_use) ||
-        extensions::has_hooks(app.hooks.config, HookEvent::post_tool_use_failure)) {
-      const session::AgentSession* s = made.get();
-      preflight = std::make_shared<extensions::HookPreflight>(
-          app.hooks.config, *runner,
-          [s, cwd = app.cwd.string()] {
-            return extensions::HookSessionInfo{s->session_id(), s->session_file(), cwd};
-          },
-          report);
+    const auto has = [&app](HookEvent e) { return extensions::has_hooks(app.hooks.config, e); };
+    auto info = [s = made.get(), cwd = app.cwd.string()] {
+      return extensions::HookSessionInfo{s->session_id(), s->session_file(), cwd};
+    };
+    if (has(HookEvent::pre_tool_use) || has(HookEvent::post_tool_use) ||
+        has(HookEvent::post_tool_use_failure)) {
+      preflight =
+          std::make_shared<extensions::HookPreflight>(app.hooks.config, *runner, info, report);
       made->set_tool_preflight(preflight.get());
+    }
+    if (has(HookEvent::stop)) {
+      stop_hooks = std::make_shared<extensions::HookStop>(
+          app.hooks.config, *runner, info, report, app.hooks.runner.stop_hook_block_limit);
+      made->set_run_hooks(stop_hooks.get());
     }
     return made;
   };

@@ -7,6 +7,7 @@
 
 #include <signal.h>
 
+#include <algorithm>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
@@ -437,4 +438,122 @@ TEST_CASE("abort during a hung PostToolUse hook: the call ends with its result, 
   REQUIRE(messages.size() == 4);
   for (const auto& m : messages)
     CHECK(m["role"] != "custom");
+}
+
+namespace {
+
+// A scripted server that answers every request with `text`, with `settings`.
+ReboundProcess answering(const std::string& text, const std::string& settings) {
+  return testing::tool_server(Json::array({Json{{"text", text}}}).dump(), {}, {}, settings);
+}
+
+std::vector<std::string> types_of(const std::vector<Json>& events) {
+  std::vector<std::string> out;
+  for (const auto& e : events) {
+    std::string type = e.value("type", "");
+    if (type == "message_end") type += ":" + e["message"]["role"].get<std::string>();
+    if (type == "message_start" || type == "message_update") continue;
+    out.push_back(type);
+  }
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("Stop: exit 2 continues the run with its feedback, the guard ends the ninth block") {
+  testing::TempDir logs;
+  const std::string log = (logs.path() / "stop.log").string();
+  const std::string hook = "cat >> " + log + "; echo 'not finished' >&2; exit 2";
+  ReboundProcess r = answering("all done", R"j({"hooks":{"Stop":)j" + group(hook) + "}}");
+  r.send(testing::prompt());
+  const auto events = r.read_until_type("agent_end", 30000ms);
+  // One run: 9 requests (Claude Code's cap of 9 consecutive blocks), each followed by Stop.
+  CHECK(r.jsonl("script-log.jsonl").size() == 9);
+  const auto stdin_lines = lines_of(log, 9);
+  REQUIRE(stdin_lines.size() == 9);
+  CHECK(stdin_lines[0]["hook_event_name"] == "Stop");
+  CHECK(stdin_lines[0]["permission_mode"] == "bypassPermissions");
+  CHECK(stdin_lines[0]["stop_hook_active"] == false);
+  CHECK(stdin_lines[0]["last_assistant_message"] == "all done");
+  CHECK(stdin_lines[1]["stop_hook_active"] == true);
+  CHECK(stdin_lines[8]["stop_hook_active"] == true);
+  // turn_end, the feedback, the next turn; after the ninth Stop the error and agent_end.
+  const auto types = types_of(events);
+  int starts = 0, feedback = 0;
+  for (const auto& t : types) {
+    starts += t == "agent_start";
+    feedback += t == "message_end:custom";
+  }
+  CHECK(starts == 1);
+  CHECK(feedback == 8);
+  const auto customs = custom_messages(events);
+  REQUIRE(!customs.empty());
+  CHECK(customs[0]["content"] == "Stop hook feedback:\n[" + hook + "]: not finished");
+  CHECK(customs[0]["details"].dump() ==
+        Json{{"hookEvent", "Stop"}, {"command", hook}}.dump());
+  REQUIRE(types.size() >= 4);
+  CHECK(std::vector<std::string>(types.end() - 3, types.end()) ==
+        std::vector<std::string>{"turn_end", "extension_error", "agent_end"});
+  const Json& error = events[events.size() - 2];
+  CHECK(error.dump() ==
+        Json{{"type", "extension_error"},
+             {"extensionPath", "hook:" + hook},
+             {"event", "Stop"},
+             {"error", "Stop hooks blocked the run from ending 9 times in a row; the run ends"}}
+            .dump());
+  // The first continued turn: turn_end, the feedback, turn_start.
+  const auto first_turn_end = std::find(types.begin(), types.end(), "turn_end");
+  REQUIRE(std::distance(first_turn_end, types.end()) > 2);
+  CHECK(*(first_turn_end + 1) == "message_end:custom");
+  CHECK(*(first_turn_end + 2) == "turn_start");
+}
+
+TEST_CASE("Stop: additionalContext continues once, a passing hook ends it, continue:false wins") {
+  testing::TempDir logs;
+  const std::string mark = (logs.path() / "mark").string();
+  const std::string once = "[ -e " + mark + " ] && exit 0; touch " + mark +
+                           R"j(; echo '{"hookSpecificOutput":{"hookEventName":"Stop","additionalContext":"check the tests"}}')j";
+  ReboundProcess r = answering(
+      "ok", R"j({"extensionRunner":{"stopHookBlockLimit":3},"hooks":{"Stop":)j" + group(once) + "}}");
+  r.send(testing::prompt());
+  auto events = r.read_until_type("agent_end", 20000ms);
+  CHECK(r.jsonl("script-log.jsonl").size() == 2);
+  auto customs = custom_messages(events);
+  REQUIRE(customs.size() == 1);
+  CHECK(customs[0]["content"] == "Stop hook additional context: check the tests");
+  // The continued request saw the text as the conversation's last message.
+  const Json sent = r.jsonl("script-log.jsonl")[1]["messages"];
+  CHECK(sent.back()["role"] == "custom");
+
+  // A block together with another hook's continue:false: the run ends.
+  ReboundProcess s = answering(
+      "ok", R"j({"hooks":{"Stop":[{"hooks":[{"type":"command","command":"echo more >&2; exit 2"},
+             {"type":"command","command":"echo '{\"continue\":false}'"}]}]}})j");
+  s.send(testing::prompt());
+  events = s.read_until_type("agent_end", 20000ms);
+  CHECK(s.jsonl("script-log.jsonl").size() == 1);
+  CHECK(custom_messages(events).empty());
+}
+
+TEST_CASE("Stop: abort while the hooks run ends the run at once, the hook is killed") {
+  testing::TempDir logs;
+  const std::string pid_file = (logs.path() / "stop.pid").string();
+  ReboundProcess r =
+      answering("ok", R"j({"hooks":{"Stop":)j" +
+                          group("echo $$ > " + pid_file + "; echo x >&2; exec sleep 30") + "}}");
+  r.send(testing::prompt());
+  for (int i = 0; i < 500 && !std::filesystem::exists(pid_file); ++i)
+    std::this_thread::sleep_for(20ms);  // the hook's process writing its pid
+  REQUIRE(std::filesystem::exists(pid_file));
+  CHECK(r.command(Json{{"id", "s"}, {"type", "get_state"}})["data"]["isStreaming"] == true);
+  r.send(Json{{"id", "a"}, {"type", "abort"}});
+  const auto events = r.read_until_type("agent_end", 5000ms);
+  CHECK(custom_messages(events).empty());
+  CHECK(r.read_until_type("response", 5000ms).back()["id"] == "a");
+  std::ifstream in(pid_file);
+  pid_t pid = 0;
+  in >> pid;
+  REQUIRE(pid > 0);
+  CHECK(testing::process_ended(pid));
+  CHECK(r.command(Json{{"id", "s2"}, {"type", "get_state"}})["data"]["isStreaming"] == false);
 }

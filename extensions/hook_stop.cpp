@@ -1,0 +1,37 @@
+#include "extensions/hook_stop.h"
+
+#include "extensions/hook_decisions.h"
+
+namespace rebound::extensions {
+
+using protocol::Json;
+
+std::unique_ptr<session::Waiting> HookStop::stop(const session::StopCall& call,
+                                                 std::function<void(session::StopVerdict)> done) {
+  Json fields = Json::object();
+  fields["stop_hook_active"] = call.continuations > 0;
+  fields["last_assistant_message"] = call.last_assistant_message;
+  const bool at_limit = call.continuations >= block_limit_;
+  const auto id = start_awaited_hooks(
+      runner_, config_, HookEvent::stop, {}, info_(), fields, report_,
+      [report = report_, at_limit, limit = block_limit_,
+       done = std::move(done)](std::vector<HookResult> results) {
+        StopOutcome o = decide_stop(results);
+        apply_hook_effects(report, HookEvent::stop, o.effects);
+        session::StopVerdict verdict;
+        if (o.continue_run && at_limit) {
+          // The loop guard (section 3.10): the block is not honoured, the run ends.
+          const std::string error = "Stop hooks blocked the run from ending " +
+                                    std::to_string(limit + 1) + " times in a row; the run ends";
+          report_hook_failures(report, HookEvent::stop, {{o.first_blocking, error}});
+        } else if (o.continue_run) {
+          verdict.continue_run = true;
+          verdict.context = context_notes(HookEvent::stop, std::move(o.context));
+        }
+        done(std::move(verdict));
+      });
+  if (!id) return nullptr;
+  return hook_wait(runner_, *id);
+}
+
+}  // namespace rebound::extensions

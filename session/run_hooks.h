@@ -1,0 +1,41 @@
+#pragma once
+// What a session asks its hooks about a run as a whole (extensions.md section 5.3): whether a
+// run about to end normally goes on (`Stop`). Optional: without it a run ends as runtime.md
+// section 1 says.
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "session/tool.h"
+
+namespace rebound::session {
+
+/// A run about to end normally: its last assistant message's text, and how often Stop hooks
+/// continued it already.
+struct StopCall {
+  StopCall(std::int64_t continuations_, const std::string& last_assistant_message_)
+      : continuations(continuations_), last_assistant_message(last_assistant_message_) {}
+  std::int64_t continuations;
+  const std::string& last_assistant_message;
+};
+
+/// `continue_run`: the same run goes on, with `context` (custom messages) before its next turn.
+struct StopVerdict {
+  bool continue_run = false;
+  std::vector<ContextNote> context;
+};
+
+class RunHooks {
+ public:
+  virtual ~RunHooks() = default;
+  /// nullptr when there is nothing to wait for (`done` is never called: the run ends);
+  /// otherwise `done` runs once, later on the loop, unless the handle is destroyed first (an
+  /// abort).
+  virtual std::unique_ptr<Waiting> stop(const StopCall& call,
+                                        std::function<void(StopVerdict)> done) = 0;
+};
+
+}  // namespace rebound::session
