@@ -121,4 +121,43 @@ StopOutcome decide_stop(const std::vector<HookResult>& results) {
   return o;
 }
 
+PromptOutcome decide_user_prompt_submit(const std::vector<HookResult>& results) {
+  PromptOutcome o;
+  o.effects = hook_effects(HookEvent::user_prompt_submit, {}, results);
+  const std::string blocked = "UserPromptSubmit operation blocked by hook:\n";
+  std::vector<std::string> refusals;
+  for (const auto& r : results) {
+    const HookVerdict& v = r.verdict;
+    const std::string& command = r.handler->command;
+    if (v.kind == HookVerdict::Kind::blocking) {
+      refusals.push_back(blocked + "[" + command + "]: " + v.stderr_text);
+      continue;
+    }
+    if (v.kind != HookVerdict::Kind::success) continue;
+    if (!v.json) {
+      if (!v.plain.empty())
+        o.context.emplace_back(command, "UserPromptSubmit hook success: " + v.plain);
+      continue;
+    }
+    if (v.json->continue_run == false) {
+      const auto& why = v.json->stop_reason;
+      refusals.push_back("Operation stopped by hook" +
+                         (why && !why->empty() ? ": " + *why : std::string()));
+    } else if (v.json->decision == "block") {
+      refusals.push_back(blocked + v.json->reason.value_or(""));
+    }
+    if (v.json->additional_context)
+      o.context.emplace_back(command,
+                             "UserPromptSubmit hook additional context: " + *v.json->additional_context);
+  }
+  if (!refusals.empty()) {
+    std::string text;
+    for (std::size_t i = 0; i < refusals.size(); ++i)
+      text += (i ? "\n" : "") + refusals[i];
+    o.refused = std::move(text);
+    o.context.clear();
+  }
+  return o;
+}
+
 }  // namespace rebound::extensions

@@ -74,6 +74,16 @@ struct StopOutcome {
 
 StopOutcome decide_stop(const std::vector<HookResult>& results);
 
+/// UserPromptSubmit: refused (any refusal refuses; texts joined with \n in configuration
+/// order) or the texts that follow the user message.
+struct PromptOutcome {
+  std::optional<std::string> refused;
+  std::vector<HookNote> context;
+  HookEffects effects;
+};
+
+PromptOutcome decide_user_prompt_submit(const std::vector<HookResult>& results);
+
 /// The notices, stop and failures of any event's hooks (`tool` for tool events, else "").
 HookEffects hook_effects(HookEvent event, std::string_view tool,
                          const std::vector<HookResult>& results);

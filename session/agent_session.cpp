@@ -57,13 +57,14 @@ void AgentSession::refresh_system_prompt() {
 
 AgentSession::~AgentSession() {
   *alive_ = false;
+  drop_submissions();  // each is answered once, also at shutdown
 }
 
 protocol::RpcSessionState AgentSession::state() const {
   protocol::RpcSessionState s;
   s.model = model_;
   s.thinking_level = thinking_level_;
-  s.is_streaming = is_streaming();
+  s.is_streaming = is_streaming() || (!submissions_.empty() && submission_starts_run_);
   s.is_compacting = compaction_ != nullptr;
   s.steering_mode = steering_mode_;
   s.follow_up_mode = follow_up_mode_;
@@ -114,6 +115,85 @@ Status AgentSession::prompt(UserInput input, std::optional<protocol::StreamingBe
   return ok();
 }
 
+void AgentSession::submit(UserInput input, SubmitKind kind,
+                          std::optional<protocol::StreamingBehavior> behavior,
+                          std::function<void(Status)> answered) {
+  // A prompt that could only be refused as busy is refused before any hook runs; a message
+  // whose hooks are running counts as a run (extensions.md section 5.1).
+  const bool waiting = retry_.in_backoff() || compaction_;
+  if (kind == SubmitKind::prompt && !behavior && !waiting && (run_ || !submissions_.empty())) {
+    answered(Error{ErrorKind::busy, kBusy});
+    return;
+  }
+  submissions_.push_back(Submission{std::move(input), kind, behavior, std::move(answered)});
+  if (submissions_.size() == 1) judge_submissions();
+}
+
+void AgentSession::judge_submissions() {
+  std::weak_ptr<bool> alive = alive_;
+  while (!submissions_.empty()) {
+    if (run_hooks_) {
+      const bool waiting = retry_.in_backoff() || compaction_;
+      submission_starts_run_ = !run_ && !waiting && queued_count() == 0;
+      const std::uint64_t generation = ++submission_generation_;
+      submission_wait_ = run_hooks_->prompt_submitted(
+          submissions_.front().input.text, [this, alive, generation](PromptVerdict verdict) {
+            if (!alive.expired()) submission_judged(generation, std::move(verdict));
+          });
+      if (submission_wait_) return;
+    }
+    Submission s = std::move(submissions_.front());
+    submissions_.pop_front();
+    deliver(std::move(s));
+  }
+}
+
+void AgentSession::submission_judged(std::uint64_t generation, PromptVerdict verdict) {
+  if (generation != submission_generation_ || !submission_wait_ || submissions_.empty()) return;
+  // The handle may be inside its own completion now: it goes once this call stack is done.
+  deps_.scheduler.post([done = std::shared_ptr<Waiting>(std::move(submission_wait_))] {});
+  Submission s = std::move(submissions_.front());
+  submissions_.pop_front();
+  if (verdict.refused) {
+    s.answered(Error{ErrorKind::failed, std::move(*verdict.refused)});
+  } else {
+    s.input.context = std::move(verdict.context);
+    deliver(std::move(s));
+  }
+  judge_submissions();
+}
+
+void AgentSession::deliver(Submission s) {
+  bool answered = false;
+  const auto accepted = [&] {
+    answered = true;
+    s.answered(ok());
+  };
+  switch (s.kind) {
+    case SubmitKind::prompt: {
+      auto status = prompt(std::move(s.input), s.behavior, accepted);
+      if (!answered) s.answered(std::move(status));
+      return;
+    }
+    case SubmitKind::steer:
+      steer(std::move(s.input), accepted);
+      return;
+    case SubmitKind::follow_up:
+      follow_up(std::move(s.input), accepted);
+      return;
+  }
+}
+
+void AgentSession::drop_submissions() {
+  // A message whose hooks are running is dropped, and so is every one behind it.
+  submission_wait_.reset();
+  ++submission_generation_;
+  auto dropped = std::move(submissions_);
+  submissions_.clear();
+  for (auto& s : dropped)
+    s.answered(Error{ErrorKind::failed, "Operation aborted"});
+}
+
 void AgentSession::steer(UserInput input, const std::function<void()>& accepted) {
   if (run_) {
     steering_.push_back({std::move(input), {}});
@@ -128,6 +208,7 @@ void AgentSession::follow_up(UserInput input, const std::function<void()>& accep
 }
 
 void AgentSession::abort(Completion done) {
+  drop_submissions();
   abort_retry();
   if (run_ && !abort_run(done)) {
     drop_queues();  // `done` runs when the running tool calls have ended

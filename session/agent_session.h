@@ -91,7 +91,12 @@ using BashDone = std::function<void(const protocol::AgentMessage& execution)>;
 struct UserInput {
   std::string text;
   std::vector<protocol::ImageContent> images;
+  /// Hook texts that follow the user message (UserPromptSubmit, extensions.md section 3.9).
+  std::vector<ContextNote> context = {};
 };
+
+/// Which command submitted a message (extensions.md section 5.1).
+enum class SubmitKind { prompt, steer, follow_up };
 
 /// Called once when the work a prompt started is over: its run, any retry chain it caused, and
 /// the runs of messages it was queued behind do not count.
@@ -109,6 +114,12 @@ class AgentSession {
   /// prompt's work, retries included, is over. Returns the error (busy) when rejected.
   Status prompt(UserInput input, std::optional<protocol::StreamingBehavior> behavior,
                 const std::function<void()>& accepted, Completion done = {});
+  /// The message of a `prompt`, `steer` or `follow_up` after its UserPromptSubmit hooks
+  /// (extensions.md section 5.1; without run hooks at once): `answered` runs once, with ok when
+  /// the message was accepted (before the run's events), or the error (busy, a hook's refusal,
+  /// `Operation aborted`). Messages are judged one after the other in arrival order.
+  void submit(UserInput input, SubmitKind kind, std::optional<protocol::StreamingBehavior> behavior,
+              std::function<void(Status)> answered);
   /// Steering: delivered at the next turn boundary; starts a run when idle.
   void steer(UserInput input, const std::function<void()>& accepted);
   /// Follow-up: runs after the current run ends; starts a run when idle.
@@ -228,6 +239,16 @@ class AgentSession {
     UserInput input;
     Completion done;
   };
+  struct Submission {
+    UserInput input;
+    SubmitKind kind;
+    std::optional<protocol::StreamingBehavior> behavior;
+    std::function<void(Status)> answered;
+  };
+  void judge_submissions();
+  void submission_judged(std::uint64_t generation, PromptVerdict verdict);
+  void deliver(Submission s);
+  void drop_submissions();
   struct Run;
   struct Compaction;
 
@@ -325,6 +346,10 @@ class AgentSession {
   std::vector<protocol::AgentMessage> context_;
   ToolPreflight* preflight_ = nullptr;
   RunHooks* run_hooks_ = nullptr;
+  std::deque<Submission> submissions_;         // waiting for or in their UserPromptSubmit hooks
+  std::unique_ptr<Waiting> submission_wait_;   // the first one's hooks
+  std::uint64_t submission_generation_ = 0;
+  bool submission_starts_run_ = false;         // the first one would start a run
   Stats stats_;  // of every message recorded, failed attempts that a retry removed included
   std::unique_ptr<Run> run_;
   std::uint64_t generation_ = 0;

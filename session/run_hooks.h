@@ -1,11 +1,13 @@
 #pragma once
-// What a session asks its hooks about a run as a whole (extensions.md section 5.3): whether a
-// run about to end normally goes on (`Stop`). Optional: without it a run ends as runtime.md
+// What a session asks its hooks about a run as a whole (extensions.md sections 5.1, 5.3):
+// whether a submitted message is taken (`UserPromptSubmit`) and whether a run about to end
+// normally goes on (`Stop`). Optional: without it a run ends as runtime.md
 // section 1 says.
 
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -28,9 +30,23 @@ struct StopVerdict {
   std::vector<ContextNote> context;
 };
 
+/// A submitted message's UserPromptSubmit verdict: refused with a text, or accepted with hook
+/// texts that follow the user message.
+struct PromptVerdict {
+  std::optional<std::string> refused;
+  std::vector<ContextNote> context;
+};
+
 class RunHooks {
  public:
   virtual ~RunHooks() = default;
+  /// The hooks of a submitted message, on its text as submitted: as stop().
+  virtual std::unique_ptr<Waiting> prompt_submitted(const std::string& text,
+                                                    std::function<void(PromptVerdict)> done) {
+    (void)text;
+    (void)done;
+    return nullptr;
+  }
   /// nullptr when there is nothing to wait for (`done` is never called: the run ends);
   /// otherwise `done` runs once, later on the loop, unless the handle is destroyed first (an
   /// abort).

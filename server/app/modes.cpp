@@ -3,7 +3,7 @@
 #include <spdlog/spdlog.h>
 
 #include "extensions/hook_preflight.h"
-#include "extensions/hook_stop.h"
+#include "extensions/hook_run_hooks.h"
 #include "mcp/mcp_manager.h"
 #include "protocol/json_line.h"
 #include "server/acp/acp_connection.h"
@@ -43,8 +43,8 @@ ModeStart start_rpc(AppParts& app) {
       extensions::HookEnvironment(app.cwd.string(), app.shell_env, std::string()));
   std::shared_ptr<HookObserver> observer;
   std::shared_ptr<extensions::HookPreflight> preflight;
-  std::shared_ptr<extensions::HookStop> stop_hooks;
-  auto make_session = [&app, files, dynamic_tools, runner, observer, preflight, stop_hooks,
+  std::shared_ptr<extensions::HookRunHooks> run_hooks;
+  auto make_session = [&app, files, dynamic_tools, runner, observer, preflight, run_hooks,
                        file = std::move(session_file), resume = std::move(resume)](
                           session::SessionSlot slot, session::EventSink& events) mutable {
     // The files, the runner, the observer and the hooks stay with this function object,
@@ -72,10 +72,10 @@ ModeStart start_rpc(AppParts& app) {
           std::make_shared<extensions::HookPreflight>(app.hooks.config, *runner, info, report);
       made->set_tool_preflight(preflight.get());
     }
-    if (has(HookEvent::stop)) {
-      stop_hooks = std::make_shared<extensions::HookStop>(
+    if (has(HookEvent::stop) || has(HookEvent::user_prompt_submit)) {
+      run_hooks = std::make_shared<extensions::HookRunHooks>(
           app.hooks.config, *runner, info, report, app.hooks.runner.stop_hook_block_limit);
-      made->set_run_hooks(stop_hooks.get());
+      made->set_run_hooks(run_hooks.get());
     }
     return made;
   };

@@ -47,7 +47,10 @@ Json bash_json(const protocol::AgentMessage& m) {
 }
 
 session::UserInput input_of(protocol::MessageArgs& a) {
-  return {std::move(a.message), std::move(a.images)};
+  session::UserInput input;
+  input.text = std::move(a.message);
+  input.images = std::move(a.images);
+  return input;
 }
 
 }  // namespace
@@ -57,16 +60,25 @@ namespace {
 // The prompting commands: answered when accepted; the run's events follow.
 void add_prompting_commands(CommandTable& t) {
   using namespace protocol;
-  t.add<MessageArgs>("prompt", read_prompt_args, [](C& c, MessageArgs a, Reply r) {
-    const auto behavior = a.streaming_behavior;
-    auto status = c.session.prompt(input_of(a), behavior, [&r] { r.ok(); });
-    if (!status) r.fail(status.error());
+  // Answered once accepted, after the message's UserPromptSubmit hooks (extensions.md 5.1).
+  const auto submit = [](C& c, MessageArgs& a, Reply r, session::SubmitKind kind) {
+    auto pending = std::make_shared<Reply>(std::move(r));
+    c.session.submit(input_of(a), kind, a.streaming_behavior, [pending](session::Status status) {
+      if (status) {
+        pending->ok();
+      } else {
+        pending->fail(status.error());
+      }
+    });
+  };
+  t.add<MessageArgs>("prompt", read_prompt_args, [submit](C& c, MessageArgs a, Reply r) {
+    submit(c, a, std::move(r), session::SubmitKind::prompt);
   });
-  t.add<MessageArgs>("steer", read_message_args, [](C& c, MessageArgs a, Reply r) {
-    c.session.steer(input_of(a), [&r] { r.ok(); });
+  t.add<MessageArgs>("steer", read_message_args, [submit](C& c, MessageArgs a, Reply r) {
+    submit(c, a, std::move(r), session::SubmitKind::steer);
   });
-  t.add<MessageArgs>("follow_up", read_message_args, [](C& c, MessageArgs a, Reply r) {
-    c.session.follow_up(input_of(a), [&r] { r.ok(); });
+  t.add<MessageArgs>("follow_up", read_message_args, [submit](C& c, MessageArgs a, Reply r) {
+    submit(c, a, std::move(r), session::SubmitKind::follow_up);
   });
   t.add("abort", [](C& c, Reply r) {
     // Answered once the run has ended (after running tool calls' abort results).

@@ -200,3 +200,53 @@ TEST_CASE("PostToolUse: blocking texts and additional context per hook, in confi
         "Hook JSON output validation failed: hookSpecificOutput.hookEventName must be "
         "\"PostToolUseFailure\"");
 }
+
+TEST_CASE("UserPromptSubmit: any refusal refuses, texts joined, continue:false refuses too") {
+  ext::HookHandler a, b, c;
+  a.command = "guard";
+  b.command = "legacy";
+  c.command = "ctx";
+  const HookEvent e = HookEvent::user_prompt_submit;
+  const auto json = [e](const char* text) { return ext::read_hook_run(e, exited(0, text)); };
+  std::vector<ext::HookResult> results{
+      {a, ext::read_hook_run(e, exited(2, "", "no\n"))},
+      {b, json(R"({"decision":"block","reason":"not today"})")},
+      {c, json(R"({"continue":false,"stopReason":"maintenance",
+                  "hookSpecificOutput":{"hookEventName":"UserPromptSubmit","additionalContext":"x"}})")}};
+  auto o = ext::decide_user_prompt_submit(results);
+  REQUIRE(o.refused);
+  CHECK(*o.refused ==
+        "UserPromptSubmit operation blocked by hook:\n[guard]: no\n"
+        "UserPromptSubmit operation blocked by hook:\nnot today\n"
+        "Operation stopped by hook: maintenance");
+  CHECK(o.context.empty());  // a refused message has no context
+  results = {{a, json(R"({"continue":false})")}};
+  CHECK(ext::decide_user_prompt_submit(results).refused == "Operation stopped by hook");
+  results = {{a, ext::read_hook_run(e, exited(0, "  plain words \n"))},
+             {b, ext::read_hook_run(e, exited(0, ""))}};
+  o = ext::decide_user_prompt_submit(results);
+  CHECK(!o.refused);
+  REQUIRE(o.context.size() == 1);
+  CHECK(o.context[0].text == "UserPromptSubmit hook success: plain words");
+}
+
+TEST_CASE("Stop: any block or additionalContext continues, continue:false lets the run end") {
+  ext::HookHandler a, b;
+  a.command = "check";
+  b.command = "more";
+  const HookEvent e = HookEvent::stop;
+  const auto json = [e](const char* text) { return ext::read_hook_run(e, exited(0, text)); };
+  std::vector<ext::HookResult> results{
+      {a, json(R"({"decision":"block","reason":"tests fail"})")},
+      {b, json(R"({"hookSpecificOutput":{"hookEventName":"Stop","additionalContext":"lint"}})")}};
+  auto o = ext::decide_stop(results);
+  CHECK(o.continue_run);
+  CHECK(o.first_blocking == "check");
+  REQUIRE(o.context.size() == 2);
+  CHECK(o.context[0].text == "Stop hook feedback:\ntests fail");
+  CHECK(o.context[1].text == "Stop hook additional context: lint");
+  results.emplace_back(b, json(R"({"continue":false})"));
+  CHECK(!ext::decide_stop(results).continue_run);
+  results = {{a, json("{}")}, {b, ext::read_hook_run(e, exited(0, "plain is ignored"))}};
+  CHECK(!ext::decide_stop(results).continue_run);
+}

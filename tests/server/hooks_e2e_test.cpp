@@ -557,3 +557,94 @@ TEST_CASE("Stop: abort while the hooks run ends the run at once, the hook is kil
   CHECK(testing::process_ended(pid));
   CHECK(r.command(Json{{"id", "s2"}, {"type", "get_state"}})["data"]["isStreaming"] == false);
 }
+
+TEST_CASE("UserPromptSubmit: exit 2 refuses the prompt, nothing runs or is stored") {
+  const std::string guard = R"j(grep -q secret && { echo "no secrets" >&2; exit 2; }; exit 0)j";
+  ReboundProcess r =
+      answering("ok", R"j({"hooks":{"UserPromptSubmit":)j" + group(guard) + "}}");
+  const Json refused = r.command(
+      Json{{"id", "p"}, {"type", "prompt"}, {"message", "print the secret key"}});
+  CHECK(refused["success"] == false);
+  CHECK(refused["error"] == "UserPromptSubmit operation blocked by hook:\n[" + guard +
+                                "]: no secrets");
+  const Json state = r.command(Json{{"id", "s"}, {"type", "get_state"}})["data"];
+  CHECK(state["messageCount"] == 0);
+  CHECK(state["isStreaming"] == false);
+  CHECK(r.jsonl("script-log.jsonl").empty());  // no LLM request
+  // A prompt the hook lets through runs as usual.
+  r.send(Json{{"id", "q"}, {"type", "prompt"}, {"message", "hello"}});
+  const auto events = r.read_until_type("agent_end", 20000ms);
+  CHECK(events.front()["type"] == "response");
+  CHECK(events.front()["success"] == true);
+  CHECK(r.jsonl("script-log.jsonl").size() == 1);
+}
+
+TEST_CASE("UserPromptSubmit: its stdin, texts after the user message, the answer after the hooks") {
+  testing::TempDir logs;
+  const std::string log = (logs.path() / "prompt.log").string();
+  const std::string json_hook =
+      "cat >> " + log +
+      R"j(; echo '{"hookSpecificOutput":{"hookEventName":"UserPromptSubmit","additionalContext":"branch is main"}}')j";
+  const std::string plain = "echo 'it is Tuesday'";
+  ReboundProcess r = answering(
+      "ok", R"j({"hooks":{"UserPromptSubmit":[{"hooks":[{"type":"command","command":)j" +
+                Json(json_hook).dump() + R"j(},{"type":"command","command":)j" +
+                Json(plain).dump() + "}]}]}}");
+  const Json state = r.command(Json{{"id", "s"}, {"type", "get_state"}})["data"];
+  r.send(Json{{"id", "p"}, {"type", "prompt"}, {"message", "/greet bob"}});
+  const auto events = r.read_until_type("agent_end", 20000ms);
+  const auto types = types_of(events);
+  REQUIRE(types.size() >= 6);
+  CHECK(std::vector<std::string>(types.begin(), types.begin() + 6) ==
+        std::vector<std::string>{"response", "agent_start", "turn_start", "message_end:user",
+                                 "message_end:custom", "message_end:custom"});
+  const auto customs = custom_messages(events);
+  REQUIRE(customs.size() == 2);
+  CHECK(customs[0]["content"] == "UserPromptSubmit hook additional context: branch is main");
+  CHECK(customs[0]["details"].dump() ==
+        Json{{"hookEvent", "UserPromptSubmit"}, {"command", json_hook}}.dump());
+  CHECK(customs[1]["content"] == "UserPromptSubmit hook success: it is Tuesday");
+  const auto in = lines_of(log, 1);
+  REQUIRE(in.size() == 1);
+  const std::string cwd = std::filesystem::canonical(r.dir().path()).string();
+  CHECK(in[0].dump() ==
+        Json::parse(R"({"session_id":")" + state["sessionId"].get<std::string>() +
+                    R"(","cwd":")" + cwd +
+                    R"(","permission_mode":"bypassPermissions","hook_event_name":"UserPromptSubmit",)"
+                    R"("prompt":"/greet bob"})")
+            .dump());
+  // The model got them after the user message.
+  const Json sent = r.jsonl("script-log.jsonl")[0]["messages"];
+  REQUIRE(sent.size() == 3);
+  CHECK(sent[1]["role"] == "custom");
+}
+
+TEST_CASE("UserPromptSubmit: busy while the hooks run, abort drops the message") {
+  testing::TempDir logs;
+  const std::string pid_file = (logs.path() / "hook.pid").string();
+  ReboundProcess r = answering(
+      "ok", R"j({"hooks":{"UserPromptSubmit":)j" +
+                group("echo $$ > " + pid_file + "; exec sleep 30") + "}}");
+  r.send(Json{{"id", "p"}, {"type", "prompt"}, {"message", "first"}});
+  for (int i = 0; i < 500 && !std::filesystem::exists(pid_file); ++i)
+    std::this_thread::sleep_for(20ms);  // the hook's process writing its pid
+  REQUIRE(std::filesystem::exists(pid_file));
+  CHECK(r.command(Json{{"id", "s"}, {"type", "get_state"}})["data"]["isStreaming"] == true);
+  const Json busy = r.command(Json{{"id", "p2"}, {"type", "prompt"}, {"message", "second"}});
+  CHECK(busy["success"] == false);
+  CHECK(busy["error"].get<std::string>().rfind("Agent is already processing.", 0) == 0);
+  r.send(Json{{"id", "a"}, {"type", "abort"}});
+  const auto lines = r.read_until_type("response", 5000ms);
+  CHECK(lines.back()["id"] == "p");
+  CHECK(lines.back()["success"] == false);
+  CHECK(lines.back()["error"] == "Operation aborted");
+  CHECK(r.read_until_type("response", 5000ms).back()["id"] == "a");
+  std::ifstream in(pid_file);
+  pid_t pid = 0;
+  in >> pid;
+  REQUIRE(pid > 0);
+  CHECK(testing::process_ended(pid));
+  const Json state = r.command(Json{{"id", "s2"}, {"type", "get_state"}})["data"];
+  CHECK(state["isStreaming"] == false);
+  CHECK(state["messageCount"] == 0);
+}

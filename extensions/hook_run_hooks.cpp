@@ -1,4 +1,4 @@
-#include "extensions/hook_stop.h"
+#include "extensions/hook_run_hooks.h"
 
 #include "extensions/hook_decisions.h"
 
@@ -6,7 +6,28 @@ namespace rebound::extensions {
 
 using protocol::Json;
 
-std::unique_ptr<session::Waiting> HookStop::stop(const session::StopCall& call,
+std::unique_ptr<session::Waiting> HookRunHooks::prompt_submitted(
+    const std::string& text, std::function<void(session::PromptVerdict)> done) {
+  Json fields = Json::object();
+  fields["prompt"] = text;
+  const auto id = start_awaited_hooks(
+      runner_, config_, HookEvent::user_prompt_submit, {}, info_(), fields, report_,
+      [report = report_, done = std::move(done)](std::vector<HookResult> results) {
+        PromptOutcome o = decide_user_prompt_submit(results);
+        // continue:false refuses the message here (section 3.7): not a stop of a run.
+        HookEffects effects = std::move(o.effects);
+        effects.stop = false;
+        apply_hook_effects(report, HookEvent::user_prompt_submit, effects);
+        session::PromptVerdict verdict;
+        verdict.refused = std::move(o.refused);
+        verdict.context = context_notes(HookEvent::user_prompt_submit, std::move(o.context));
+        done(std::move(verdict));
+      });
+  if (!id) return nullptr;
+  return hook_wait(runner_, *id);
+}
+
+std::unique_ptr<session::Waiting> HookRunHooks::stop(const session::StopCall& call,
                                                  std::function<void(session::StopVerdict)> done) {
   Json fields = Json::object();
   fields["stop_hook_active"] = call.continuations > 0;

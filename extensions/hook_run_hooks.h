@@ -1,12 +1,14 @@
 #pragma once
-// The Stop hooks as the session's run hooks (extensions.md sections 3.4, 3.7, 3.10, 5.3): at a
-// run's normal end they may continue it with their feedback as context, at most
-// `stopHookBlockLimit` times in a row; past that the run ends and one extension_error names the
-// first hook that blocked. Event loop only.
+// The UserPromptSubmit and Stop hooks as the session's run hooks (extensions.md sections 3.4,
+// 3.7, 3.10, 5.1, 5.3): a submitted message is refused or taken with the hooks' texts after
+// it; at a run's normal end the Stop hooks may continue it with their feedback as context, at
+// most `stopHookBlockLimit` times in a row, past which the run ends and one extension_error
+// names the first hook that blocked. Event loop only.
 
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <string>
 
 #include "extensions/hook_calls.h"
 #include "extensions/hook_config.h"
@@ -15,10 +17,10 @@
 
 namespace rebound::extensions {
 
-class HookStop : public session::RunHooks {
+class HookRunHooks : public session::RunHooks {
  public:
   /// `runner` outlives this and every wait it started.
-  HookStop(const HookConfig& config, HookRunner& runner, std::function<HookSessionInfo()> info,
+  HookRunHooks(const HookConfig& config, HookRunner& runner, std::function<HookSessionInfo()> info,
            HookFailureReport report, std::int64_t block_limit)
       : config_(config),
         runner_(runner),
@@ -26,6 +28,8 @@ class HookStop : public session::RunHooks {
         report_(std::move(report)),
         block_limit_(block_limit) {}
 
+  std::unique_ptr<session::Waiting> prompt_submitted(
+      const std::string& text, std::function<void(session::PromptVerdict)> done) override;
   std::unique_ptr<session::Waiting> stop(const session::StopCall& call,
                                          std::function<void(session::StopVerdict)> done) override;
 
