@@ -648,3 +648,62 @@ TEST_CASE("UserPromptSubmit: busy while the hooks run, abort drops the message")
   CHECK(state["isStreaming"] == false);
   CHECK(state["messageCount"] == 0);
 }
+
+namespace {
+
+std::string fixture(const std::string& name) {
+  std::ifstream in(std::string(REBOUND_SOURCE_DIR) + "/tests/extensions/claude_code_hooks/" + name);
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+}  // namespace
+
+TEST_CASE("hook scripts written for Claude Code run unchanged") {
+  // Commands as a Claude Code settings file names them: by $CLAUDE_PROJECT_DIR, matcher "Bash".
+  const std::string guard = R"(python3 "$CLAUDE_PROJECT_DIR"/.claude/hooks/bash_guard.py)";
+  const std::string context = R"(python3 "$CLAUDE_PROJECT_DIR"/.claude/hooks/prompt_context.py)";
+  const std::string stop = R"(python3 "$CLAUDE_PROJECT_DIR"/.claude/hooks/stop_once.py)";
+  const std::string log = R"(sh "$CLAUDE_PROJECT_DIR"/.claude/hooks/post_log.sh)";
+  Json hooks{{"PreToolUse", Json::parse(group(guard, "Bash"))},
+             {"UserPromptSubmit", Json::parse(group(context))},
+             {"Stop", Json::parse(group(stop))},
+             {"PostToolUse", Json::parse(group(log, "Bash|Write"))}};
+  const Json calls = Json::array({testing::call("bash", {{"command", "git push --force origin"}}),
+                                  testing::call("bash", {{"command", "echo fine"}})});
+  ReboundProcess r({"--no-session", "--provider", "scripted", "--script", "@DIR@/script.json",
+                    "--script-log", "@DIR@/script-log.jsonl"},
+                   {},
+                   {{"agent/settings.json", Json{{"hooks", hooks}}.dump()},
+                    {"script.json", testing::script_of(calls)},
+                    {".claude/hooks/bash_guard.py", fixture("bash_guard.py")},
+                    {".claude/hooks/prompt_context.py", fixture("prompt_context.py")},
+                    {".claude/hooks/stop_once.py", fixture("stop_once.py")},
+                    {".claude/hooks/post_log.sh", fixture("post_log.sh")}});
+  const std::string cwd = std::filesystem::canonical(r.dir().path()).string();
+
+  const Json blocked = r.command(
+      Json{{"id", "b"}, {"type", "prompt"}, {"message", "my password is hunter2"}});
+  CHECK(blocked["success"] == false);
+  CHECK(blocked["error"] ==
+        "UserPromptSubmit operation blocked by hook:\nPrompts must not contain passwords");
+
+  r.send(testing::prompt());
+  const auto events = r.read_until_type("agent_end", 30000ms);
+  CHECK(testing::text_of(testing::end_of(events, "call_1")["result"]) ==
+        "PreToolUse:bash hook error: [" + guard +
+            "]: Force pushes are not allowed: git push --force origin");
+  CHECK(testing::text_of(testing::end_of(events, "call_2")["result"]) == "fine\n");
+  std::vector<std::string> texts;
+  for (const auto& m : custom_messages(events))
+    texts.push_back(m["content"]);
+  CHECK(texts == std::vector<std::string>{"UserPromptSubmit hook success: Project directory: " + cwd,
+                                          "Stop hook feedback:\nRun the tests before you stop."});
+  // Three requests: the calls, the answer, the turn the Stop hook asked for (and not a fourth:
+  // stop_hook_active let the second Stop pass).
+  CHECK(r.jsonl("script-log.jsonl").size() == 3);
+  // The logger saw the call that ran, not the refused one.
+  const auto logged = lines_of(r.dir().path() / "tool-calls.log", 1);
+  REQUIRE(logged.size() == 1);
+  CHECK(logged[0]["tool_use_id"] == "call_2");
+  CHECK(logged[0]["tool_input"]["command"] == "echo fine");
+}
