@@ -11,7 +11,7 @@ if ! command -v rg >/dev/null 2>&1; then
 fi
 build="$root/build-bench"
 cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DREBOUND_BENCH=ON >/dev/null
-cmake --build "$build" --target bench_lifecycle bench_retry bench_stream bench_tools bench_load
+cmake --build "$build" --target bench_lifecycle bench_retry bench_stream bench_tools bench_load bench_hooks
 # Five runs each; docs/benchmarks.md gives the median of the five run medians.
 for run in 1 2 3 4 5; do
   echo "--- run $run" >&2
@@ -22,3 +22,4 @@ done
 "$build/bench/bench_tools"
 "$build/bench/bench_load" 1000000 200
 "$build/bench/bench_load" 100000 4000
+"$build/bench/bench_hooks" 100 3

@@ -1,0 +1,93 @@
+// What one command hook costs a tool call (extensions.md section 11): the same 100 `read` calls
+// of a small file, one per LLM request, without hooks and with one PreToolUse hook running
+// `true`; each call's time from its tool_execution_start line to its tool_execution_end line as
+// a client reading stdout sees them. The target: the hook adds at most 3 ms (difference of the
+// medians).
+// usage: bench_hooks [calls (default 100)] [runs (default 3)]
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "protocol/json.h"
+#include "tests/support/subprocess.h"
+#include "tests/support/temp_dir.h"
+
+using Clock = std::chrono::steady_clock;
+using rebound::protocol::Json;
+using rebound::testing::Subprocess;
+
+namespace {
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
+
+// The per-call times of one run of `calls` reads, with `settings`.
+std::vector<double> run_calls(int calls, const std::string& settings) {
+  rebound::testing::TempDir dir;
+  dir.write("agent/settings.json", settings);
+  dir.write("small.txt", "one line\n");
+  Json script = Json::array();
+  for (int i = 0; i < calls; ++i) {
+    script.push_back(Json{{"toolCalls", Json::array({Json{
+                                            {"name", "read"},
+                                            {"arguments", {{"path", (dir.path() / "small.txt").string()}}}}})}});
+  }
+  script.push_back(Json{{"text", "done"}});
+  dir.write("script.json", script.dump());
+  rebound::testing::SubprocessOptions o;
+  o.env["HOME"] = dir.path().string();
+  Subprocess p({REBOUND_BINARY, "--agent-dir", (dir.path() / "agent").string(), "--no-session",
+                "--provider", "scripted", "--script", (dir.path() / "script.json").string(),
+                "--log-level", "warn"},
+               o);
+  p.write(R"({"id":"p","type":"prompt","message":"read it"})"
+          "\n");
+  std::map<std::string, Clock::time_point> started;
+  std::vector<double> out;
+  while (auto line = p.read_line(std::chrono::milliseconds(20000))) {
+    const auto now = Clock::now();
+    const Json j = Json::parse(*line);
+    const std::string type = j.value("type", "");
+    if (type == "tool_execution_start") started[j["toolCallId"]] = now;
+    if (type == "tool_execution_end") {
+      if (j["isError"] == true) {
+        std::fprintf(stderr, "a call failed: %s\n", line->c_str());
+        std::exit(1);
+      }
+      out.push_back(
+          std::chrono::duration<double, std::milli>(now - started[j["toolCallId"]]).count());
+    }
+    if (type == "agent_end") break;
+  }
+  if (static_cast<int>(out.size()) != calls) {
+    std::fprintf(stderr, "expected %d calls, saw %zu: %s\n", calls, out.size(),
+                 p.stderr_text().c_str());
+    std::exit(1);
+  }
+  return out;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const int calls = argc > 1 ? std::atoi(argv[1]) : 100;
+  const int runs = argc > 2 ? std::atoi(argv[2]) : 3;
+  const std::string hook =
+      R"({"hooks":{"PreToolUse":[{"matcher":"Read","hooks":[{"type":"command","command":"true"}]}]}})";
+  for (int run = 1; run <= runs; ++run) {
+    const double without = median(run_calls(calls, "{}"));
+    const double with = median(run_calls(calls, hook));
+    std::printf(
+        "PreToolUse hook `true` on read, run %d: median start→end %.3f ms without, %.3f ms with: "
+        "+%.3f ms (n=%d each, target <= 3 ms)\n",
+        run, without, with, with - without, calls);
+  }
+  return 0;
+}
