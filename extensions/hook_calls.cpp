@@ -39,11 +39,11 @@ std::uint64_t start_hooks(HookRunner& runner, HookEvent event,
       });
 }
 
-void report_hook_failures(const HookFailureReport& report, HookEvent event,
+void report_hook_failures(const HookReport& report, HookEvent event,
                           const std::vector<std::pair<std::string, std::string>>& failures) {
   for (const auto& [command, failure] : failures) {
     spdlog::warn("hook[{}] {}: {}", event_name(event), command, failure);
-    if (report) report("hook:" + command, event_name(event), failure);
+    if (report.failure) report.failure("hook:" + command, event_name(event), failure);
   }
 }
 
@@ -51,11 +51,14 @@ namespace {
 
 void start_observers(HookRunner& runner, HookEvent event, std::vector<const HookHandler*> handlers,
                      const HookSessionInfo& info, const Json& fields,
-                     const HookFailureReport& report) {
+                     const HookReport& report) {
   if (handlers.empty()) return;
   start_hooks(runner, event, std::move(handlers), info, fields,
               [event, report](std::vector<HookResult> results) {
-                report_hook_failures(report, event, hook_effects(event, {}, results).failures);
+                // An observer's only effect is its systemMessage (section 3.7).
+                HookEffects effects = hook_effects(event, {}, results);
+                effects.stop = false;
+                apply_hook_effects(report, event, effects);
               });
 }
 
@@ -64,7 +67,7 @@ void start_observers(HookRunner& runner, HookEvent event, std::vector<const Hook
 std::optional<std::uint64_t> start_awaited_hooks(HookRunner& runner, const HookConfig& config,
                                                  HookEvent event, std::string_view subject,
                                                  const HookSessionInfo& info, const Json& fields,
-                                                 const HookFailureReport& report,
+                                                 const HookReport& report,
                                                  std::function<void(std::vector<HookResult>)> done) {
   std::vector<const HookHandler*> awaited, observers;
   for (const HookHandler* h : handlers_for(config, event, subject))
@@ -76,7 +79,7 @@ std::optional<std::uint64_t> start_awaited_hooks(HookRunner& runner, const HookC
 
 void run_observer_hooks(HookRunner& runner, const HookConfig& config, HookEvent event,
                         std::string_view subject, const HookSessionInfo& info, const Json& fields,
-                        const HookFailureReport& report) {
+                        const HookReport& report) {
   start_observers(runner, event, handlers_for(config, event, subject), info, fields, report);
 }
 
@@ -98,16 +101,20 @@ std::unique_ptr<session::Waiting> hook_wait(HookRunner& runner, std::uint64_t id
   return std::make_unique<HookWait>(runner, id);
 }
 
-bool apply_hook_effects(const HookFailureReport& report, HookEvent event,
+bool apply_hook_effects(const HookReport& report, HookEvent event,
                         const HookEffects& effects) {
   report_hook_failures(report, event, effects.failures);
   for (const auto& w : effects.warnings)
     spdlog::warn("{}", w);
+  const auto notify = [&report](std::string_view type, const std::string& text) {
+    spdlog::info("hook notice ({}): {}", type, text);
+    if (report.notice) report.notice(type, text);
+  };
   for (const auto& n : effects.notices)
-    spdlog::info("{}", n);
+    notify("info", n);
   if (effects.stop)
-    spdlog::warn("Operation stopped by hook{}",
-                 effects.stop_reason ? ": " + *effects.stop_reason : std::string());
+    notify("warning", "Operation stopped by hook" +
+                          (effects.stop_reason ? ": " + *effects.stop_reason : std::string()));
   return effects.stop;
 }
 

@@ -40,13 +40,19 @@ std::uint64_t start_hooks(HookRunner& runner, HookEvent event,
                           const protocol::Json& fields,
                           std::function<void(std::vector<HookResult>)> done);
 
-/// Where a failed hook is reported (section 3.10): `hook:<command>`, the event's name and the
-/// failure text, for the front end's `extension_error`.
-using HookFailureReport = std::function<void(const std::string& extension_path,
-                                             std::string_view event, const std::string& error)>;
+/// Where the hooks' failures and notices go (sections 3.7, 3.10): `failure` gets
+/// `hook:<command>`, the event's name and the failure text (the front end's `extension_error`);
+/// `notice` a notify type (`info`, `warning`) and its text (the client's `notify` dialog line).
+/// Either may be empty (logged only).
+struct HookReport {
+  std::function<void(const std::string& extension_path, std::string_view event,
+                     const std::string& error)>
+      failure;
+  std::function<void(std::string_view notify_type, const std::string& message)> notice;
+};
 
 /// Logs each failed hook at `warn` and reports it when `report` is set.
-void report_hook_failures(const HookFailureReport& report, HookEvent event,
+void report_hook_failures(const HookReport& report, HookEvent event,
                           const std::vector<std::pair<std::string, std::string>>& failures);
 
 /// Starts the handlers of an awaited event that match `subject`: the `async` ones as observers,
@@ -56,16 +62,16 @@ std::optional<std::uint64_t> start_awaited_hooks(HookRunner& runner, const HookC
                                                  HookEvent event, std::string_view subject,
                                                  const HookSessionInfo& info,
                                                  const protocol::Json& fields,
-                                                 const HookFailureReport& report,
+                                                 const HookReport& report,
                                                  std::function<void(std::vector<HookResult>)> done);
 
 /// A wait for run `id` of `runner` that kills its hooks when the session drops it (an abort).
 std::unique_ptr<session::Waiting> hook_wait(HookRunner& runner, std::uint64_t id);
 
-/// What every event's hooks may do besides their decision, as far as the session acts on it:
-/// failures reported, warnings logged, notices logged (extensions.md section 6 is not built
-/// yet), and whether one said continue:false (logged at warn with its reason).
-bool apply_hook_effects(const HookFailureReport& report, HookEvent event,
+/// What every event's hooks may do besides their decision: failures and notices reported
+/// (`systemMessage`, and the warning `Operation stopped by hook[: <stopReason>]` for a
+/// continue:false), warnings logged; returns whether one said continue:false.
+bool apply_hook_effects(const HookReport& report, HookEvent event,
                         const HookEffects& effects);
 
 /// The custom messages of `notes` (section 3.9): details `hookEvent`, `command`, and
@@ -76,6 +82,6 @@ std::vector<session::ContextNote> context_notes(HookEvent event, std::vector<Hoo
 /// Starts the matching observer hooks of `event` (never waited for, failures reported).
 void run_observer_hooks(HookRunner& runner, const HookConfig& config, HookEvent event,
                         std::string_view subject, const HookSessionInfo& info,
-                        const protocol::Json& fields, const HookFailureReport& report);
+                        const protocol::Json& fields, const HookReport& report);
 
 }  // namespace rebound::extensions

@@ -22,7 +22,7 @@ class HookPreflight : public session::ToolPreflight {
  public:
   /// `runner` outlives this and every check it started.
   HookPreflight(const HookConfig& config, HookRunner& runner,
-                std::function<HookSessionInfo()> info, HookFailureReport report)
+                std::function<HookSessionInfo()> info, HookReport report)
       : config_(config), runner_(runner), info_(std::move(info)), report_(std::move(report)) {}
 
   std::unique_ptr<session::Waiting> check(
@@ -37,7 +37,7 @@ class HookPreflight : public session::ToolPreflight {
   const HookConfig& config_;
   HookRunner& runner_;
   std::function<HookSessionInfo()> info_;
-  HookFailureReport report_;
+  HookReport report_;
 };
 
 }  // namespace rebound::extensions

@@ -38,7 +38,10 @@ std::unique_ptr<session::Waiting> HookRunHooks::stop(const session::StopCall& ca
       [report = report_, at_limit, limit = block_limit_,
        done = std::move(done)](std::vector<HookResult> results) {
         StopOutcome o = decide_stop(results);
-        apply_hook_effects(report, HookEvent::stop, o.effects);
+        // continue:false keeps the run from going on; it was ending anyway: no stop notice.
+        HookEffects effects = o.effects;
+        effects.stop = false;
+        apply_hook_effects(report, HookEvent::stop, effects);
         session::StopVerdict verdict;
         if (o.continue_run && at_limit) {
           // The loop guard (section 3.10): the block is not honoured, the run ends.

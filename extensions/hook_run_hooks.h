@@ -21,7 +21,7 @@ class HookRunHooks : public session::RunHooks {
  public:
   /// `runner` outlives this and every wait it started.
   HookRunHooks(const HookConfig& config, HookRunner& runner, std::function<HookSessionInfo()> info,
-           HookFailureReport report, std::int64_t block_limit)
+           HookReport report, std::int64_t block_limit)
       : config_(config),
         runner_(runner),
         info_(std::move(info)),
@@ -37,7 +37,7 @@ class HookRunHooks : public session::RunHooks {
   const HookConfig& config_;
   HookRunner& runner_;
   std::function<HookSessionInfo()> info_;
-  HookFailureReport report_;
+  HookReport report_;
   std::int64_t block_limit_;
 };
 

@@ -286,6 +286,11 @@ edefs = {
                            "status": {"enum": ["starting", "ready", "failed", "disabled"]},
                            "tools": {"type": "array", "items": S}, "error": S},
                           ["type", "name", "status", "tools"]),
+ # extensions.md section 6.1: a dialog or notice for the client (so far hooks' notices).
+ "extension_ui_request": {"oneOf": [
+     obj({"type": {"const": "extension_ui_request"}, "id": {"type": "string", "pattern": "^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$"},
+          "method": {"const": "notify"}, "message": S, "notifyType": {"enum": ["info", "warning", "error"]}},
+         ["type", "id", "method", "message"])]},
  # extensions.md section 7.3: a hook ("hook:<command>") or an extension (its name) failed.
  "extension_error": obj({"type": {"const": "extension_error"}, "extensionPath": {"type": "string", "minLength": 1},
                          "event": {"type": "string", "minLength": 1}, "error": S}),

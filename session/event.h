@@ -150,6 +150,13 @@ struct ExtensionError {
   std::string_view error;
 };
 
+/// A dialog or notice for the client (extensions.md section 6.1): pi's `extension_ui_request`,
+/// `fields` its keys after `type` (`id`, `method`, the request's params). Never filtered.
+struct ExtensionUiRequest {
+  static constexpr std::string_view kName = "extension_ui_request";
+  const protocol::Json* fields;
+};
+
 }  // namespace ev
 
 /// One alternative per event of protocol.md section 5 (and tool updates of tools.md section 6).
@@ -158,7 +165,7 @@ using EventBody =
                  ev::MessageUpdate, ev::MessageEnd, ev::ToolExecutionStart, ev::ToolExecutionUpdate,
                  ev::ToolExecutionEnd, ev::AutoRetryStart, ev::AutoRetryEnd,
                  ev::AutoCompactionStart, ev::AutoCompactionEnd, ev::McpServerUpdate,
-                 ev::ExtensionError>;
+                 ev::ExtensionError, ev::ExtensionUiRequest>;
 
 /// Each event's wire name (its `type`, the JSON-RPC method of its notification), by its
 /// EventBody alternative: declared beside each type as kName.

@@ -44,6 +44,9 @@ void AcpConnection::on_event(const session::Event& event) {
         } else if constexpr (std::is_same_v<T, ev::ExtensionError>) {
           // Not a notice yet (extensions.md section 9 wants one when the client takes them).
           spdlog::warn("{} failed ({}): {}", e.extension_path, e.event, e.error);
+        } else if constexpr (std::is_same_v<T, ev::ExtensionUiRequest>) {
+          // No dialogs in ACP sessions yet (extensions.md section 6.2).
+          spdlog::info("acp: extension_ui_request not shown: {}", e.fields->dump());
         } else {
           // What ACP shows nothing of (section 7: the prompt's answer ends the turn; MCP status
           // is rpc mode's). A new event type stops the build here until ACP decides.

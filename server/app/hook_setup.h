@@ -33,7 +33,7 @@ class HookObserver : public session::EventSink {
  public:
   HookObserver(session::EventSink& next, const extensions::HookConfig& config,
                extensions::HookRunner& runner, std::string cwd,
-               extensions::HookFailureReport report)
+               extensions::HookReport report)
       : next_(next),
         config_(config),
         runner_(runner),
@@ -50,7 +50,7 @@ class HookObserver : public session::EventSink {
   const extensions::HookConfig& config_;
   extensions::HookRunner& runner_;
   std::string cwd_;
-  extensions::HookFailureReport report_;
+  extensions::HookReport report_;
   const session::AgentSession* session_ = nullptr;
 };
 

@@ -9,6 +9,7 @@
 #include "server/acp/acp_connection.h"
 #include "server/app/mcp_setup.h"
 #include "server/pi/rpc_front_end.h"
+#include "session/session_id.h"
 
 namespace rebound::server {
 
@@ -49,11 +50,20 @@ ModeStart start_rpc(AppParts& app) {
                           session::SessionSlot slot, session::EventSink& events) mutable {
     // The files, the runner, the observer and the hooks stay with this function object,
     // which the front end keeps until after its session is gone.
-    // A failed hook is an extension_error event of this session (extensions.md section 3.10).
-    extensions::HookFailureReport report = [&events, slot](const std::string& path,
-                                                           std::string_view event,
-                                                           const std::string& error) {
+    // A failed hook is an extension_error event of this session (extensions.md section 3.10),
+    // a notice a `notify` extension_ui_request (section 6.1).
+    extensions::HookReport report;
+    report.failure = [&events, slot](const std::string& path, std::string_view event,
+                                     const std::string& error) {
       events.on_event(session::Event{slot, session::ev::ExtensionError{path, event, error}});
+    };
+    report.notice = [&events, slot](std::string_view type, const std::string& message) {
+      protocol::Json fields = protocol::Json::object();
+      fields["id"] = session::new_session_id();  // a fresh UUID v4
+      fields["method"] = "notify";
+      fields["message"] = message;
+      fields["notifyType"] = type;
+      events.on_event(session::Event{slot, session::ev::ExtensionUiRequest{&fields}});
     };
     observer = std::make_shared<HookObserver>(events, app.hooks.config, *runner, app.cwd.string(),
                                               report);

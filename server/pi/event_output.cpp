@@ -20,6 +20,8 @@ void EventOutput::set_filter(EventFilter filter) {
     allowed_[i] = !filter_.events || std::find(filter_.events->begin(), filter_.events->end(),
                                                session::event_name(i)) != filter_.events->end();
   }
+  // A hidden dialog could only time out (extensions.md section 6.1).
+  allowed_[session::EventBody(session::ev::ExtensionUiRequest{nullptr}).index()] = true;
 }
 
 void EventOutput::on_jsonrpc_request() {

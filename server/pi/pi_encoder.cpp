@@ -108,6 +108,12 @@ Json pi_event_json(const session::Event& event) {
           for (const auto& [key, value] : e.fields->items())
             j[key] = value;
           return j;
+        } else if constexpr (std::is_same_v<T, ev::ExtensionUiRequest>) {
+          Json j = Json::object();
+          j["type"] = ev::ExtensionUiRequest::kName;
+          for (const auto& [key, value] : e.fields->items())
+            j[key] = value;
+          return j;
         } else if constexpr (std::is_same_v<T, ev::ExtensionError>) {
           Json j = Json::object();
           j["type"] = ev::ExtensionError::kName;

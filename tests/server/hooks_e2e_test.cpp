@@ -410,6 +410,39 @@ TEST_CASE("continue:false from a tool hook ends the run after the batch") {
   CHECK(events.back()["willRetry"] == false);
   CHECK(r.jsonl("script-log.jsonl").size() == 1);
   CHECK(r.command(Json{{"id", "s"}, {"type", "get_state"}})["data"]["isStreaming"] == false);
+  // The user is told, once per hook run that said it: a warning notice.
+  std::vector<Json> notices;
+  for (const auto& e : events) {
+    if (e.value("type", "") == "extension_ui_request") notices.push_back(e);
+  }
+  REQUIRE(notices.size() == 2);
+  CHECK(notices[0]["method"] == "notify");
+  CHECK(notices[0]["message"] == "Operation stopped by hook: enough for today");
+  CHECK(notices[0]["notifyType"] == "warning");
+  CHECK(notices[0]["id"].get<std::string>().size() == 36);
+  CHECK(notices[0]["id"] != notices[1]["id"]);
+}
+
+TEST_CASE("systemMessage: a notify line for the client, which the event filter never hides") {
+  const std::string says =
+      R"j(echo '{"systemMessage":"checked by the guard"}')j";
+  ReboundProcess r = hooked(Json::array({testing::call("bash", {{"command", "echo x"}})}),
+                            R"j({"PreToolUse":)j" + group(says) + "}");
+  CHECK(r.command(Json{{"id", "f"},
+                       {"type", "set_event_filter"},
+                       {"events", Json::array({"agent_end"})}})["success"] == true);
+  r.send(testing::prompt());
+  const auto lines = r.read_until_type("agent_end", 20000ms);
+  std::vector<std::string> types;
+  for (const auto& l : lines)
+    types.push_back(l.value("type", ""));
+  CHECK(types == std::vector<std::string>{"response", "extension_ui_request", "agent_end"});
+  CHECK(lines[1].dump() == Json{{"type", "extension_ui_request"},
+                                {"id", lines[1]["id"]},
+                                {"method", "notify"},
+                                {"message", "PreToolUse:bash says: checked by the guard"},
+                                {"notifyType", "info"}}
+                               .dump());
 }
 
 TEST_CASE("abort during a hung PostToolUse hook: the call ends with its result, no context") {
@@ -706,4 +739,33 @@ TEST_CASE("hook scripts written for Claude Code run unchanged") {
   REQUIRE(logged.size() == 1);
   CHECK(logged[0]["tool_use_id"] == "call_2");
   CHECK(logged[0]["tool_input"]["command"] == "echo fine");
+}
+
+TEST_CASE("the JSON-RPC envelope: extension_error and extension_ui_request are notifications") {
+  const std::string hooks = R"j({"PreToolUse":)j" + group("echo oops >&2; exit 4") +
+                            R"j(,"PostToolUse":)j" +
+                            group(R"j(echo '{"systemMessage":"post ran"}')j") + "}";
+  ReboundProcess r = testing::tool_server(
+      testing::script_of(Json::array({testing::call("bash", {{"command", "echo x"}})})), {},
+      {"--envelope", "jsonrpc"}, R"j({"hooks":)j" + hooks + "}");
+  r.send(Json{{"jsonrpc", "2.0"}, {"id", 1}, {"method", "prompt"}, {"params", {{"message", "go"}}}});
+  const auto got =
+      r.read_until([](const Json& l) { return l.value("method", "") == "agent_end"; }, 20000ms);
+  Json error, notice;
+  for (const auto& l : got) {
+    if (l.value("method", "") == "extension_error") error = l;
+    if (l.value("method", "") == "extension_ui_request") notice = l;
+  }
+  CHECK(error.dump() ==
+        Json{{"jsonrpc", "2.0"},
+             {"method", "extension_error"},
+             {"params",
+              {{"type", "extension_error"},
+               {"extensionPath", "hook:echo oops >&2; exit 4"},
+               {"event", "PreToolUse"},
+               {"error", "Hook exited with code 4: oops"}}}}
+            .dump());
+  REQUIRE(notice.is_object());
+  CHECK(notice["params"]["type"] == "extension_ui_request");
+  CHECK(notice["params"]["message"] == "PostToolUse:bash says: post ran");
 }
