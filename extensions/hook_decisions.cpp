@@ -160,4 +160,27 @@ PromptOutcome decide_user_prompt_submit(const std::vector<HookResult>& results) 
   return o;
 }
 
+SessionStartOutcome decide_session_start(std::string_view source,
+                                         const std::vector<HookResult>& results) {
+  SessionStartOutcome o;
+  o.effects = hook_effects(HookEvent::session_start, {}, results);
+  o.effects.stop = false;  // ignored from SessionStart (section 3.7)
+  for (const auto& r : results) {
+    const HookVerdict& v = r.verdict;
+    if (v.kind == HookVerdict::Kind::blocking) {
+      o.effects.warnings.push_back("hook[SessionStart] " + r.handler->command +
+                                   ": exit 2 has no effect here: " + v.stderr_text);
+      continue;
+    }
+    if (v.kind != HookVerdict::Kind::success) continue;
+    if (!v.json) {
+      if (!v.plain.empty())
+        o.texts.push_back("SessionStart:" + std::string(source) + " hook success: " + v.plain);
+    } else if (v.json->additional_context) {
+      o.texts.push_back("SessionStart hook additional context: " + *v.json->additional_context);
+    }
+  }
+  return o;
+}
+
 }  // namespace rebound::extensions

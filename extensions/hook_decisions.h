@@ -84,6 +84,16 @@ struct PromptOutcome {
 
 PromptOutcome decide_user_prompt_submit(const std::vector<HookResult>& results);
 
+/// SessionStart: texts for the system prompt, in configuration order (plain stdout as
+/// `SessionStart:<source> hook success: …`, additionalContext); exit 2 is only logged.
+struct SessionStartOutcome {
+  std::vector<std::string> texts;
+  HookEffects effects;
+};
+
+SessionStartOutcome decide_session_start(std::string_view source,
+                                         const std::vector<HookResult>& results);
+
 /// The notices, stop and failures of any event's hooks (`tool` for tool events, else "").
 HookEffects hook_effects(HookEvent event, std::string_view tool,
                          const std::vector<HookResult>& results);

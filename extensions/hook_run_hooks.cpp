@@ -27,6 +27,37 @@ std::unique_ptr<session::Waiting> HookRunHooks::prompt_submitted(
   return hook_wait(runner_, *id);
 }
 
+std::unique_ptr<session::Waiting> HookRunHooks::session_start(
+    std::string_view source, const std::string& model_id,
+    std::function<void(std::vector<std::string>)> done) {
+  Json fields = Json::object();
+  fields["source"] = source;
+  if (!model_id.empty()) fields["model"] = model_id;
+  const auto id = start_awaited_hooks(
+      runner_, config_, HookEvent::session_start, source, info_(), fields, report_,
+      [report = report_, source = std::string(source),
+       done = std::move(done)](std::vector<HookResult> results) {
+        SessionStartOutcome o = decide_session_start(source, results);
+        apply_hook_effects(report, HookEvent::session_start, o.effects);
+        done(std::move(o.texts));
+      });
+  if (!id) return nullptr;
+  return hook_wait(runner_, *id);
+}
+
+void HookRunHooks::session_end(std::string_view reason) {
+  Json fields = Json::object();
+  fields["reason"] = reason;
+  run_observer_hooks(runner_, config_, HookEvent::session_end, reason, info_(), fields, report_);
+}
+
+void HookRunHooks::run_failed(std::string_view error, const std::string& last_message) {
+  Json fields = Json::object();
+  fields["error"] = error;
+  fields["last_assistant_message"] = last_message;
+  run_observer_hooks(runner_, config_, HookEvent::stop_failure, error, info_(), fields, report_);
+}
+
 std::unique_ptr<session::Waiting> HookRunHooks::stop(const session::StopCall& call,
                                                  std::function<void(session::StopVerdict)> done) {
   Json fields = Json::object();

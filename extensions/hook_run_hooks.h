@@ -1,7 +1,8 @@
 #pragma once
-// The UserPromptSubmit and Stop hooks as the session's run hooks (extensions.md sections 3.4,
-// 3.7, 3.10, 5.1, 5.3): a submitted message is refused or taken with the hooks' texts after
-// it; at a run's normal end the Stop hooks may continue it with their feedback as context, at
+// The session-wide hooks as the session's run hooks (extensions.md sections 3.4, 3.7, 3.9,
+// 3.10, 5.1, 5.3): SessionStart's texts go into the system prompt, SessionEnd and StopFailure
+// are observers, a submitted message is refused or taken with the UserPromptSubmit hooks'
+// texts after it; at a run's normal end the Stop hooks may continue it with their feedback as context, at
 // most `stopHookBlockLimit` times in a row, past which the run ends and one extension_error
 // names the first hook that blocked. Event loop only.
 
@@ -30,6 +31,11 @@ class HookRunHooks : public session::RunHooks {
 
   std::unique_ptr<session::Waiting> prompt_submitted(
       const std::string& text, std::function<void(session::PromptVerdict)> done) override;
+  std::unique_ptr<session::Waiting> session_start(
+      std::string_view source, const std::string& model_id,
+      std::function<void(std::vector<std::string>)> done) override;
+  void session_end(std::string_view reason) override;
+  void run_failed(std::string_view error, const std::string& last_message) override;
   std::unique_ptr<session::Waiting> stop(const session::StopCall& call,
                                          std::function<void(session::StopVerdict)> done) override;
 

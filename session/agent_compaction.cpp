@@ -29,6 +29,7 @@ bool AgentSession::compact_after_run(const AgentMessage& last) {
     emit(ev::AutoCompactionStart{CompactionReason::overflow});
     if (overflow_compacted_) {
       emit(ev::AutoCompactionEnd{nullptr, false, false, kOnce});
+      give_up("context_overflow", kOnce);
       return false;
     }
     overflow_compacted_ = true;
@@ -149,6 +150,7 @@ void AgentSession::fail_compaction(const std::string& reason) {
                                    : "Auto-compaction failed: ";
     const std::string message = prefix + reason;
     emit(ev::AutoCompactionEnd{nullptr, false, false, message});
+    if (c->reason == CompactionReason::overflow) give_up("context_overflow", message);
   }
   settle();
 }

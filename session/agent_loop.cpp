@@ -68,7 +68,17 @@ void AgentSession::request_assistant() {
     return;
   }
 
-  const std::uint64_t generation = run.generation;
+  // The session's first request waits for its SessionStart hooks' texts (extensions.md 3.9);
+  // their end resumes it (request_when_started).
+  if (session_start_wait_) {
+    run.held_for_session_start = true;
+    return;
+  }
+  request_when_started(run.generation);
+}
+
+void AgentSession::request_when_started(std::uint64_t generation) {
+  Run& run = *run_;
   if (deps_.dynamic_tools) {
     std::weak_ptr<bool> alive = alive_;
     run.waiting = deps_.dynamic_tools->when_settled([this, alive, generation] {
@@ -101,7 +111,7 @@ void AgentSession::send_request() {
   Run& run = *run_;
   llm::LlmRequest request;
   request.model = model_;
-  request.system_prompt = system_prompt_;
+  request.system_prompt = system_prompt_ + session_context_;
   request.thinking_level = thinking_level_;
   request.session_id = session_id_;
   run.offered.clear();

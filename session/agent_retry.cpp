@@ -53,6 +53,22 @@ std::optional<std::string_view> AgentSession::end_reason(std::string_view reason
 }
 
 void AgentSession::after_run(const AgentMessage& last, RetryDecision decision) {
+  const std::uint64_t reported = give_ups_;
+  decide_after_run(last, decision);
+  // A run that ended in error and that nothing retries or compacts: the session gave up on it
+  // (extensions.md section 5.3; an overflow whose recovery failed was reported as such).
+  if (last.stop_reason == protocol::StopReason::error && give_ups_ == reported &&
+      !retry_.in_backoff() && !compaction_) {
+    give_up(stop_failure_class(last, model_.context_window), last.error_message.value_or(""));
+  }
+}
+
+void AgentSession::give_up(std::string_view error, const std::string& message) {
+  ++give_ups_;
+  if (run_hooks_) run_hooks_->run_failed(error, message);
+}
+
+void AgentSession::decide_after_run(const AgentMessage& last, RetryDecision decision) {
   const std::string error = last.error_message.value_or("");
   switch (decision) {
     case RetryDecision::retry:

@@ -23,6 +23,7 @@ struct AgentSession::Run {
   std::vector<protocol::AgentMessage> tool_results;  // of the current turn
   std::unique_ptr<llm::StreamHandle> stream;
   std::unique_ptr<Waiting> waiting;  // for MCP servers to settle before the request (mcp.md 3.2)
+  bool held_for_session_start = false;  // the request waits for SessionStart hooks' texts
   /// The dynamic tools offered to the request in flight, by name (mcp.md section 7).
   std::vector<std::shared_ptr<Tool>> offered;
 

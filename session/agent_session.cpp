@@ -50,6 +50,28 @@ AgentSession::AgentSession(SessionOptions options, ModelRegistry models, Session
   refresh_system_prompt();
 }
 
+void AgentSession::start_session_hooks(std::string_view source) {
+  session_context_.clear();
+  session_start_wait_.reset();
+  if (!run_hooks_) return;
+  std::weak_ptr<bool> alive = alive_;
+  const std::uint64_t generation = ++session_start_generation_;
+  session_start_wait_ = run_hooks_->session_start(
+      source, model_.id, [this, alive, generation](std::vector<std::string> texts) {
+        if (alive.expired() || generation != session_start_generation_ || !session_start_wait_)
+          return;
+        // The handle may be inside its own completion now: it goes once this stack is done.
+        deps_.scheduler.post([done = std::shared_ptr<Waiting>(std::move(session_start_wait_))] {});
+        for (const auto& t : texts)
+          session_context_ += "\n\n" + t;
+        // A request that waited for them goes out now.
+        if (run_ && run_->held_for_session_start) {
+          run_->held_for_session_start = false;
+          request_when_started(run_->generation);
+        }
+      });
+}
+
 void AgentSession::refresh_system_prompt() {
   system_prompt_ = deps_.build_system_prompt ? deps_.build_system_prompt(settings_.system_prompt)
                                              : settings_.system_prompt;

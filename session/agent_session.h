@@ -203,6 +203,13 @@ class AgentSession {
   void set_tool_preflight(ToolPreflight* preflight) { preflight_ = preflight; }
   /// Whether a run about to end goes on (Stop hooks); none by default.
   void set_run_hooks(RunHooks* hooks) { run_hooks_ = hooks; }
+  /// Runs the SessionStart hooks of this session (`source` startup or resume; new_session and
+  /// switch_session run their own): the first LLM request waits for their texts.
+  void start_session_hooks(std::string_view source);
+  /// Runs the SessionEnd hooks (`reason`; new_session and switch_session run their own).
+  void end_session_hooks(std::string_view reason) {
+    if (run_hooks_) run_hooks_->session_end(reason);
+  }
   bool auto_retry_enabled() const { return settings_.retry.enabled; }
   bool is_retrying() const { return retry_.active(); }
   bool is_streaming() const { return run_ != nullptr; }
@@ -285,6 +292,9 @@ class AgentSession {
   void close_tool_call(std::size_t index, ToolResult result);
   void emit_context_notes(std::vector<ContextNote> notes);
   bool start_stop_hooks();
+  void decide_after_run(const protocol::AgentMessage& last, RetryDecision decision);
+  void give_up(std::string_view error, const std::string& message);
+  void request_when_started(std::uint64_t generation);
   void stop_hooks_done(std::uint64_t generation, StopVerdict verdict);
   void complete_tool_batch();
   /// Ends every running tool call at once with "Operation aborted" (no completion from the
@@ -350,6 +360,10 @@ class AgentSession {
   std::unique_ptr<Waiting> submission_wait_;   // the first one's hooks
   std::uint64_t submission_generation_ = 0;
   bool submission_starts_run_ = false;         // the first one would start a run
+  std::unique_ptr<Waiting> session_start_wait_;  // SessionStart hooks, while they run
+  std::uint64_t session_start_generation_ = 0;
+  std::string session_context_;  // their texts, after the system prompt
+  std::uint64_t give_ups_ = 0;   // runs given up on (StopFailure), counted
   Stats stats_;  // of every message recorded, failed attempts that a retry removed included
   std::unique_ptr<Run> run_;
   std::uint64_t generation_ = 0;

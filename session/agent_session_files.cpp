@@ -72,11 +72,13 @@ void AgentSession::cancel_everything() {
 
 void AgentSession::new_session(std::optional<std::string> parent_session) {
   cancel_everything();
+  end_session_hooks("clear");  // the old session's, with its id
   session_id_ = new_session_id();
   context_.clear();
   stats_ = {};
   start_new_recorder(std::nullopt, std::move(parent_session));
   refresh_system_prompt();
+  start_session_hooks("clear");
 }
 
 Status AgentSession::switch_session(const std::string& path) {
@@ -90,8 +92,10 @@ void AgentSession::take_up_switched(const std::string& path, LoadedSession sessi
   for (const auto& w : session.warnings)
     spdlog::warn("{}: {}", path, w);
   cancel_everything();
+  end_session_hooks("resume");
   take_up(path, std::move(session), true);
   refresh_system_prompt();
+  start_session_hooks("resume");
 }
 
 void AgentSession::after_batch_aborted(Completion next) {

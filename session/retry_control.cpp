@@ -236,4 +236,14 @@ DelayDecision decide_delay(const EffectivePolicy& policy, std::int64_t attempt, 
   return d;
 }
 
+std::string stop_failure_class(const protocol::AgentMessage& failed, std::int64_t context_window) {
+  const std::string text = failed.error_message.value_or("");
+  if (is_retryable(failed, context_window))
+    return std::string(to_string(classify_retryable_error(text).error_class));
+  const auto status = leading_http_status(text);
+  if (status == 401 || status == 403) return "authentication_failed";
+  if (status && *status >= 400 && *status < 500) return "invalid_request";
+  return "unknown";
+}
+
 }  // namespace rebound::session

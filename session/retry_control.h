@@ -10,6 +10,7 @@
 #include <string_view>
 
 #include "protocol/json.h"
+#include "protocol/messages.h"
 #include "session/error.h"
 
 namespace rebound::session {
@@ -38,6 +39,12 @@ struct ErrorInfo {
 };
 /// Section 12's table, first rule that holds; only for messages section 2 found retryable.
 ErrorInfo classify_retryable_error(std::string_view text);
+
+/// StopFailure's `error` for a run the session gave up on (extensions.md section 3.4): the
+/// error class of a retryable message, `authentication_failed` for a leading 401 or 403,
+/// `invalid_request` for another leading 4xx, else `unknown` (the overflow whose recovery
+/// failed is the caller's `context_overflow`).
+std::string stop_failure_class(const protocol::AgentMessage& failed, std::int64_t context_window);
 
 /// The session values of set_retry_policy (section 13); unset means settings or default.
 struct RetryPolicyValues {

@@ -1,7 +1,8 @@
 #pragma once
 // What a session asks its hooks about a run as a whole (extensions.md sections 5.1, 5.3):
-// whether a submitted message is taken (`UserPromptSubmit`) and whether a run about to end
-// normally goes on (`Stop`). Optional: without it a run ends as runtime.md
+// whether a submitted message is taken (`UserPromptSubmit`), whether a run about to end
+// normally goes on (`Stop`), what a starting session's system prompt adds (`SessionStart`), and
+// the observers of a session's end and of a run it gave up on (`SessionEnd`, `StopFailure`). Optional: without it a run ends as runtime.md
 // section 1 says.
 
 #include <cstdint>
@@ -9,6 +10,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "session/tool.h"
@@ -50,6 +52,24 @@ class RunHooks {
   /// nullptr when there is nothing to wait for (`done` is never called: the run ends);
   /// otherwise `done` runs once, later on the loop, unless the handle is destroyed first (an
   /// abort).
+  /// A session starts (`source`: startup, resume, clear; `model_id` empty without a model):
+  /// texts for its system prompt, which its first LLM request waits for. As stop().
+  virtual std::unique_ptr<Waiting> session_start(
+      std::string_view source, const std::string& model_id,
+      std::function<void(std::vector<std::string>)> done) {
+    (void)source;
+    (void)model_id;
+    (void)done;
+    return nullptr;
+  }
+  /// A session ends (`reason`: clear, resume, other); nothing waits.
+  virtual void session_end(std::string_view reason) { (void)reason; }
+  /// The session gave up on a run that ended in error: its error class and final message;
+  /// nothing waits (StopFailure).
+  virtual void run_failed(std::string_view error, const std::string& last_message) {
+    (void)error;
+    (void)last_message;
+  }
   virtual std::unique_ptr<Waiting> stop(const StopCall& call,
                                         std::function<void(StopVerdict)> done) = 0;
 };

@@ -45,7 +45,9 @@ ModeStart start_rpc(AppParts& app) {
   std::shared_ptr<HookObserver> observer;
   std::shared_ptr<extensions::HookPreflight> preflight;
   std::shared_ptr<extensions::HookRunHooks> run_hooks;
+  auto command_seen = std::make_shared<bool>(false);
   auto make_session = [&app, files, dynamic_tools, runner, observer, preflight, run_hooks,
+                       command_seen,
                        file = std::move(session_file), resume = std::move(resume)](
                           session::SessionSlot slot, session::EventSink& events) mutable {
     // The files, the runner, the observer and the hooks stay with this function object,
@@ -53,11 +55,16 @@ ModeStart start_rpc(AppParts& app) {
     // A failed hook is an extension_error event of this session (extensions.md section 3.10),
     // a notice a `notify` extension_ui_request (section 6.1).
     extensions::HookReport report;
-    report.failure = [&events, slot](const std::string& path, std::string_view event,
-                                     const std::string& error) {
-      events.on_event(session::Event{slot, session::ev::ExtensionError{path, event, error}});
+    // Neither is written before the first command (a start-up hook's; it is logged).
+    report.failure = [&events, slot, command_seen](const std::string& path,
+                                                   std::string_view event,
+                                                   const std::string& error) {
+      if (*command_seen)
+        events.on_event(session::Event{slot, session::ev::ExtensionError{path, event, error}});
     };
-    report.notice = [&events, slot](std::string_view type, const std::string& message) {
+    report.notice = [&events, slot, command_seen](std::string_view type,
+                                                  const std::string& message) {
+      if (!*command_seen) return;
       protocol::Json fields = protocol::Json::object();
       fields["id"] = session::new_session_id();  // a fresh UUID v4
       fields["method"] = "notify";
@@ -67,6 +74,7 @@ ModeStart start_rpc(AppParts& app) {
     };
     observer = std::make_shared<HookObserver>(events, app.hooks.config, *runner, app.cwd.string(),
                                               report);
+    const bool resumed = resume.has_value();
     auto made = app.sessions.make(SessionSpec{app.cwd, slot, *observer, app.tools.registry,
                                               dynamic_tools, std::move(file), std::move(resume)},
                                   *files);
@@ -82,15 +90,20 @@ ModeStart start_rpc(AppParts& app) {
           std::make_shared<extensions::HookPreflight>(app.hooks.config, *runner, info, report);
       made->set_tool_preflight(preflight.get());
     }
-    if (has(HookEvent::stop) || has(HookEvent::user_prompt_submit)) {
+    if (has(HookEvent::stop) || has(HookEvent::user_prompt_submit) ||
+        has(HookEvent::session_start) || has(HookEvent::session_end) ||
+        has(HookEvent::stop_failure)) {
       run_hooks = std::make_shared<extensions::HookRunHooks>(
           app.hooks.config, *runner, info, report, app.hooks.runner.stop_hook_block_limit);
       made->set_run_hooks(run_hooks.get());
+      // Before any command: the first LLM request waits for its texts (extensions.md 3.9).
+      made->start_session_hooks(resumed ? "resume" : "startup");
     }
     return made;
   };
   return std::unique_ptr<FrontEnd>(std::make_unique<RpcFrontEnd>(RpcFrontEndDeps{
-      app.writer, o.envelope, app.scheduler, std::move(make_session), std::move(mcp)}));
+      app.writer, o.envelope, app.scheduler, std::move(make_session), std::move(mcp),
+      std::move(command_seen)}));
 }
 
 // acp: sessions as the editor opens them, each in its own cwd with its own MCP servers

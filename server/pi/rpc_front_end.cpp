@@ -9,14 +9,16 @@ RpcFrontEnd::RpcFrontEnd(RpcFrontEndDeps deps)
       scheduler_(deps.scheduler),
       mcp_(std::move(deps.mcp)),
       events_(deps.writer, deps.envelope),
-      make_session_(std::move(deps.make_session)) {
+      make_session_(std::move(deps.make_session)),
+      command_seen_(deps.command_seen ? std::move(deps.command_seen)
+                                      : std::make_shared<bool>(false)) {
   slot_ = host_.add([this](session::SessionSlot slot) { return make_session_(slot, events_); });
   dispatcher_ = std::make_unique<RpcDispatcher>(
       *host_.find(slot_), [this](const protocol::Json& j) { write(j); }, &events_, mcp_.get());
   if (mcp_) {
     // MCP status changes are events once the first command was read (mcp.md section 8).
     mcp_->on_update([this](const protocol::Json& fields) {
-      if (command_seen_)
+      if (*command_seen_)
         events_.on_event(session::Event{slot_, session::ev::McpServerUpdate{&fields}});
     });
   }
@@ -48,12 +50,12 @@ void RpcFrontEnd::write(const protocol::Json& line) {
 }
 
 void RpcFrontEnd::handle_line(std::string_view line) {
-  command_seen_ = true;
+  *command_seen_ = true;
   dispatcher_->handle_line(line);
 }
 
 void RpcFrontEnd::handle_too_long(std::size_t max_line_bytes) {
-  command_seen_ = true;
+  *command_seen_ = true;
   dispatcher_->handle_too_long(max_line_bytes);
 }
 

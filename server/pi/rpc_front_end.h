@@ -30,6 +30,9 @@ struct RpcFrontEndDeps {
   /// the session is gone (what it holds may outlive the session).
   MakeRpcSession make_session;
   std::unique_ptr<mcp::McpManager> mcp;  // the process's MCP servers (none configured: null)
+  /// Set once the first command line was read: events that do not come from a command (an
+  /// MCP server's, a start-up hook's failure) are written only from then on.
+  std::shared_ptr<bool> command_seen;
 };
 
 class RpcFrontEnd : public FrontEnd {
@@ -58,7 +61,7 @@ class RpcFrontEnd : public FrontEnd {
   session::SessionSlot slot_ = 0;
   std::unique_ptr<RpcDispatcher> dispatcher_;
   IdleWaiter idle_;
-  bool command_seen_ = false;
+  std::shared_ptr<bool> command_seen_;  // shared with the wiring (RpcFrontEndDeps)
   bool shutting_down_ = false;
   std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
 };

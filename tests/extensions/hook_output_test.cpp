@@ -250,3 +250,23 @@ TEST_CASE("Stop: any block or additionalContext continues, continue:false lets t
   results = {{a, json("{}")}, {b, ext::read_hook_run(e, exited(0, "plain is ignored"))}};
   CHECK(!ext::decide_stop(results).continue_run);
 }
+
+TEST_CASE("SessionStart: plain stdout and additionalContext in order, exit 2 and continue ignored") {
+  ext::HookHandler a, b, c;
+  a.command = "ctx";
+  b.command = "blocker";
+  c.command = "json";
+  const HookEvent e = HookEvent::session_start;
+  std::vector<ext::HookResult> results{
+      {a, ext::read_hook_run(e, exited(0, "branch main\n"))},
+      {b, ext::read_hook_run(e, exited(2, "", "ignored\n"))},
+      {c, ext::read_hook_run(
+              e, exited(0, R"({"continue":false,"hookSpecificOutput":{"hookEventName":
+                 "SessionStart","additionalContext":"tabs"}})"))}};
+  const auto o = ext::decide_session_start("resume", results);
+  CHECK(o.texts == std::vector<std::string>{"SessionStart:resume hook success: branch main",
+                                            "SessionStart hook additional context: tabs"});
+  CHECK(!o.effects.stop);
+  REQUIRE(o.effects.warnings.size() == 1);
+  CHECK(o.effects.warnings[0] == "hook[SessionStart] blocker: exit 2 has no effect here: ignored");
+}

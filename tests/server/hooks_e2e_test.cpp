@@ -769,3 +769,91 @@ TEST_CASE("the JSON-RPC envelope: extension_error and extension_ui_request are n
   CHECK(notice["params"]["type"] == "extension_ui_request");
   CHECK(notice["params"]["message"] == "PostToolUse:bash says: post ran");
 }
+
+TEST_CASE("SessionStart: its texts end the system prompt, the first request waits for them") {
+  testing::TempDir logs;
+  const std::string log = (logs.path() / "session.log").string();
+  // A slow hook: the prompt is sent at once, its request must still carry the text.
+  const std::string slow = "cat >> " + log + "; sleep 0.3; echo 'the build is green'";
+  const std::string json_hook =
+      R"j(echo '{"hookSpecificOutput":{"hookEventName":"SessionStart","additionalContext":"use tabs"}}')j";
+  const std::string end = "cat >> " + log;
+  ReboundProcess r = answering(
+      "ok", R"j({"hooks":{"SessionStart":[{"hooks":[{"type":"command","command":)j" +
+                Json(slow).dump() + R"j(},{"type":"command","command":)j" + Json(json_hook).dump() +
+                R"j(}]}],"SessionEnd":)j" + group(end) + "}}");
+  r.send(testing::prompt());
+  r.read_until_type("agent_end", 20000ms);
+  auto requests = r.jsonl("script-log.jsonl");
+  REQUIRE(requests.size() == 1);
+  const std::string prompt = requests[0]["systemPrompt"];
+  const std::string tail = "\n\nSessionStart:startup hook success: the build is green"
+                           "\n\nSessionStart hook additional context: use tabs";
+  REQUIRE(prompt.size() > tail.size());
+  CHECK(prompt.substr(prompt.size() - tail.size()) == tail);
+  // new_session: the old session's SessionEnd (clear), the new one's SessionStart (clear).
+  CHECK(r.command(Json{{"id", "n"}, {"type", "new_session"}})["success"] == true);
+  const auto in = lines_of(log, 3);
+  REQUIRE(in.size() == 3);
+  CHECK(in[0]["hook_event_name"] == "SessionStart");
+  CHECK(in[0]["source"] == "startup");
+  CHECK(in[0]["model"] == "script");
+  CHECK(!in[0].contains("permission_mode"));
+  CHECK(in[1]["hook_event_name"] == "SessionEnd");
+  CHECK(in[1]["reason"] == "clear");
+  CHECK(in[1]["session_id"] == in[0]["session_id"]);
+  CHECK(in[2]["hook_event_name"] == "SessionStart");
+  CHECK(in[2]["source"] == "clear");
+  CHECK(in[2]["session_id"] != in[0]["session_id"]);
+  r.send(testing::prompt("p2"));
+  r.read_until_type("agent_end", 20000ms);
+  requests = r.jsonl("script-log.jsonl");
+  REQUIRE(requests.size() == 2);
+  const std::string again = requests[1]["systemPrompt"];
+  const std::string cleared = "\n\nSessionStart:clear hook success: the build is green"
+                              "\n\nSessionStart hook additional context: use tabs";
+  REQUIRE(again.size() > cleared.size());
+  CHECK(again.substr(again.size() - cleared.size()) == cleared);
+  CHECK(again.find("startup hook success") == std::string::npos);  // rebuilt, not appended
+}
+
+TEST_CASE("StopFailure: once the session gives up on a failed run, with its error class") {
+  testing::TempDir logs;
+  const std::string log = (logs.path() / "failure.log").string();
+  ReboundProcess r = testing::tool_server(
+      R"j([{"error":"401 invalid api key"},{"error":"503 overloaded"},{"error":"503 overloaded"}])j",
+      {}, {},
+      R"j({"retry":{"maxRetries":1,"baseDelayMs":10},"hooks":{"StopFailure":)j" +
+          group("cat >> " + log) + "}}");
+  r.send(testing::prompt());
+  r.read_until_type("agent_end", 20000ms);
+  auto in = lines_of(log, 1);
+  REQUIRE(in.size() == 1);
+  CHECK(in[0]["hook_event_name"] == "StopFailure");
+  CHECK(in[0]["error"] == "authentication_failed");
+  CHECK(in[0]["last_assistant_message"] == "401 invalid api key");
+  // A retried failure: only once the chain gives up, after its auto_retry_end.
+  r.send(testing::prompt("p2"));
+  const auto events = r.read_until_type("auto_retry_end", 20000ms);
+  CHECK(events.back()["success"] == false);
+  in = lines_of(log, 2);
+  REQUIRE(in.size() == 2);
+  CHECK(in[1]["error"] == "overloaded");
+  CHECK(in[1]["last_assistant_message"] == "503 overloaded");
+  CHECK(in[1].dump().find("permission_mode") == std::string::npos);
+}
+
+TEST_CASE("a start-up hook's failure is logged, never written before the first command") {
+  ReboundProcess r = answering(
+      "ok", R"j({"hooks":{"SessionStart":)j" + group("echo early >&2; exit 7") + "}}");
+  for (int i = 0; i < 500 && r.proc().stderr_text().find("Hook exited with code 7") ==
+                                 std::string::npos;
+       ++i)
+    std::this_thread::sleep_for(20ms);  // the hook's run, logged by the server
+  CHECK(r.proc().stderr_text().find("hook[SessionStart] echo early >&2; exit 7: Hook exited with "
+                                    "code 7: early") != std::string::npos);
+  r.send(Json{{"id", "s"}, {"type", "get_state"}});
+  const auto lines = r.read_until_type("response", 5000ms);
+  REQUIRE(lines.size() == 1);  // nothing before the answer
+  CHECK(lines[0]["id"] == "s");
+}
