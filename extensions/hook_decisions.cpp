@@ -183,4 +183,29 @@ SessionStartOutcome decide_session_start(std::string_view source,
   return o;
 }
 
+PreCompactOutcome decide_pre_compact(const std::vector<HookResult>& results) {
+  PreCompactOutcome o;
+  o.effects = hook_effects(HookEvent::pre_compact, {}, results);
+  o.effects.stop = false;  // ignored from PreCompact (section 3.7)
+  const std::string blocked = "Compaction blocked by PreCompact hook: ";
+  std::vector<std::string> refusals;
+  for (const auto& r : results) {
+    const HookVerdict& v = r.verdict;
+    if (v.kind == HookVerdict::Kind::blocking) {
+      refusals.push_back(blocked + "[" + r.handler->command + "]: " + v.stderr_text);
+    } else if (v.kind == HookVerdict::Kind::success && v.json && v.json->decision == "block") {
+      refusals.push_back(blocked + v.json->reason.value_or(""));
+    } else if (v.kind == HookVerdict::Kind::success && !v.json && !v.plain.empty()) {
+      o.instructions.push_back(v.plain);
+    }
+  }
+  if (!refusals.empty()) {
+    std::string text;
+    for (std::size_t i = 0; i < refusals.size(); ++i)
+      text += (i ? "\n" : "") + refusals[i];
+    o.refused = std::move(text);
+  }
+  return o;
+}
+
 }  // namespace rebound::extensions

@@ -94,6 +94,16 @@ struct SessionStartOutcome {
 SessionStartOutcome decide_session_start(std::string_view source,
                                          const std::vector<HookResult>& results);
 
+/// PreCompact: refused (exit 2, decision:"block"; texts joined with \n) or the plain stdouts to
+/// append to the instructions, in configuration order.
+struct PreCompactOutcome {
+  std::optional<std::string> refused;
+  std::vector<std::string> instructions;
+  HookEffects effects;
+};
+
+PreCompactOutcome decide_pre_compact(const std::vector<HookResult>& results);
+
 /// The notices, stop and failures of any event's hooks (`tool` for tool events, else "").
 HookEffects hook_effects(HookEvent event, std::string_view tool,
                          const std::vector<HookResult>& results);

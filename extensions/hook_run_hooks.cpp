@@ -45,6 +45,26 @@ std::unique_ptr<session::Waiting> HookRunHooks::session_start(
   return hook_wait(runner_, *id);
 }
 
+std::unique_ptr<session::Waiting> HookRunHooks::pre_compact(
+    std::string_view trigger, const std::optional<std::string>& custom,
+    std::function<void(session::PreCompactVerdict)> done) {
+  Json fields = Json::object();
+  fields["trigger"] = trigger;
+  fields["custom_instructions"] = custom ? Json(*custom) : Json(nullptr);
+  const auto id = start_awaited_hooks(
+      runner_, config_, HookEvent::pre_compact, trigger, info_(), fields, report_,
+      [report = report_, done = std::move(done)](std::vector<HookResult> results) {
+        PreCompactOutcome o = decide_pre_compact(results);
+        apply_hook_effects(report, HookEvent::pre_compact, o.effects);
+        session::PreCompactVerdict verdict;
+        verdict.refused = std::move(o.refused);
+        verdict.instructions = std::move(o.instructions);
+        done(std::move(verdict));
+      });
+  if (!id) return nullptr;
+  return hook_wait(runner_, *id);
+}
+
 void HookRunHooks::session_end(std::string_view reason) {
   Json fields = Json::object();
   fields["reason"] = reason;

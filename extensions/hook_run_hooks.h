@@ -35,6 +35,9 @@ class HookRunHooks : public session::RunHooks {
       std::string_view source, const std::string& model_id,
       std::function<void(std::vector<std::string>)> done) override;
   void session_end(std::string_view reason) override;
+  std::unique_ptr<session::Waiting> pre_compact(
+      std::string_view trigger, const std::optional<std::string>& custom,
+      std::function<void(session::PreCompactVerdict)> done) override;
   void run_failed(std::string_view error, const std::string& last_message) override;
   std::unique_ptr<session::Waiting> stop(const session::StopCall& call,
                                          std::function<void(session::StopVerdict)> done) override;

@@ -71,11 +71,34 @@ void AgentSession::start_compaction(CompactionReason reason,
   c->done = std::move(done);
   c->tokens_before = estimate_context_tokens(context_);
   c->cut = find_cut(context_, settings_.compaction.keep_recent_tokens);
-  const std::vector<AgentMessage> older(context_.begin(),
-                                        context_.begin() + static_cast<std::ptrdiff_t>(c->cut));
-  const llm::LlmRequest request = summary_request(model_, older, custom, session_id_);
   const std::uint64_t generation = c->generation;
   compaction_ = std::move(c);
+  if (!run_hooks_) return request_summary(generation, custom);
+  // PreCompact hooks first (extensions.md section 5.4): they may refuse it or add instructions.
+  std::weak_ptr<bool> alive = alive_;
+  compaction_->hooks = run_hooks_->pre_compact(
+      reason == CompactionReason::manual ? "manual" : "auto", custom,
+      [this, alive, generation, custom](PreCompactVerdict verdict) {
+        if (alive.expired() || !compaction_ || compaction_->generation != generation) return;
+        // The handle may be inside its own completion now: it goes once this stack is done.
+        deps_.scheduler.post(
+            [done = std::shared_ptr<Waiting>(std::move(compaction_->hooks))] {});
+        if (verdict.refused) return fail_compaction(*verdict.refused);
+        if (verdict.instructions.empty()) return request_summary(generation, custom);
+        std::string joined = custom.value_or("");
+        for (const auto& text : verdict.instructions)
+          joined += (joined.empty() ? "" : "\n\n") + text;
+        request_summary(generation, joined);
+      });
+  if (!compaction_->hooks) request_summary(generation, custom);
+}
+
+void AgentSession::request_summary(std::uint64_t generation,
+                                   const std::optional<std::string>& custom) {
+  if (!compaction_ || compaction_->generation != generation) return;
+  const std::vector<AgentMessage> older(
+      context_.begin(), context_.begin() + static_cast<std::ptrdiff_t>(compaction_->cut));
+  const llm::LlmRequest request = summary_request(model_, older, custom, session_id_);
   std::weak_ptr<bool> alive = alive_;
   auto stream = deps_.provider.stream(request, [this, alive, generation](llm::StreamEvent&& e) {
     if (!alive.expired()) on_compaction_event(generation, std::move(e));

@@ -60,6 +60,7 @@ struct AgentSession::Compaction {
   std::int64_t tokens_before = 0;
   std::string summary;  // streamed so far
   CompactDone done;     // manual only
+  std::unique_ptr<Waiting> hooks;  // its PreCompact hooks, while they run
   std::unique_ptr<llm::StreamHandle> stream;
 };
 

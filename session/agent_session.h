@@ -295,6 +295,7 @@ class AgentSession {
   void decide_after_run(const protocol::AgentMessage& last, RetryDecision decision);
   void give_up(std::string_view error, const std::string& message);
   void request_when_started(std::uint64_t generation);
+  void request_summary(std::uint64_t generation, const std::optional<std::string>& custom);
   void stop_hooks_done(std::uint64_t generation, StopVerdict verdict);
   void complete_tool_batch();
   /// Ends every running tool call at once with "Operation aborted" (no completion from the

@@ -39,6 +39,12 @@ struct PromptVerdict {
   std::vector<ContextNote> context;
 };
 
+/// A compaction's PreCompact verdict: refused with a text, or instructions to add.
+struct PreCompactVerdict {
+  std::optional<std::string> refused;
+  std::vector<std::string> instructions;
+};
+
 class RunHooks {
  public:
   virtual ~RunHooks() = default;
@@ -59,6 +65,15 @@ class RunHooks {
       std::function<void(std::vector<std::string>)> done) {
     (void)source;
     (void)model_id;
+    (void)done;
+    return nullptr;
+  }
+  /// A compaction is about to summarise (`manual` for compact, else `auto`): as stop().
+  virtual std::unique_ptr<Waiting> pre_compact(std::string_view trigger,
+                                               const std::optional<std::string>& custom,
+                                               std::function<void(PreCompactVerdict)> done) {
+    (void)trigger;
+    (void)custom;
     (void)done;
     return nullptr;
   }

@@ -92,7 +92,7 @@ ModeStart start_rpc(AppParts& app) {
     }
     if (has(HookEvent::stop) || has(HookEvent::user_prompt_submit) ||
         has(HookEvent::session_start) || has(HookEvent::session_end) ||
-        has(HookEvent::stop_failure)) {
+        has(HookEvent::stop_failure) || has(HookEvent::pre_compact)) {
       run_hooks = std::make_shared<extensions::HookRunHooks>(
           app.hooks.config, *runner, info, report, app.hooks.runner.stop_hook_block_limit);
       made->set_run_hooks(run_hooks.get());

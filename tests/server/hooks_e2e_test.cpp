@@ -857,3 +857,44 @@ TEST_CASE("a start-up hook's failure is logged, never written before the first c
   REQUIRE(lines.size() == 1);  // nothing before the answer
   CHECK(lines[0]["id"] == "s");
 }
+
+TEST_CASE("PreCompact: plain stdout joins the instructions, exit 2 refuses the compaction") {
+  testing::TempDir logs;
+  const std::string log = (logs.path() / "compact.log").string();
+  const std::string add = "cat >> " + log + "; echo 'mention the open bug'";
+  const std::string script =
+      R"j([{"text":"first answer"},{"text":"THE SUMMARY"},{"text":"second"},)j"
+      R"j({"error":"prompt is too long"},{"text":"never"}])j";
+  ReboundProcess r = testing::tool_server(
+      script, {}, {},
+      R"j({"compaction":{"enabled":true,"keepRecentTokens":1},"hooks":{"PreCompact":[
+            {"matcher":"manual","hooks":[{"type":"command","command":)j" +
+          Json(add).dump() + R"j(}]},{"matcher":"auto","hooks":[{"type":"command",
+            "command":"echo 'not now' >&2; exit 2"}]}]}})j");
+  r.send(Json{{"id", "p"}, {"type", "prompt"}, {"message", "one"}});
+  r.read_until_type("agent_end", 20000ms);
+  const Json compacted = r.command(
+      Json{{"id", "c"}, {"type", "compact"}, {"customInstructions", "keep the names"}});
+  CHECK(compacted["success"] == true);
+  const auto in = lines_of(log, 1);
+  REQUIRE(in.size() == 1);
+  CHECK(in[0]["hook_event_name"] == "PreCompact");
+  CHECK(in[0]["trigger"] == "manual");
+  CHECK(in[0]["custom_instructions"] == "keep the names");
+  const auto requests = r.jsonl("script-log.jsonl");
+  REQUIRE(requests.size() == 2);
+  const std::string asked = requests[1]["messages"][0]["content"][0]["text"];
+  CHECK(asked.find("Additional instructions: keep the names\n\nmention the open bug") !=
+        std::string::npos);
+
+  // An overflow's compaction: the auto hook refuses it, the recovery fails with its text.
+  r.send(Json{{"id", "p2"}, {"type", "prompt"}, {"message", "two"}});
+  r.read_until_type("agent_end", 20000ms);
+  r.send(Json{{"id", "p3"}, {"type", "prompt"}, {"message", "three"}});
+  const auto events = r.read_until_type("auto_compaction_end", 20000ms);
+  CHECK(events.back()["willRetry"] == false);
+  CHECK(events.back()["errorMessage"] ==
+        "Context overflow recovery failed: Compaction blocked by PreCompact hook: [echo 'not now' "
+        ">&2; exit 2]: not now");
+  CHECK(r.jsonl("script-log.jsonl").size() == 4);  // no summary request was sent
+}
