@@ -1,5 +1,7 @@
 #include "extensions/hook_run_hooks.h"
 
+#include <algorithm>
+
 #include "extensions/hook_decisions.h"
 
 namespace rebound::extensions {
@@ -68,7 +70,27 @@ std::unique_ptr<session::Waiting> HookRunHooks::pre_compact(
 void HookRunHooks::session_end(std::string_view reason) {
   Json fields = Json::object();
   fields["reason"] = reason;
-  run_observer_hooks(runner_, config_, HookEvent::session_end, reason, info_(), fields, report_);
+  if (reason != "other") {
+    run_observer_hooks(runner_, config_, HookEvent::session_end, reason, info_(), fields, report_);
+    return;
+  }
+  // Shutdown (extensions.md section 8): running hooks are killed, then SessionEnd's run, each
+  // bounded by sessionEndTimeoutMs or its own shorter timeout; the loop ends when they have.
+  runner_.cancel_all();
+  shutdown_handlers_.clear();
+  for (const HookHandler* h : handlers_for(config_, HookEvent::session_end, reason)) {
+    shutdown_handlers_.push_back(*h);
+    shutdown_handlers_.back().timeout_ms = std::min(h->timeout_ms, session_end_timeout_ms_);
+  }
+  if (shutdown_handlers_.empty()) return;
+  std::vector<const HookHandler*> handlers;
+  for (const auto& h : shutdown_handlers_)
+    handlers.push_back(&h);
+  start_hooks(runner_, HookEvent::session_end, std::move(handlers), info_(), fields,
+              [report = report_](std::vector<HookResult> results) {
+                HookEffects effects = hook_effects(HookEvent::session_end, {}, results);
+                apply_hook_effects(report, HookEvent::session_end, effects);
+              });
 }
 
 void HookRunHooks::run_failed(std::string_view error, const std::string& last_message) {

@@ -10,6 +10,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "extensions/hook_calls.h"
 #include "extensions/hook_config.h"
@@ -22,12 +23,13 @@ class HookRunHooks : public session::RunHooks {
  public:
   /// `runner` outlives this and every wait it started.
   HookRunHooks(const HookConfig& config, HookRunner& runner, std::function<HookSessionInfo()> info,
-           HookReport report, std::int64_t block_limit)
+               HookReport report, const RunnerSettings& settings)
       : config_(config),
         runner_(runner),
         info_(std::move(info)),
         report_(std::move(report)),
-        block_limit_(block_limit) {}
+        block_limit_(settings.stop_hook_block_limit),
+        session_end_timeout_ms_(settings.session_end_timeout_ms) {}
 
   std::unique_ptr<session::Waiting> prompt_submitted(
       const std::string& text, std::function<void(session::PromptVerdict)> done) override;
@@ -48,6 +50,8 @@ class HookRunHooks : public session::RunHooks {
   std::function<HookSessionInfo()> info_;
   HookReport report_;
   std::int64_t block_limit_;
+  std::int64_t session_end_timeout_ms_;
+  std::vector<HookHandler> shutdown_handlers_;  // SessionEnd's at shutdown, with capped timeouts
 };
 
 }  // namespace rebound::extensions

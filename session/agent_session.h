@@ -145,6 +145,7 @@ class AgentSession {
     force_end_tool_batch();
     abort();
     abort_bash();
+    end_session_hooks("other");
     if (loads_pending_ > 0) deps_.storage.cancel_loads();  // answered "cancelled" at once
   }
   /// A switch_session is reading its file (its answer is still to come).

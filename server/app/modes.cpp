@@ -90,11 +90,10 @@ ModeStart start_rpc(AppParts& app) {
           std::make_shared<extensions::HookPreflight>(app.hooks.config, *runner, info, report);
       made->set_tool_preflight(preflight.get());
     }
-    if (has(HookEvent::stop) || has(HookEvent::user_prompt_submit) ||
-        has(HookEvent::session_start) || has(HookEvent::session_end) ||
-        has(HookEvent::stop_failure) || has(HookEvent::pre_compact)) {
+    // With any hook configured: also what kills the running hooks at shutdown.
+    if (!app.hooks.config.handlers.empty()) {
       run_hooks = std::make_shared<extensions::HookRunHooks>(
-          app.hooks.config, *runner, info, report, app.hooks.runner.stop_hook_block_limit);
+          app.hooks.config, *runner, info, report, app.hooks.runner);
       made->set_run_hooks(run_hooks.get());
       // Before any command: the first LLM request waits for its texts (extensions.md 3.9).
       made->start_session_hooks(resumed ? "resume" : "startup");

@@ -906,3 +906,42 @@ TEST_CASE("PreCompact: plain stdout joins the instructions, exit 2 refuses the c
         ">&2; exit 2]: not now");
   CHECK(r.jsonl("script-log.jsonl").size() == 4);  // no summary request was sent
 }
+
+TEST_CASE("shutdown: running hooks are killed, SessionEnd runs bounded, nothing is left") {
+  testing::TempDir logs;
+  const std::string log = (logs.path() / "end.log").string();
+  const std::string hung_pid = (logs.path() / "hung.pid").string();
+  const std::string slow_pid = (logs.path() / "slow.pid").string();
+  // An observer that never ends (AutoRetryStart), and a SessionEnd hook that would sleep past
+  // the 1000 ms bound of sessionEndTimeoutMs.
+  ReboundProcess r = testing::tool_server(
+      R"j([{"error":"503 overloaded"},{"text":"ok"}])j", {}, {},
+      R"j({"retry":{"baseDelayMs":10},"extensionRunner":{"sessionEndTimeoutMs":1000},"hooks":{
+          "AutoRetryStart":)j" +
+          group("echo $$ > " + hung_pid + "; exec sleep 30") + R"j(,"SessionEnd":[{"hooks":[
+          {"type":"command","command":)j" +
+          Json("cat >> " + log).dump() + R"j(},{"type":"command","command":)j" +
+          Json("echo $$ > " + slow_pid + "; exec sleep 30").dump() + "}]}]}}");
+  r.send(testing::prompt());
+  r.read_until_type("auto_retry_end", 20000ms);
+  for (int i = 0; i < 500 && !std::filesystem::exists(hung_pid); ++i)
+    std::this_thread::sleep_for(20ms);  // the observer's process writing its pid
+  REQUIRE(std::filesystem::exists(hung_pid));
+  r.proc().close_stdin();
+  CHECK(r.proc().wait() == 0);  // the test's own timeout bounds it: no hang
+  const auto in = lines_of(log, 1);
+  REQUIRE(in.size() == 1);
+  CHECK(in[0]["hook_event_name"] == "SessionEnd");
+  CHECK(in[0]["reason"] == "other");
+  for (const auto& file : {hung_pid, slow_pid}) {
+    CAPTURE(file);
+    std::ifstream pid_in(file);
+    pid_t pid = 0;
+    pid_in >> pid;
+    REQUIRE(pid > 0);
+    CHECK(testing::process_ended(pid));
+  }
+  CHECK(r.proc().stderr_text().find("hook[SessionEnd] echo $$ > " + slow_pid +
+                                    "; exec sleep 30: Hook timed out after 1000 ms") !=
+        std::string::npos);
+}
