@@ -26,6 +26,7 @@ struct HookSessionInfo {
   std::string session_id;
   std::optional<std::string> transcript_path;  // none with --no-session
   std::string cwd;
+  std::optional<std::string> prompt_id;  // the user message the session works on, if any
 };
 
 /// `session_id`, `transcript_path`, `cwd`, `permission_mode` (for the events that carry it) and

@@ -9,11 +9,14 @@ namespace rebound::extensions {
 using protocol::Json;
 
 std::unique_ptr<session::Waiting> HookRunHooks::prompt_submitted(
-    const std::string& text, std::function<void(session::PromptVerdict)> done) {
+    const std::string& text, const std::string& prompt_id,
+    std::function<void(session::PromptVerdict)> done) {
   Json fields = Json::object();
   fields["prompt"] = text;
+  HookSessionInfo info = info_();
+  info.prompt_id = prompt_id;  // the message submitted, not yet the session's
   const auto id = start_awaited_hooks(
-      runner_, config_, HookEvent::user_prompt_submit, {}, info_(), fields, report_,
+      runner_, config_, HookEvent::user_prompt_submit, {}, info, fields, report_,
       [report = report_, done = std::move(done)](std::vector<HookResult> results) {
         PromptOutcome o = decide_user_prompt_submit(results);
         // continue:false refuses the message here (section 3.7): not a stop of a run.

@@ -32,7 +32,8 @@ class HookRunHooks : public session::RunHooks {
         session_end_timeout_ms_(settings.session_end_timeout_ms) {}
 
   std::unique_ptr<session::Waiting> prompt_submitted(
-      const std::string& text, std::function<void(session::PromptVerdict)> done) override;
+      const std::string& text, const std::string& prompt_id,
+      std::function<void(session::PromptVerdict)> done) override;
   std::unique_ptr<session::Waiting> session_start(
       std::string_view source, const std::string& model_id,
       std::function<void(std::vector<std::string>)> done) override;

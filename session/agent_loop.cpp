@@ -44,6 +44,7 @@ void AgentSession::add_user_messages(std::vector<Queued> inputs) {
     record(m);
     emit(ev::MessageEnd{m});
     run_->produced.push_back(std::move(m));
+    if (!q.input.prompt_id.empty()) prompt_id_ = q.input.prompt_id;
     emit_context_notes(std::move(q.input.context));  // its UserPromptSubmit texts
     if (q.done) completions_.push_back(std::move(q.done));
   }

@@ -3,6 +3,7 @@
 #include <spdlog/spdlog.h>
 
 #include "session/agent_run.h"
+#include "session/session_id.h"
 
 namespace rebound::session {
 
@@ -147,6 +148,7 @@ void AgentSession::submit(UserInput input, SubmitKind kind,
     answered(Error{ErrorKind::busy, kBusy});
     return;
   }
+  if (input.prompt_id.empty()) input.prompt_id = new_session_id();  // a fresh UUID v4
   submissions_.push_back(Submission{std::move(input), kind, behavior, std::move(answered)});
   if (submissions_.size() == 1) judge_submissions();
 }
@@ -158,8 +160,9 @@ void AgentSession::judge_submissions() {
       const bool waiting = retry_.in_backoff() || compaction_;
       submission_starts_run_ = !run_ && !waiting && queued_count() == 0;
       const std::uint64_t generation = ++submission_generation_;
+      const UserInput& input = submissions_.front().input;
       submission_wait_ = run_hooks_->prompt_submitted(
-          submissions_.front().input.text, [this, alive, generation](PromptVerdict verdict) {
+          input.text, input.prompt_id, [this, alive, generation](PromptVerdict verdict) {
             if (!alive.expired()) submission_judged(generation, std::move(verdict));
           });
       if (submission_wait_) return;

@@ -93,6 +93,8 @@ struct UserInput {
   std::vector<protocol::ImageContent> images;
   /// Hook texts that follow the user message (UserPromptSubmit, extensions.md section 3.9).
   std::vector<ContextNote> context = {};
+  /// Its hooks' `prompt_id` (a UUID v4 drawn when it was submitted; extensions.md 3.3).
+  std::string prompt_id = {};
 };
 
 /// Which command submitted a message (extensions.md section 5.1).
@@ -204,6 +206,8 @@ class AgentSession {
   void set_tool_preflight(ToolPreflight* preflight) { preflight_ = preflight; }
   /// Whether a run about to end goes on (Stop hooks); none by default.
   void set_run_hooks(RunHooks* hooks) { run_hooks_ = hooks; }
+  /// The user message the session works on (the latest added to its context), for hooks.
+  const std::optional<std::string>& prompt_id() const { return prompt_id_; }
   /// Runs the SessionStart hooks of this session (`source` startup or resume; new_session and
   /// switch_session run their own): the first LLM request waits for their texts.
   void start_session_hooks(std::string_view source);
@@ -365,6 +369,7 @@ class AgentSession {
   std::unique_ptr<Waiting> session_start_wait_;  // SessionStart hooks, while they run
   std::uint64_t session_start_generation_ = 0;
   std::string session_context_;  // their texts, after the system prompt
+  std::optional<std::string> prompt_id_;  // none at start-up and after a session change
   std::uint64_t give_ups_ = 0;   // runs given up on (StopFailure), counted
   Stats stats_;  // of every message recorded, failed attempts that a retry removed included
   std::unique_ptr<Run> run_;

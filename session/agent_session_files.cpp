@@ -74,6 +74,7 @@ void AgentSession::new_session(std::optional<std::string> parent_session) {
   cancel_everything();
   end_session_hooks("clear");  // the old session's, with its id
   session_id_ = new_session_id();
+  prompt_id_.reset();
   context_.clear();
   stats_ = {};
   start_new_recorder(std::nullopt, std::move(parent_session));
@@ -93,6 +94,7 @@ void AgentSession::take_up_switched(const std::string& path, LoadedSession sessi
     spdlog::warn("{}: {}", path, w);
   cancel_everything();
   end_session_hooks("resume");
+  prompt_id_.reset();
   take_up(path, std::move(session), true);
   refresh_system_prompt();
   start_session_hooks("resume");

@@ -48,10 +48,13 @@ struct PreCompactVerdict {
 class RunHooks {
  public:
   virtual ~RunHooks() = default;
-  /// The hooks of a submitted message, on its text as submitted: as stop().
+  /// The hooks of a submitted message, on its text as submitted (`prompt_id` its id): as
+  /// stop().
   virtual std::unique_ptr<Waiting> prompt_submitted(const std::string& text,
+                                                    const std::string& prompt_id,
                                                     std::function<void(PromptVerdict)> done) {
     (void)text;
+    (void)prompt_id;
     (void)done;
     return nullptr;
   }

@@ -80,7 +80,9 @@ void HookObserver::run_hooks(extensions::HookEvent event, const session::Event& 
   fields.erase("type");
   extensions::run_observer_hooks(
       runner_, config_, event, {},
-      extensions::HookSessionInfo{session_->session_id(), session_->session_file(), cwd_}, fields,
+      extensions::HookSessionInfo{session_->session_id(), session_->session_file(), cwd_,
+                                  session_->prompt_id()},
+      fields,
       report_);
 }
 

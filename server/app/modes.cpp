@@ -82,7 +82,7 @@ ModeStart start_rpc(AppParts& app) {
     using extensions::HookEvent;
     const auto has = [&app](HookEvent e) { return extensions::has_hooks(app.hooks.config, e); };
     auto info = [s = made.get(), cwd = app.cwd.string()] {
-      return extensions::HookSessionInfo{s->session_id(), s->session_file(), cwd};
+      return extensions::HookSessionInfo{s->session_id(), s->session_file(), cwd, s->prompt_id()};
     };
     if (has(HookEvent::pre_tool_use) || has(HookEvent::post_tool_use) ||
         has(HookEvent::post_tool_use_failure)) {

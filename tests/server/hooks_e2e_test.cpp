@@ -8,6 +8,7 @@
 #include <signal.h>
 
 #include <algorithm>
+#include <cctype>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
@@ -35,6 +36,19 @@ std::string retry_hooks(const std::string& log, const std::string& extra = "") {
          log + R"j("}]}],
     "AutoRetryEnd":[{"hooks":[{"type":"command","command":"cat >> )j" +
          log + R"j("}]}]})j" + extra + "}";
+}
+
+// A lowercase UUID v4 (a prompt_id).
+bool is_uuid4(const Json& v) {
+  if (!v.is_string()) return false;
+  const std::string t = v.get<std::string>();
+  if (t.size() != 36 || t[14] != '4') return false;
+  for (std::size_t i = 0; i < t.size(); ++i) {
+    const bool dash = i == 8 || i == 13 || i == 18 || i == 23;
+    if (dash ? t[i] != '-' : !std::isxdigit(static_cast<unsigned char>(t[i])) || std::isupper(t[i]))
+      return false;
+  }
+  return true;
 }
 
 // The lines of `path` once it has `n` of them (hooks are observers: they may end after the
@@ -86,18 +100,21 @@ TEST_CASE("hooks: AutoRetryStart and AutoRetryEnd get the prefix and the events'
   // Observers: each runs on its own, so a loaded machine may write their lines either way round.
   if (got[0]["hook_event_name"] == "AutoRetryEnd") std::swap(got[0], got[1]);
   const std::string cwd = std::filesystem::canonical(r.dir().path()).string();
+  // The prompt's id, the same in both (a continuation keeps it).
+  REQUIRE(is_uuid4(got[0]["prompt_id"]));
+  const std::string prompt_id = got[0]["prompt_id"];
   // Exactly the spec's keys in its order: prefix, then the event without its type.
   CHECK(got[0].dump() ==
         Json::parse(R"({"session_id":")" + state["sessionId"].get<std::string>() +
                     R"(","transcript_path":")" + state["sessionFile"].get<std::string>() +
-                    R"(","cwd":")" + cwd +
+                    R"(","cwd":")" + cwd + R"(","prompt_id":")" + prompt_id +
                     R"(","hook_event_name":"AutoRetryStart","attempt":1,"maxAttempts":3,)"
                     R"("delayMs":10,"errorMessage":"503 overloaded"})")
             .dump());
   CHECK(got[1].dump() ==
         Json::parse(R"({"session_id":")" + state["sessionId"].get<std::string>() +
                     R"(","transcript_path":")" + state["sessionFile"].get<std::string>() +
-                    R"(","cwd":")" + cwd +
+                    R"(","cwd":")" + cwd + R"(","prompt_id":")" + prompt_id +
                     R"(","hook_event_name":"AutoRetryEnd","success":true,"attempt":1})")
             .dump());
 }
@@ -223,8 +240,10 @@ TEST_CASE("PreToolUse: the stdin of the spec, a JSON deny, updatedInput replaces
   std::string line;
   REQUIRE(std::getline(in, line));
   const std::string cwd = std::filesystem::canonical(r.dir().path()).string();
+  const Json parsed = Json::parse(line);
+  REQUIRE(is_uuid4(parsed["prompt_id"]));
   CHECK(line == R"({"session_id":")" + state["sessionId"].get<std::string>() + R"(","cwd":")" +
-                    cwd +
+                    cwd + R"(","prompt_id":")" + parsed["prompt_id"].get<std::string>() +
                     R"(","permission_mode":"bypassPermissions","hook_event_name":"PreToolUse",)"
                     R"("tool_name":"bash","tool_input":{"command":"echo original"},)"
                     R"("tool_use_id":"call_1"})");
@@ -310,11 +329,14 @@ TEST_CASE("PostToolUse, PostToolUseFailure: their stdin, context after the resul
   const std::string cwd = std::filesystem::canonical(r.dir().path()).string();
   Json expected_post = Json::parse(
       R"({"session_id":")" + state["sessionId"].get<std::string>() + R"(","cwd":")" + cwd +
+      R"(","prompt_id":")" + post_in[0].value("prompt_id", "") +
       R"(","permission_mode":"bypassPermissions","hook_event_name":"PostToolUse",)"
       R"("tool_name":"bash","tool_input":{"command":"echo ok"}})");
   expected_post["tool_response"] = ok["result"];
   expected_post["tool_use_id"] = "call_1";
   REQUIRE(post_in[0].contains("duration_ms"));
+  CHECK(is_uuid4(post_in[0]["prompt_id"]));
+  CHECK(fail_in[0]["prompt_id"] == post_in[0]["prompt_id"]);
   CHECK(post_in[0]["duration_ms"].is_number_unsigned());
   expected_post["duration_ms"] = post_in[0]["duration_ms"];
   CHECK(post_in[0].dump() == expected_post.dump());
@@ -641,10 +663,11 @@ TEST_CASE("UserPromptSubmit: its stdin, texts after the user message, the answer
   CHECK(customs[1]["content"] == "UserPromptSubmit hook success: it is Tuesday");
   const auto in = lines_of(log, 1);
   REQUIRE(in.size() == 1);
+  CHECK(is_uuid4(in[0]["prompt_id"]));
   const std::string cwd = std::filesystem::canonical(r.dir().path()).string();
   CHECK(in[0].dump() ==
         Json::parse(R"({"session_id":")" + state["sessionId"].get<std::string>() +
-                    R"(","cwd":")" + cwd +
+                    R"(","cwd":")" + cwd + R"(","prompt_id":")" + in[0].value("prompt_id", "") +
                     R"(","permission_mode":"bypassPermissions","hook_event_name":"UserPromptSubmit",)"
                     R"("prompt":"/greet bob"})")
             .dump());
@@ -808,6 +831,8 @@ TEST_CASE("SessionStart: its texts end the system prompt, the first request wait
   CHECK(in[0]["hook_event_name"] == "SessionStart");
   CHECK(in[0]["source"] == "startup");
   CHECK(in[0]["model"] == "script");
+  CHECK(!in[0].contains("prompt_id"));  // none yet at start-up
+  CHECK(!in[2].contains("prompt_id"));  // none after a session change
   CHECK(!in[0].contains("permission_mode"));
   CHECK(in[1]["reason"] == "clear");
   CHECK(in[1]["session_id"] == in[0]["session_id"]);
