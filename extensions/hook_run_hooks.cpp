@@ -70,6 +70,18 @@ std::unique_ptr<session::Waiting> HookRunHooks::pre_compact(
   return hook_wait(runner_, *id);
 }
 
+void HookRunHooks::idle_began() {
+  if (!has_hooks(config_, HookEvent::notification)) return;
+  // Once per idle period that lasts idleNotificationMs (section 3.4).
+  idle_timer_->start(std::chrono::milliseconds(idle_notification_ms_), [this] {
+    Json fields = Json::object();
+    fields["message"] = "Rebound is waiting for your input";
+    fields["notification_type"] = "idle_prompt";
+    run_observer_hooks(runner_, config_, HookEvent::notification, "idle_prompt", info_(), fields,
+                       report_);
+  });
+}
+
 void HookRunHooks::session_end(std::string_view reason) {
   Json fields = Json::object();
   fields["reason"] = reason;

@@ -16,20 +16,24 @@
 #include "extensions/hook_config.h"
 #include "extensions/hook_runner.h"
 #include "session/run_hooks.h"
+#include "session/scheduler.h"
 
 namespace rebound::extensions {
 
 class HookRunHooks : public session::RunHooks {
  public:
   /// `runner` outlives this and every wait it started.
-  HookRunHooks(const HookConfig& config, HookRunner& runner, std::function<HookSessionInfo()> info,
-               HookReport report, const RunnerSettings& settings)
+  HookRunHooks(const HookConfig& config, HookRunner& runner, session::Scheduler& scheduler,
+               std::function<HookSessionInfo()> info, HookReport report,
+               const RunnerSettings& settings)
       : config_(config),
         runner_(runner),
+        idle_timer_(scheduler.make_timer()),
         info_(std::move(info)),
         report_(std::move(report)),
         block_limit_(settings.stop_hook_block_limit),
-        session_end_timeout_ms_(settings.session_end_timeout_ms) {}
+        session_end_timeout_ms_(settings.session_end_timeout_ms),
+        idle_notification_ms_(settings.idle_notification_ms) {}
 
   std::unique_ptr<session::Waiting> prompt_submitted(
       const std::string& text, const std::string& prompt_id,
@@ -38,6 +42,8 @@ class HookRunHooks : public session::RunHooks {
       std::string_view source, const std::string& model_id,
       std::function<void(std::vector<std::string>)> done) override;
   void session_end(std::string_view reason) override;
+  void idle_began() override;
+  void idle_ended() override { idle_timer_->cancel(); }
   std::unique_ptr<session::Waiting> pre_compact(
       std::string_view trigger, const std::optional<std::string>& custom,
       std::function<void(session::PreCompactVerdict)> done) override;
@@ -48,10 +54,12 @@ class HookRunHooks : public session::RunHooks {
  private:
   const HookConfig& config_;
   HookRunner& runner_;
+  std::unique_ptr<session::Timer> idle_timer_;
   std::function<HookSessionInfo()> info_;
   HookReport report_;
   std::int64_t block_limit_;
   std::int64_t session_end_timeout_ms_;
+  std::int64_t idle_notification_ms_;
   std::vector<HookHandler> shutdown_handlers_;  // SessionEnd's at shutdown, with capped timeouts
 };
 

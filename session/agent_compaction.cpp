@@ -65,6 +65,7 @@ void AgentSession::compact(std::optional<std::string> custom_instructions, Compa
 
 void AgentSession::start_compaction(CompactionReason reason,
                                     const std::optional<std::string>& custom, CompactDone done) {
+  if (run_hooks_) run_hooks_->idle_ended();
   auto c = std::make_unique<Compaction>();
   c->generation = ++generation_;
   c->reason = reason;

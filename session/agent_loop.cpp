@@ -15,6 +15,7 @@ using Kind = llm::StreamEvent::Kind;
 using Update = AssistantUpdateKind;
 
 void AgentSession::start_run(std::vector<Queued> inputs) {
+  if (run_hooks_) run_hooks_->idle_ended();
   overflow_compacted_ = false;  // new user messages: a new prompt
   run_ = std::make_unique<Run>();
   emit(ev::AgentStart{});
@@ -31,6 +32,7 @@ void AgentSession::continue_run() {
     settle();
     return;
   }
+  if (run_hooks_) run_hooks_->idle_ended();
   run_ = std::make_unique<Run>();
   emit(ev::AgentStart{});
   emit(ev::TurnStart{});

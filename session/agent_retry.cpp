@@ -200,7 +200,11 @@ void AgentSession::settle() {
   completions_.clear();
   for (auto& f : done)
     f();
-  if (queued_count() > 0) schedule_drain();
+  if (queued_count() > 0) {
+    schedule_drain();
+  } else if (run_hooks_ && submissions_.empty() && !run_ && !retry_.active() && !compaction_) {
+    run_hooks_->idle_began();  // an idle period begins (extensions.md section 3.4)
+  }
 }
 
 void AgentSession::schedule_drain() {

@@ -80,6 +80,10 @@ class RunHooks {
     (void)done;
     return nullptr;
   }
+  /// The session became idle after a run or a compaction (no run, backoff, compaction or
+  /// queued message), and stopped being idle: the Notification hooks' idle_prompt timer.
+  virtual void idle_began() {}
+  virtual void idle_ended() {}
   /// A session ends (`reason`: clear, resume, other); nothing waits.
   virtual void session_end(std::string_view reason) { (void)reason; }
   /// The session gave up on a run that ended in error: its error class and final message;

@@ -93,7 +93,7 @@ ModeStart start_rpc(AppParts& app) {
     // With any hook configured: also what kills the running hooks at shutdown.
     if (!app.hooks.config.handlers.empty()) {
       run_hooks = std::make_shared<extensions::HookRunHooks>(
-          app.hooks.config, *runner, info, report, app.hooks.runner);
+          app.hooks.config, *runner, app.scheduler, info, report, app.hooks.runner);
       made->set_run_hooks(run_hooks.get());
       // Before any command: the first LLM request waits for its texts (extensions.md 3.9).
       made->start_session_hooks(resumed ? "resume" : "startup");

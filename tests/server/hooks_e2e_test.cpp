@@ -970,3 +970,24 @@ TEST_CASE("shutdown: running hooks are killed, SessionEnd runs bounded, nothing 
                                     "; exec sleep 30: Hook timed out after 1000 ms") !=
         std::string::npos);
 }
+
+TEST_CASE("Notification: idle_prompt once the session has been idle for idleNotificationMs") {
+  testing::TempDir logs;
+  const std::string log = (logs.path() / "idle.log").string();
+  ReboundProcess r = answering(
+      "ok", R"j({"extensionRunner":{"idleNotificationMs":100},"hooks":{"Notification":)j" +
+                group("cat >> " + log, "idle_prompt") + "}}");
+  r.send(testing::prompt());
+  r.read_until_type("agent_end", 20000ms);
+  auto in = lines_of(log, 1);
+  REQUIRE(in.size() == 1);
+  CHECK(in[0]["hook_event_name"] == "Notification");
+  CHECK(in[0]["message"] == "Rebound is waiting for your input");
+  CHECK(in[0]["notification_type"] == "idle_prompt");
+  CHECK(!in[0].contains("permission_mode"));
+  // A new idle period after the next run: one more.
+  r.send(testing::prompt("p2"));
+  r.read_until_type("agent_end", 20000ms);
+  in = lines_of(log, 2);
+  CHECK(in.size() == 2);
+}
