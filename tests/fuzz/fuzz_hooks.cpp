@@ -2,7 +2,8 @@
 // the input's NUL-separated parts are a `hooks` settings value, then hook runs (a first byte
 // choosing the event and the exit status, the rest its stdout). Reading never throws or
 // crashes; a verdict is exactly one of its kinds with its text; the handlers of an occurrence
-// are active, of the event and distinct; the decisions keep their precedence.
+// are active, of the event and distinct; every event's decision keeps its precedence (exit 2
+// blocks, refuses or gives context wherever the spec says so).
 
 #include <cstdint>
 #include <cstdlib>
@@ -45,8 +46,25 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       if (h->known != event || h->status != ext::HookStatus::active) std::abort();
     }
     handlers[i].command = "h" + std::to_string(i);
-    if (event == ext::HookEvent::pre_tool_use) results.emplace_back(handlers[i], v);
+    results.emplace_back(handlers[i], v);
   }
+  // Every event's decision over the same verdicts: never throws, and keeps its invariants.
+  const bool any_blocking = [&] {
+    for (const auto& r : results)
+      if (r.verdict.kind == ext::HookVerdict::Kind::blocking) return true;
+    return false;
+  }();
+  const auto post = ext::decide_post_tool_use(ext::HookEvent::post_tool_use, "bash", results);
+  if (any_blocking && post.context.empty()) std::abort();  // exit 2 is always context there
+  const auto stop = ext::decide_stop(results);
+  if (stop.continue_run && (stop.context.empty() || stop.first_blocking.empty())) std::abort();
+  const auto prompt = ext::decide_user_prompt_submit(results);
+  if (any_blocking && !prompt.refused) std::abort();
+  if (prompt.refused && !prompt.context.empty()) std::abort();
+  const auto start = ext::decide_session_start("startup", results);
+  if (start.effects.stop) std::abort();  // ignored from SessionStart
+  const auto compact = ext::decide_pre_compact(results);
+  if (any_blocking && !compact.refused) std::abort();
   const auto o = ext::decide_pre_tool_use("bash", results);
   bool blocked = false;
   for (const auto& r : results)
