@@ -35,18 +35,19 @@ std::vector<double> run_calls(int calls, const std::string& settings) {
   dir.write("small.txt", "one line\n");
   Json script = Json::array();
   for (int i = 0; i < calls; ++i) {
-    script.push_back(Json{{"toolCalls", Json::array({Json{
-                                            {"name", "read"},
-                                            {"arguments", {{"path", (dir.path() / "small.txt").string()}}}}})}});
+    script.push_back(Json{
+        {"toolCalls",
+         Json::array({Json{{"name", "read"},
+                           {"arguments", {{"path", (dir.path() / "small.txt").string()}}}}})}});
   }
   script.push_back(Json{{"text", "done"}});
   dir.write("script.json", script.dump());
   rebound::testing::SubprocessOptions o;
   o.env["HOME"] = dir.path().string();
-  Subprocess p({REBOUND_BINARY, "--agent-dir", (dir.path() / "agent").string(), "--no-session",
-                "--provider", "scripted", "--script", (dir.path() / "script.json").string(),
-                "--log-level", "warn"},
-               o);
+  Subprocess p(
+      {REBOUND_BINARY, "--agent-dir", (dir.path() / "agent").string(), "--no-session", "--provider",
+       "scripted", "--script", (dir.path() / "script.json").string(), "--log-level", "warn"},
+      o);
   p.write(R"({"id":"p","type":"prompt","message":"read it"})"
           "\n");
   std::map<std::string, Clock::time_point> started;

@@ -51,8 +51,7 @@ void report_hook_failures(const HookReport& report, HookEvent event,
 namespace {
 
 void start_observers(HookRunner& runner, HookEvent event, std::vector<const HookHandler*> handlers,
-                     const HookSessionInfo& info, const Json& fields,
-                     const HookReport& report) {
+                     const HookSessionInfo& info, const Json& fields, const HookReport& report) {
   if (handlers.empty()) return;
   start_hooks(runner, event, std::move(handlers), info, fields,
               [event, report](std::vector<HookResult> results) {
@@ -65,11 +64,10 @@ void start_observers(HookRunner& runner, HookEvent event, std::vector<const Hook
 
 }  // namespace
 
-std::optional<std::uint64_t> start_awaited_hooks(HookRunner& runner, const HookConfig& config,
-                                                 HookEvent event, std::string_view subject,
-                                                 const HookSessionInfo& info, const Json& fields,
-                                                 const HookReport& report,
-                                                 std::function<void(std::vector<HookResult>)> done) {
+std::optional<std::uint64_t> start_awaited_hooks(
+    HookRunner& runner, const HookConfig& config, HookEvent event, std::string_view subject,
+    const HookSessionInfo& info, const Json& fields, const HookReport& report,
+    std::function<void(std::vector<HookResult>)> done) {
   std::vector<const HookHandler*> awaited, observers;
   for (const HookHandler* h : handlers_for(config, event, subject))
     (h->async ? observers : awaited).push_back(h);
@@ -102,8 +100,7 @@ std::unique_ptr<session::Waiting> hook_wait(HookRunner& runner, std::uint64_t id
   return std::make_unique<HookWait>(runner, id);
 }
 
-bool apply_hook_effects(const HookReport& report, HookEvent event,
-                        const HookEffects& effects) {
+bool apply_hook_effects(const HookReport& report, HookEvent event, const HookEffects& effects) {
   report_hook_failures(report, event, effects.failures);
   for (const auto& w : effects.warnings)
     spdlog::warn("{}", w);

@@ -72,8 +72,7 @@ std::unique_ptr<session::Waiting> hook_wait(HookRunner& runner, std::uint64_t id
 /// What every event's hooks may do besides their decision: failures and notices reported
 /// (`systemMessage`, and the warning `Operation stopped by hook[: <stopReason>]` for a
 /// continue:false), warnings logged; returns whether one said continue:false.
-bool apply_hook_effects(const HookReport& report, HookEvent event,
-                        const HookEffects& effects);
+bool apply_hook_effects(const HookReport& report, HookEvent event, const HookEffects& effects);
 
 /// The custom messages of `notes` (section 3.9): details `hookEvent`, `command`, and
 /// `toolCallId` when `call_id` is not empty.

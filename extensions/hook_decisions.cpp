@@ -61,8 +61,8 @@ PreToolUseOutcome decide_pre_tool_use(std::string_view tool,
       }
     }
     if (j.additional_context)
-      o.context.emplace_back(r.handler->command, prefix + "additional context: " +
-                                                     *j.additional_context);
+      o.context.emplace_back(r.handler->command,
+                             prefix + "additional context: " + *j.additional_context);
   }
   if (!blocks.empty()) {
     o.permission = Permission::deny;
@@ -93,7 +93,8 @@ PostToolUseOutcome decide_post_tool_use(HookEvent event, std::string_view tool,
     if (v.json->decision == "block")
       o.context.emplace_back(command, blocking + v.json->reason.value_or(""));
     if (v.json->additional_context)
-      o.context.emplace_back(command, prefix + "additional context: " + *v.json->additional_context);
+      o.context.emplace_back(command,
+                             prefix + "additional context: " + *v.json->additional_context);
   }
   return o;
 }
@@ -147,8 +148,8 @@ PromptOutcome decide_user_prompt_submit(const std::vector<HookResult>& results) 
       refusals.push_back(blocked + v.json->reason.value_or(""));
     }
     if (v.json->additional_context)
-      o.context.emplace_back(command,
-                             "UserPromptSubmit hook additional context: " + *v.json->additional_context);
+      o.context.emplace_back(
+          command, "UserPromptSubmit hook additional context: " + *v.json->additional_context);
   }
   if (!refusals.empty()) {
     std::string text;

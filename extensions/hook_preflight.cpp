@@ -53,16 +53,16 @@ std::unique_ptr<session::Waiting> HookPreflight::after_call(
     fields["is_interrupt"] = false;  // an aborted call starts no hook
   }
   fields["duration_ms"] = call.duration_ms;
-  const auto id = start_awaited_hooks(
-      runner_, config_, event, call.name, info_(), fields, report_,
-      [report = report_, event, tool = call.name, call_id = call.id,
-       done = std::move(done)](std::vector<HookResult> results) {
-        PostToolUseOutcome o = decide_post_tool_use(event, tool, results);
-        session::AfterCallVerdict verdict;
-        verdict.stop_run = apply_hook_effects(report, event, o.effects);
-        verdict.context = context_notes(event, std::move(o.context), call_id);
-        done(std::move(verdict));
-      });
+  const auto id =
+      start_awaited_hooks(runner_, config_, event, call.name, info_(), fields, report_,
+                          [report = report_, event, tool = call.name, call_id = call.id,
+                           done = std::move(done)](std::vector<HookResult> results) {
+                            PostToolUseOutcome o = decide_post_tool_use(event, tool, results);
+                            session::AfterCallVerdict verdict;
+                            verdict.stop_run = apply_hook_effects(report, event, o.effects);
+                            verdict.context = context_notes(event, std::move(o.context), call_id);
+                            done(std::move(verdict));
+                          });
   if (!id) return nullptr;
   return hook_wait(runner_, *id);
 }

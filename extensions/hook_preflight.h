@@ -21,8 +21,8 @@ namespace rebound::extensions {
 class HookPreflight : public session::ToolPreflight {
  public:
   /// `runner` outlives this and every check it started.
-  HookPreflight(const HookConfig& config, HookRunner& runner,
-                std::function<HookSessionInfo()> info, HookReport report)
+  HookPreflight(const HookConfig& config, HookRunner& runner, std::function<HookSessionInfo()> info,
+                HookReport report)
       : config_(config), runner_(runner), info_(std::move(info)), report_(std::move(report)) {}
 
   std::unique_ptr<session::Waiting> check(

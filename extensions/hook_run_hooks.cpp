@@ -115,8 +115,8 @@ void HookRunHooks::run_failed(std::string_view error, const std::string& last_me
   run_observer_hooks(runner_, config_, HookEvent::stop_failure, error, info_(), fields, report_);
 }
 
-std::unique_ptr<session::Waiting> HookRunHooks::stop(const session::StopCall& call,
-                                                 std::function<void(session::StopVerdict)> done) {
+std::unique_ptr<session::Waiting> HookRunHooks::stop(
+    const session::StopCall& call, std::function<void(session::StopVerdict)> done) {
   Json fields = Json::object();
   fields["stop_hook_active"] = call.continuations > 0;
   fields["last_assistant_message"] = call.last_assistant_message;

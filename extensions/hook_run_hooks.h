@@ -2,9 +2,9 @@
 // The session-wide hooks as the session's run hooks (extensions.md sections 3.4, 3.7, 3.9,
 // 3.10, 5.1, 5.3): SessionStart's texts go into the system prompt, SessionEnd and StopFailure
 // are observers, a submitted message is refused or taken with the UserPromptSubmit hooks'
-// texts after it; at a run's normal end the Stop hooks may continue it with their feedback as context, at
-// most `stopHookBlockLimit` times in a row, past which the run ends and one extension_error
-// names the first hook that blocked. Event loop only.
+// texts after it; at a run's normal end the Stop hooks may continue it with their feedback as
+// context, at most `stopHookBlockLimit` times in a row, past which the run ends and one
+// extension_error names the first hook that blocked. Event loop only.
 
 #include <cstdint>
 #include <functional>

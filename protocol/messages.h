@@ -1,8 +1,8 @@
 #pragma once
 // Agent messages of protocol.md section 5 (user, assistant, toolResult, bashExecution,
-// compactionSummary, and pi's custom messages of extensions.md section 7.4) as values, their JSON in the spec's key order, and the way back from JSON
-// (session files). One struct serves every role; fields that a role does not use stay empty and
-// are not written. Pure.
+// compactionSummary, and pi's custom messages of extensions.md section 7.4) as values, their JSON
+// in the spec's key order, and the way back from JSON (session files). One struct serves every
+// role; fields that a role does not use stay empty and are not written. Pure.
 
 #include <cstdint>
 #include <optional>

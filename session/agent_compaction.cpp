@@ -82,8 +82,7 @@ void AgentSession::start_compaction(CompactionReason reason,
       [this, alive, generation, custom](PreCompactVerdict verdict) {
         if (alive.expired() || !compaction_ || compaction_->generation != generation) return;
         // The handle may be inside its own completion now: it goes once this stack is done.
-        deps_.scheduler.post(
-            [done = std::shared_ptr<Waiting>(std::move(compaction_->hooks))] {});
+        deps_.scheduler.post([done = std::shared_ptr<Waiting>(std::move(compaction_->hooks))] {});
         if (verdict.refused) return fail_compaction(*verdict.refused);
         if (verdict.instructions.empty()) return request_summary(generation, custom);
         std::string joined = custom.value_or("");

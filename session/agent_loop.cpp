@@ -407,13 +407,14 @@ void AgentSession::end_tool_call(std::uint64_t generation, std::size_t index, To
   if (preflight_ && call.ran && !run_->aborting) {
     std::weak_ptr<bool> alive = alive_;
     call.held = std::move(result);
-    const FinishedCall finished(call.block.id, call.block.name, call.input, *call.held,
-                                std::max<std::int64_t>(0, deps_.scheduler.now_epoch_ms() -
-                                                              call.started_ms));
-    call.after = preflight_->after_call(
-        finished, [this, alive, generation, index](AfterCallVerdict verdict) {
-          if (!alive.expired()) after_call_done(generation, index, std::move(verdict));
-        });
+    const FinishedCall finished(
+        call.block.id, call.block.name, call.input, *call.held,
+        std::max<std::int64_t>(0, deps_.scheduler.now_epoch_ms() - call.started_ms));
+    call.after = preflight_->after_call(finished,
+                                        [this, alive, generation, index](AfterCallVerdict verdict) {
+                                          if (!alive.expired())
+                                            after_call_done(generation, index, std::move(verdict));
+                                        });
     if (call.after) return;
     result = std::move(*call.held);
     call.held.reset();

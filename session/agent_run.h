@@ -22,7 +22,7 @@ struct AgentSession::Run {
   std::string tool_arguments;                        // raw deltas of the tool call being streamed
   std::vector<protocol::AgentMessage> tool_results;  // of the current turn
   std::unique_ptr<llm::StreamHandle> stream;
-  std::unique_ptr<Waiting> waiting;  // for MCP servers to settle before the request (mcp.md 3.2)
+  std::unique_ptr<Waiting> waiting;     // for MCP servers to settle before the request (mcp.md 3.2)
   bool held_for_session_start = false;  // the request waits for SessionStart hooks' texts
   /// The dynamic tools offered to the request in flight, by name (mcp.md section 7).
   std::vector<std::shared_ptr<Tool>> offered;
@@ -36,9 +36,9 @@ struct AgentSession::Run {
     protocol::Json input;              // what it runs with (after the preflight)
     std::int64_t started_ms = 0;       // when it was started (it ran: `handle` was set)
     bool ran = false;
-    std::unique_ptr<Waiting> after;           // its after-call hooks, while they run
-    std::optional<ToolResult> held;           // its result meanwhile
-    std::vector<ContextNote> context;         // hook texts, after the batch's results
+    std::unique_ptr<Waiting> after;    // its after-call hooks, while they run
+    std::optional<ToolResult> held;    // its result meanwhile
+    std::vector<ContextNote> context;  // hook texts, after the batch's results
   };
   std::vector<Call> batch;
   std::size_t batch_open = 0;             // calls that have not ended
@@ -58,8 +58,8 @@ struct AgentSession::Compaction {
   CompactionReason reason = CompactionReason::manual;
   std::size_t cut = 0;  // the first kept message of the context
   std::int64_t tokens_before = 0;
-  std::string summary;  // streamed so far
-  CompactDone done;     // manual only
+  std::string summary;             // streamed so far
+  CompactDone done;                // manual only
   std::unique_ptr<Waiting> hooks;  // its PreCompact hooks, while they run
   std::unique_ptr<llm::StreamHandle> stream;
 };

@@ -26,6 +26,7 @@
 #include "session/model_registry.h"
 #include "session/retry_control.h"
 #include "session/retry_state.h"
+#include "session/run_hooks.h"
 #include "session/scheduler.h"
 #include "session/secrets.h"
 #include "session/session_file.h"
@@ -34,7 +35,6 @@
 #include "session/settings.h"
 #include "session/settings_store.h"
 #include "session/shell_runner.h"
-#include "session/run_hooks.h"
 #include "session/tool.h"
 
 namespace rebound::session {
@@ -362,15 +362,15 @@ class AgentSession {
   std::vector<protocol::AgentMessage> context_;
   ToolPreflight* preflight_ = nullptr;
   RunHooks* run_hooks_ = nullptr;
-  std::deque<Submission> submissions_;         // waiting for or in their UserPromptSubmit hooks
-  std::unique_ptr<Waiting> submission_wait_;   // the first one's hooks
+  std::deque<Submission> submissions_;        // waiting for or in their UserPromptSubmit hooks
+  std::unique_ptr<Waiting> submission_wait_;  // the first one's hooks
   std::uint64_t submission_generation_ = 0;
-  bool submission_starts_run_ = false;         // the first one would start a run
+  bool submission_starts_run_ = false;           // the first one would start a run
   std::unique_ptr<Waiting> session_start_wait_;  // SessionStart hooks, while they run
   std::uint64_t session_start_generation_ = 0;
-  std::string session_context_;  // their texts, after the system prompt
+  std::string session_context_;           // their texts, after the system prompt
   std::optional<std::string> prompt_id_;  // none at start-up and after a session change
-  std::uint64_t give_ups_ = 0;   // runs given up on (StopFailure), counted
+  std::uint64_t give_ups_ = 0;            // runs given up on (StopFailure), counted
   Stats stats_;  // of every message recorded, failed attempts that a retry removed included
   std::unique_ptr<Run> run_;
   std::uint64_t generation_ = 0;

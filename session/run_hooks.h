@@ -2,8 +2,8 @@
 // What a session asks its hooks about a run as a whole (extensions.md sections 5.1, 5.3):
 // whether a submitted message is taken (`UserPromptSubmit`), whether a run about to end
 // normally goes on (`Stop`), what a starting session's system prompt adds (`SessionStart`), and
-// the observers of a session's end and of a run it gave up on (`SessionEnd`, `StopFailure`). Optional: without it a run ends as runtime.md
-// section 1 says.
+// the observers of a session's end and of a run it gave up on (`SessionEnd`, `StopFailure`).
+// Optional: without it a run ends as runtime.md section 1 says.
 
 #include <cstdint>
 #include <functional>

@@ -82,8 +82,7 @@ void HookObserver::run_hooks(extensions::HookEvent event, const session::Event& 
       runner_, config_, event, {},
       extensions::HookSessionInfo{session_->session_id(), session_->session_file(), cwd_,
                                   session_->prompt_id()},
-      fields,
-      report_);
+      fields, report_);
 }
 
 }  // namespace rebound::server

@@ -32,8 +32,7 @@ HookSetup read_hook_setup(const CliOptions& options, const std::filesystem::path
 class HookObserver : public session::EventSink {
  public:
   HookObserver(session::EventSink& next, const extensions::HookConfig& config,
-               extensions::HookRunner& runner, std::string cwd,
-               extensions::HookReport report)
+               extensions::HookRunner& runner, std::string cwd, extensions::HookReport report)
       : next_(next),
         config_(config),
         runner_(runner),

@@ -47,8 +47,7 @@ ModeStart start_rpc(AppParts& app) {
   std::shared_ptr<extensions::HookRunHooks> run_hooks;
   auto command_seen = std::make_shared<bool>(false);
   auto make_session = [&app, files, dynamic_tools, runner, observer, preflight, run_hooks,
-                       command_seen,
-                       file = std::move(session_file), resume = std::move(resume)](
+                       command_seen, file = std::move(session_file), resume = std::move(resume)](
                           session::SessionSlot slot, session::EventSink& events) mutable {
     // The files, the runner, the observer and the hooks stay with this function object,
     // which the front end keeps until after its session is gone.
@@ -56,8 +55,7 @@ ModeStart start_rpc(AppParts& app) {
     // a notice a `notify` extension_ui_request (section 6.1).
     extensions::HookReport report;
     // Neither is written before the first command (a start-up hook's; it is logged).
-    report.failure = [&events, slot, command_seen](const std::string& path,
-                                                   std::string_view event,
+    report.failure = [&events, slot, command_seen](const std::string& path, std::string_view event,
                                                    const std::string& error) {
       if (*command_seen)
         events.on_event(session::Event{slot, session::ev::ExtensionError{path, event, error}});
@@ -72,8 +70,8 @@ ModeStart start_rpc(AppParts& app) {
       fields["notifyType"] = type;
       events.on_event(session::Event{slot, session::ev::ExtensionUiRequest{&fields}});
     };
-    observer = std::make_shared<HookObserver>(events, app.hooks.config, *runner, app.cwd.string(),
-                                              report);
+    observer =
+        std::make_shared<HookObserver>(events, app.hooks.config, *runner, app.cwd.string(), report);
     const bool resumed = resume.has_value();
     auto made = app.sessions.make(SessionSpec{app.cwd, slot, *observer, app.tools.registry,
                                               dynamic_tools, std::move(file), std::move(resume)},
@@ -100,9 +98,9 @@ ModeStart start_rpc(AppParts& app) {
     }
     return made;
   };
-  return std::unique_ptr<FrontEnd>(std::make_unique<RpcFrontEnd>(RpcFrontEndDeps{
-      app.writer, o.envelope, app.scheduler, std::move(make_session), std::move(mcp),
-      std::move(command_seen)}));
+  return std::unique_ptr<FrontEnd>(std::make_unique<RpcFrontEnd>(
+      RpcFrontEndDeps{app.writer, o.envelope, app.scheduler, std::move(make_session),
+                      std::move(mcp), std::move(command_seen)}));
 }
 
 // acp: sessions as the editor opens them, each in its own cwd with its own MCP servers

@@ -208,10 +208,9 @@ TEST_CASE("UserPromptSubmit: any refusal refuses, texts joined, continue:false r
   c.command = "ctx";
   const HookEvent e = HookEvent::user_prompt_submit;
   const auto json = [e](const char* text) { return ext::read_hook_run(e, exited(0, text)); };
-  std::vector<ext::HookResult> results{
-      {a, ext::read_hook_run(e, exited(2, "", "no\n"))},
-      {b, json(R"({"decision":"block","reason":"not today"})")},
-      {c, json(R"({"continue":false,"stopReason":"maintenance",
+  std::vector<ext::HookResult> results{{a, ext::read_hook_run(e, exited(2, "", "no\n"))},
+                                       {b, json(R"({"decision":"block","reason":"not today"})")},
+                                       {c, json(R"({"continue":false,"stopReason":"maintenance",
                   "hookSpecificOutput":{"hookEventName":"UserPromptSubmit","additionalContext":"x"}})")}};
   auto o = ext::decide_user_prompt_submit(results);
   REQUIRE(o.refused);
@@ -251,7 +250,8 @@ TEST_CASE("Stop: any block or additionalContext continues, continue:false lets t
   CHECK(!ext::decide_stop(results).continue_run);
 }
 
-TEST_CASE("SessionStart: plain stdout and additionalContext in order, exit 2 and continue ignored") {
+TEST_CASE(
+    "SessionStart: plain stdout and additionalContext in order, exit 2 and continue ignored") {
   ext::HookHandler a, b, c;
   a.command = "ctx";
   b.command = "blocker";
@@ -260,8 +260,8 @@ TEST_CASE("SessionStart: plain stdout and additionalContext in order, exit 2 and
   std::vector<ext::HookResult> results{
       {a, ext::read_hook_run(e, exited(0, "branch main\n"))},
       {b, ext::read_hook_run(e, exited(2, "", "ignored\n"))},
-      {c, ext::read_hook_run(
-              e, exited(0, R"({"continue":false,"hookSpecificOutput":{"hookEventName":
+      {c,
+       ext::read_hook_run(e, exited(0, R"({"continue":false,"hookSpecificOutput":{"hookEventName":
                  "SessionStart","additionalContext":"tabs"}})"))}};
   const auto o = ext::decide_session_start("resume", results);
   CHECK(o.texts == std::vector<std::string>{"SessionStart:resume hook success: branch main",

@@ -301,11 +301,13 @@ std::vector<Json> custom_messages(const std::vector<Json>& events) {
 
 }  // namespace
 
-TEST_CASE("PostToolUse, PostToolUseFailure: their stdin, context after the results, in the request") {
+TEST_CASE(
+    "PostToolUse, PostToolUseFailure: their stdin, context after the results, in the request") {
   testing::TempDir logs;
   const std::string post_log = (logs.path() / "post.log").string();
   const std::string fail_log = (logs.path() / "fail.log").string();
-  const std::string pre = R"j(echo '{"hookSpecificOutput":{"hookEventName":"PreToolUse","additionalContext":"pre says hi"}}')j";
+  const std::string pre =
+      R"j(echo '{"hookSpecificOutput":{"hookEventName":"PreToolUse","additionalContext":"pre says hi"}}')j";
   const std::string post =
       "cat >> " + post_log +
       R"j(; echo '{"hookSpecificOutput":{"hookEventName":"PostToolUse","additionalContext":"looked at it"}}')j";
@@ -327,11 +329,11 @@ TEST_CASE("PostToolUse, PostToolUseFailure: their stdin, context after the resul
   REQUIRE(post_in.size() == 1);
   REQUIRE(fail_in.size() == 1);
   const std::string cwd = std::filesystem::canonical(r.dir().path()).string();
-  Json expected_post = Json::parse(
-      R"({"session_id":")" + state["sessionId"].get<std::string>() + R"(","cwd":")" + cwd +
-      R"(","prompt_id":")" + post_in[0].value("prompt_id", "") +
-      R"(","permission_mode":"bypassPermissions","hook_event_name":"PostToolUse",)"
-      R"("tool_name":"bash","tool_input":{"command":"echo ok"}})");
+  Json expected_post =
+      Json::parse(R"({"session_id":")" + state["sessionId"].get<std::string>() + R"(","cwd":")" +
+                  cwd + R"(","prompt_id":")" + post_in[0].value("prompt_id", "") +
+                  R"(","permission_mode":"bypassPermissions","hook_event_name":"PostToolUse",)"
+                  R"("tool_name":"bash","tool_input":{"command":"echo ok"}})");
   expected_post["tool_response"] = ok["result"];
   expected_post["tool_use_id"] = "call_1";
   REQUIRE(post_in[0].contains("duration_ms"));
@@ -365,14 +367,15 @@ TEST_CASE("PostToolUse, PostToolUseFailure: their stdin, context after the resul
                                           blocking, "turn_end", "turn_end"});
   const auto customs = custom_messages(events);
   REQUIRE(customs.size() == 4);
-  CHECK(customs[1].dump() ==
-        Json{{"role", "custom"},
-             {"customType", "hook"},
-             {"content", "PostToolUse:bash hook additional context: looked at it"},
-             {"display", true},
-             {"details", {{"hookEvent", "PostToolUse"}, {"command", post}, {"toolCallId", "call_1"}}},
-             {"timestamp", customs[1]["timestamp"]}}
-            .dump());
+  CHECK(
+      customs[1].dump() ==
+      Json{{"role", "custom"},
+           {"customType", "hook"},
+           {"content", "PostToolUse:bash hook additional context: looked at it"},
+           {"display", true},
+           {"details", {{"hookEvent", "PostToolUse"}, {"command", post}, {"toolCallId", "call_1"}}},
+           {"timestamp", customs[1]["timestamp"]}}
+          .dump());
   // turn_end's toolResults leave them out; the next request and get_messages have them.
   for (const auto& e : events) {
     if (e.value("type", "") == "turn_end" && e["toolResults"].size() > 0)
@@ -448,8 +451,7 @@ TEST_CASE("continue:false from a tool hook ends the run after the batch") {
 }
 
 TEST_CASE("systemMessage: a notify line for the client, which the event filter never hides") {
-  const std::string says =
-      R"j(echo '{"systemMessage":"checked by the guard"}')j";
+  const std::string says = R"j(echo '{"systemMessage":"checked by the guard"}')j";
   ReboundProcess r = hooked(Json::array({testing::call("bash", {{"command", "echo x"}})}),
                             R"j({"PreToolUse":)j" + group(says) + "}");
   CHECK(r.command(Json{{"id", "f"},
@@ -475,7 +477,8 @@ TEST_CASE("abort during a hung PostToolUse hook: the call ends with its result, 
   ReboundProcess r = hooked(
       Json::array({testing::call("bash", {{"command", "echo done-already"}})}),
       R"j({"PreToolUse":)j" +
-          group(R"j(echo '{"hookSpecificOutput":{"hookEventName":"PreToolUse","additionalContext":"dropped"}}')j") +
+          group(
+              R"j(echo '{"hookSpecificOutput":{"hookEventName":"PreToolUse","additionalContext":"dropped"}}')j") +
           R"j(,"PostToolUse":)j" + group("echo $$ > " + pid_file + "; exec sleep 30") + "}");
   r.send(testing::prompt());
   for (int i = 0; i < 500 && !std::filesystem::exists(pid_file); ++i)
@@ -546,8 +549,7 @@ TEST_CASE("Stop: exit 2 continues the run with its feedback, the guard ends the 
   const auto customs = custom_messages(events);
   REQUIRE(!customs.empty());
   CHECK(customs[0]["content"] == "Stop hook feedback:\n[" + hook + "]: not finished");
-  CHECK(customs[0]["details"].dump() ==
-        Json{{"hookEvent", "Stop"}, {"command", hook}}.dump());
+  CHECK(customs[0]["details"].dump() == Json{{"hookEvent", "Stop"}, {"command", hook}}.dump());
   REQUIRE(types.size() >= 4);
   CHECK(std::vector<std::string>(types.end() - 3, types.end()) ==
         std::vector<std::string>{"turn_end", "extension_error", "agent_end"});
@@ -568,10 +570,12 @@ TEST_CASE("Stop: exit 2 continues the run with its feedback, the guard ends the 
 TEST_CASE("Stop: additionalContext continues once, a passing hook ends it, continue:false wins") {
   testing::TempDir logs;
   const std::string mark = (logs.path() / "mark").string();
-  const std::string once = "[ -e " + mark + " ] && exit 0; touch " + mark +
-                           R"j(; echo '{"hookSpecificOutput":{"hookEventName":"Stop","additionalContext":"check the tests"}}')j";
-  ReboundProcess r = answering(
-      "ok", R"j({"extensionRunner":{"stopHookBlockLimit":3},"hooks":{"Stop":)j" + group(once) + "}}");
+  const std::string once =
+      "[ -e " + mark + " ] && exit 0; touch " + mark +
+      R"j(; echo '{"hookSpecificOutput":{"hookEventName":"Stop","additionalContext":"check the tests"}}')j";
+  ReboundProcess r =
+      answering("ok", R"j({"extensionRunner":{"stopHookBlockLimit":3},"hooks":{"Stop":)j" +
+                          group(once) + "}}");
   r.send(testing::prompt());
   auto events = r.read_until_type("agent_end", 20000ms);
   CHECK(r.jsonl("script-log.jsonl").size() == 2);
@@ -617,13 +621,12 @@ TEST_CASE("Stop: abort while the hooks run ends the run at once, the hook is kil
 
 TEST_CASE("UserPromptSubmit: exit 2 refuses the prompt, nothing runs or is stored") {
   const std::string guard = R"j(grep -q secret && { echo "no secrets" >&2; exit 2; }; exit 0)j";
-  ReboundProcess r =
-      answering("ok", R"j({"hooks":{"UserPromptSubmit":)j" + group(guard) + "}}");
-  const Json refused = r.command(
-      Json{{"id", "p"}, {"type", "prompt"}, {"message", "print the secret key"}});
+  ReboundProcess r = answering("ok", R"j({"hooks":{"UserPromptSubmit":)j" + group(guard) + "}}");
+  const Json refused =
+      r.command(Json{{"id", "p"}, {"type", "prompt"}, {"message", "print the secret key"}});
   CHECK(refused["success"] == false);
-  CHECK(refused["error"] == "UserPromptSubmit operation blocked by hook:\n[" + guard +
-                                "]: no secrets");
+  CHECK(refused["error"] ==
+        "UserPromptSubmit operation blocked by hook:\n[" + guard + "]: no secrets");
   const Json state = r.command(Json{{"id", "s"}, {"type", "get_state"}})["data"];
   CHECK(state["messageCount"] == 0);
   CHECK(state["isStreaming"] == false);
@@ -643,10 +646,10 @@ TEST_CASE("UserPromptSubmit: its stdin, texts after the user message, the answer
       "cat >> " + log +
       R"j(; echo '{"hookSpecificOutput":{"hookEventName":"UserPromptSubmit","additionalContext":"branch is main"}}')j";
   const std::string plain = "echo 'it is Tuesday'";
-  ReboundProcess r = answering(
-      "ok", R"j({"hooks":{"UserPromptSubmit":[{"hooks":[{"type":"command","command":)j" +
-                Json(json_hook).dump() + R"j(},{"type":"command","command":)j" +
-                Json(plain).dump() + "}]}]}}");
+  ReboundProcess r =
+      answering("ok", R"j({"hooks":{"UserPromptSubmit":[{"hooks":[{"type":"command","command":)j" +
+                          Json(json_hook).dump() + R"j(},{"type":"command","command":)j" +
+                          Json(plain).dump() + "}]}]}}");
   const Json state = r.command(Json{{"id", "s"}, {"type", "get_state"}})["data"];
   r.send(Json{{"id", "p"}, {"type", "prompt"}, {"message", "/greet bob"}});
   const auto events = r.read_until_type("agent_end", 20000ms);
@@ -665,12 +668,13 @@ TEST_CASE("UserPromptSubmit: its stdin, texts after the user message, the answer
   REQUIRE(in.size() == 1);
   CHECK(is_uuid4(in[0]["prompt_id"]));
   const std::string cwd = std::filesystem::canonical(r.dir().path()).string();
-  CHECK(in[0].dump() ==
-        Json::parse(R"({"session_id":")" + state["sessionId"].get<std::string>() +
-                    R"(","cwd":")" + cwd + R"(","prompt_id":")" + in[0].value("prompt_id", "") +
-                    R"(","permission_mode":"bypassPermissions","hook_event_name":"UserPromptSubmit",)"
-                    R"("prompt":"/greet bob"})")
-            .dump());
+  CHECK(
+      in[0].dump() ==
+      Json::parse(R"({"session_id":")" + state["sessionId"].get<std::string>() + R"(","cwd":")" +
+                  cwd + R"(","prompt_id":")" + in[0].value("prompt_id", "") +
+                  R"(","permission_mode":"bypassPermissions","hook_event_name":"UserPromptSubmit",)"
+                  R"("prompt":"/greet bob"})")
+          .dump());
   // The model got them after the user message.
   const Json sent = r.jsonl("script-log.jsonl")[0]["messages"];
   REQUIRE(sent.size() == 3);
@@ -680,9 +684,8 @@ TEST_CASE("UserPromptSubmit: its stdin, texts after the user message, the answer
 TEST_CASE("UserPromptSubmit: busy while the hooks run, abort drops the message") {
   testing::TempDir logs;
   const std::string pid_file = (logs.path() / "hook.pid").string();
-  ReboundProcess r = answering(
-      "ok", R"j({"hooks":{"UserPromptSubmit":)j" +
-                group("echo $$ > " + pid_file + "; exec sleep 30") + "}}");
+  ReboundProcess r = answering("ok", R"j({"hooks":{"UserPromptSubmit":)j" +
+                                         group("echo $$ > " + pid_file + "; exec sleep 30") + "}}");
   r.send(Json{{"id", "p"}, {"type", "prompt"}, {"message", "first"}});
   for (int i = 0; i < 500 && !std::filesystem::exists(pid_file); ++i)
     std::this_thread::sleep_for(20ms);  // the hook's process writing its pid
@@ -739,8 +742,8 @@ TEST_CASE("hook scripts written for Claude Code run unchanged") {
                     {".claude/hooks/post_log.sh", fixture("post_log.sh")}});
   const std::string cwd = std::filesystem::canonical(r.dir().path()).string();
 
-  const Json blocked = r.command(
-      Json{{"id", "b"}, {"type", "prompt"}, {"message", "my password is hunter2"}});
+  const Json blocked =
+      r.command(Json{{"id", "b"}, {"type", "prompt"}, {"message", "my password is hunter2"}});
   CHECK(blocked["success"] == false);
   CHECK(blocked["error"] ==
         "UserPromptSubmit operation blocked by hook:\nPrompts must not contain passwords");
@@ -754,8 +757,9 @@ TEST_CASE("hook scripts written for Claude Code run unchanged") {
   std::vector<std::string> texts;
   for (const auto& m : custom_messages(events))
     texts.push_back(m["content"]);
-  CHECK(texts == std::vector<std::string>{"UserPromptSubmit hook success: Project directory: " + cwd,
-                                          "Stop hook feedback:\nRun the tests before you stop."});
+  CHECK(texts ==
+        std::vector<std::string>{"UserPromptSubmit hook success: Project directory: " + cwd,
+                                 "Stop hook feedback:\nRun the tests before you stop."});
   // Three requests: the calls, the answer, the turn the Stop hook asked for (and not a fourth:
   // stop_hook_active let the second Stop pass).
   CHECK(r.jsonl("script-log.jsonl").size() == 3);
@@ -773,7 +777,8 @@ TEST_CASE("the JSON-RPC envelope: extension_error and extension_ui_request are n
   ReboundProcess r = testing::tool_server(
       testing::script_of(Json::array({testing::call("bash", {{"command", "echo x"}})})), {},
       {"--envelope", "jsonrpc"}, R"j({"hooks":)j" + hooks + "}");
-  r.send(Json{{"jsonrpc", "2.0"}, {"id", 1}, {"method", "prompt"}, {"params", {{"message", "go"}}}});
+  r.send(
+      Json{{"jsonrpc", "2.0"}, {"id", 1}, {"method", "prompt"}, {"params", {{"message", "go"}}}});
   const auto got =
       r.read_until([](const Json& l) { return l.value("method", "") == "agent_end"; }, 20000ms);
   Json error, notice;
@@ -781,15 +786,14 @@ TEST_CASE("the JSON-RPC envelope: extension_error and extension_ui_request are n
     if (l.value("method", "") == "extension_error") error = l;
     if (l.value("method", "") == "extension_ui_request") notice = l;
   }
-  CHECK(error.dump() ==
-        Json{{"jsonrpc", "2.0"},
-             {"method", "extension_error"},
-             {"params",
-              {{"type", "extension_error"},
-               {"extensionPath", "hook:echo oops >&2; exit 4"},
-               {"event", "PreToolUse"},
-               {"error", "Hook exited with code 4: oops"}}}}
-            .dump());
+  CHECK(error.dump() == Json{{"jsonrpc", "2.0"},
+                             {"method", "extension_error"},
+                             {"params",
+                              {{"type", "extension_error"},
+                               {"extensionPath", "hook:echo oops >&2; exit 4"},
+                               {"event", "PreToolUse"},
+                               {"error", "Hook exited with code 4: oops"}}}}
+                            .dump());
   REQUIRE(notice.is_object());
   CHECK(notice["params"]["type"] == "extension_ui_request");
   CHECK(notice["params"]["message"] == "PostToolUse:bash says: post ran");
@@ -803,17 +807,18 @@ TEST_CASE("SessionStart: its texts end the system prompt, the first request wait
   const std::string json_hook =
       R"j(echo '{"hookSpecificOutput":{"hookEventName":"SessionStart","additionalContext":"use tabs"}}')j";
   const std::string end = "cat >> " + log;
-  ReboundProcess r = answering(
-      "ok", R"j({"hooks":{"SessionStart":[{"hooks":[{"type":"command","command":)j" +
-                Json(slow).dump() + R"j(},{"type":"command","command":)j" + Json(json_hook).dump() +
-                R"j(}]}],"SessionEnd":)j" + group(end) + "}}");
+  ReboundProcess r =
+      answering("ok", R"j({"hooks":{"SessionStart":[{"hooks":[{"type":"command","command":)j" +
+                          Json(slow).dump() + R"j(},{"type":"command","command":)j" +
+                          Json(json_hook).dump() + R"j(}]}],"SessionEnd":)j" + group(end) + "}}");
   r.send(testing::prompt());
   r.read_until_type("agent_end", 20000ms);
   auto requests = r.jsonl("script-log.jsonl");
   REQUIRE(requests.size() == 1);
   const std::string prompt = requests[0]["systemPrompt"];
-  const std::string tail = "\n\nSessionStart:startup hook success: the build is green"
-                           "\n\nSessionStart hook additional context: use tabs";
+  const std::string tail =
+      "\n\nSessionStart:startup hook success: the build is green"
+      "\n\nSessionStart hook additional context: use tabs";
   REQUIRE(prompt.size() > tail.size());
   CHECK(prompt.substr(prompt.size() - tail.size()) == tail);
   // new_session: the old session's SessionEnd (clear), the new one's SessionStart (clear).
@@ -843,8 +848,9 @@ TEST_CASE("SessionStart: its texts end the system prompt, the first request wait
   requests = r.jsonl("script-log.jsonl");
   REQUIRE(requests.size() == 2);
   const std::string again = requests[1]["systemPrompt"];
-  const std::string cleared = "\n\nSessionStart:clear hook success: the build is green"
-                              "\n\nSessionStart hook additional context: use tabs";
+  const std::string cleared =
+      "\n\nSessionStart:clear hook success: the build is green"
+      "\n\nSessionStart hook additional context: use tabs";
   REQUIRE(again.size() > cleared.size());
   CHECK(again.substr(again.size() - cleared.size()) == cleared);
   CHECK(again.find("startup hook success") == std::string::npos);  // rebuilt, not appended
@@ -877,11 +883,10 @@ TEST_CASE("StopFailure: once the session gives up on a failed run, with its erro
 }
 
 TEST_CASE("a start-up hook's failure is logged, never written before the first command") {
-  ReboundProcess r = answering(
-      "ok", R"j({"hooks":{"SessionStart":)j" + group("echo early >&2; exit 7") + "}}");
-  for (int i = 0; i < 500 && r.proc().stderr_text().find("Hook exited with code 7") ==
-                                 std::string::npos;
-       ++i)
+  ReboundProcess r =
+      answering("ok", R"j({"hooks":{"SessionStart":)j" + group("echo early >&2; exit 7") + "}}");
+  for (int i = 0;
+       i < 500 && r.proc().stderr_text().find("Hook exited with code 7") == std::string::npos; ++i)
     std::this_thread::sleep_for(20ms);  // the hook's run, logged by the server
   CHECK(r.proc().stderr_text().find("hook[SessionStart] echo early >&2; exit 7: Hook exited with "
                                     "code 7: early") != std::string::npos);
@@ -906,8 +911,8 @@ TEST_CASE("PreCompact: plain stdout joins the instructions, exit 2 refuses the c
             "command":"echo 'not now' >&2; exit 2"}]}]}})j");
   r.send(Json{{"id", "p"}, {"type", "prompt"}, {"message", "one"}});
   r.read_until_type("agent_end", 20000ms);
-  const Json compacted = r.command(
-      Json{{"id", "c"}, {"type", "compact"}, {"customInstructions", "keep the names"}});
+  const Json compacted =
+      r.command(Json{{"id", "c"}, {"type", "compact"}, {"customInstructions", "keep the names"}});
   CHECK(compacted["success"] == true);
   const auto in = lines_of(log, 1);
   REQUIRE(in.size() == 1);

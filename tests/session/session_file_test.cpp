@@ -229,19 +229,22 @@ TEST_CASE("messages of every role read back as they were written") {
   CHECK_FALSE(protocol::message_from_json(Json(3), &error));
 }
 
-TEST_CASE("a custom message: pi's keys and order, its own entry, back as a message of the context") {
+TEST_CASE(
+    "a custom message: pi's keys and order, its own entry, back as a message of the context") {
   const AgentMessage c = protocol::make_custom_message(
       "hook", "Stop hook feedback:\n[check.sh]: not done", Json{{"hookEvent", "Stop"}}, 7);
-  CHECK(protocol::to_json(c).dump() ==
-        R"({"role":"custom","customType":"hook","content":"Stop hook feedback:\n[check.sh]: not done",)"
-        R"("display":true,"details":{"hookEvent":"Stop"},"timestamp":7})");
+  CHECK(
+      protocol::to_json(c).dump() ==
+      R"({"role":"custom","customType":"hook","content":"Stop hook feedback:\n[check.sh]: not done",)"
+      R"("display":true,"details":{"hookEvent":"Stop"},"timestamp":7})");
   CHECK(protocol::llm_text(c) == "Stop hook feedback:\n[check.sh]: not done");
   const Json e = session::message_entry(c);
-  CHECK(e.dump() == R"({"type":"custom_message","customType":"hook","content":"Stop hook )"
-                    R"(feedback:\n[check.sh]: not done","display":true,"details":{"hookEvent":"Stop"}})");
-  const std::string text = std::string(kHeader) + "\n" +
-                           entry("a", nullptr, session::message_entry(user("one"))) +
-                           entry("b", "a", e) + entry("c", "b", session::message_entry(assistant("ok")));
+  CHECK(e.dump() ==
+        R"({"type":"custom_message","customType":"hook","content":"Stop hook )"
+        R"(feedback:\n[check.sh]: not done","display":true,"details":{"hookEvent":"Stop"}})");
+  const std::string text =
+      std::string(kHeader) + "\n" + entry("a", nullptr, session::message_entry(user("one"))) +
+      entry("b", "a", e) + entry("c", "b", session::message_entry(assistant("ok")));
   const auto restored = session::restore_session(parse_ok(text).entries);
   REQUIRE(restored.context().size() == 3);
   const AgentMessage back = restored.context()[1];
@@ -255,8 +258,9 @@ TEST_CASE("a custom message: pi's keys and order, its own entry, back as a messa
   CHECK(written == expected);
   CHECK(restored.stats.total_messages == 3);
   // A custom_message entry without its keys is skipped with a warning.
-  const auto bad = parse_ok(std::string(kHeader) + "\n" +
-                            entry("x", nullptr, Json{{"type", "custom_message"}, {"content", "t"}}));
+  const auto bad =
+      parse_ok(std::string(kHeader) + "\n" +
+               entry("x", nullptr, Json{{"type", "custom_message"}, {"content", "t"}}));
   REQUIRE(bad.warnings.size() == 1);
   CHECK(bad.warnings[0] == "line 2: entry skipped: no string 'customType'");
 }
