@@ -102,15 +102,11 @@ Json pi_event_json(const session::Event& event) {
           return j;
         } else if constexpr (std::is_same_v<T, ev::AutoCompactionStart>) {
           return pi::auto_compaction_start(session::compaction_reason_name(e.reason));
-        } else if constexpr (std::is_same_v<T, ev::McpServerUpdate>) {
+        } else if constexpr (std::is_same_v<T, ev::McpServerUpdate> ||
+                             std::is_same_v<T, ev::ExtensionUiRequest>) {
+          // Their type, then the fields as the server built them.
           Json j = Json::object();
-          j["type"] = ev::McpServerUpdate::kName;
-          for (const auto& [key, value] : e.fields->items())
-            j[key] = value;
-          return j;
-        } else if constexpr (std::is_same_v<T, ev::ExtensionUiRequest>) {
-          Json j = Json::object();
-          j["type"] = ev::ExtensionUiRequest::kName;
+          j["type"] = T::kName;
           for (const auto& [key, value] : e.fields->items())
             j[key] = value;
           return j;

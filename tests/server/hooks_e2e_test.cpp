@@ -51,6 +51,14 @@ bool is_uuid4(const Json& v) {
   return true;
 }
 
+// The pid a hook wrote to `file` (0 when there is none).
+pid_t read_pid(const std::string& file) {
+  std::ifstream in(file);
+  pid_t pid = 0;
+  in >> pid;
+  return pid;
+}
+
 // The lines of `path` once it has `n` of them (hooks are observers: they may end after the
 // events the test reads; a bound of 10 s, not a timing assertion).
 std::vector<Json> lines_of(const std::filesystem::path& path, std::size_t n) {
@@ -268,9 +276,7 @@ TEST_CASE("PreToolUse: abort during a hung hook ends every call aborted and kill
   for (const auto& e : events)
     starts += e.value("type", "") == "tool_execution_start";
   CHECK(starts == 1);  // call_2's start came with its end, after call_1's
-  std::ifstream in(pid_file);
-  pid_t pid = 0;
-  in >> pid;
+  const pid_t pid = read_pid(pid_file);
   REQUIRE(pid > 0);
   CHECK(testing::process_ended(pid));
 }
@@ -488,9 +494,7 @@ TEST_CASE("abort during a hung PostToolUse hook: the call ends with its result, 
   const auto events = r.read_until_type("agent_end", 5000ms);
   CHECK(testing::text_of(testing::end_of(events, "call_1")["result"]) == "done-already\n");
   CHECK(custom_messages(events).empty());
-  std::ifstream in(pid_file);
-  pid_t pid = 0;
-  in >> pid;
+  const pid_t pid = read_pid(pid_file);
   REQUIRE(pid > 0);
   CHECK(testing::process_ended(pid));
   // user, assistant, the result, the aborted assistant message: no hook text.
@@ -611,9 +615,7 @@ TEST_CASE("Stop: abort while the hooks run ends the run at once, the hook is kil
   const auto events = r.read_until_type("agent_end", 5000ms);
   CHECK(custom_messages(events).empty());
   CHECK(r.read_until_type("response", 5000ms).back()["id"] == "a");
-  std::ifstream in(pid_file);
-  pid_t pid = 0;
-  in >> pid;
+  const pid_t pid = read_pid(pid_file);
   REQUIRE(pid > 0);
   CHECK(testing::process_ended(pid));
   CHECK(r.command(Json{{"id", "s2"}, {"type", "get_state"}})["data"]["isStreaming"] == false);
@@ -700,9 +702,7 @@ TEST_CASE("UserPromptSubmit: busy while the hooks run, abort drops the message")
   CHECK(lines.back()["success"] == false);
   CHECK(lines.back()["error"] == "Operation aborted");
   CHECK(r.read_until_type("response", 5000ms).back()["id"] == "a");
-  std::ifstream in(pid_file);
-  pid_t pid = 0;
-  in >> pid;
+  const pid_t pid = read_pid(pid_file);
   REQUIRE(pid > 0);
   CHECK(testing::process_ended(pid));
   const Json state = r.command(Json{{"id", "s2"}, {"type", "get_state"}})["data"];
@@ -815,12 +815,13 @@ TEST_CASE("SessionStart: its texts end the system prompt, the first request wait
   r.read_until_type("agent_end", 20000ms);
   auto requests = r.jsonl("script-log.jsonl");
   REQUIRE(requests.size() == 1);
-  const std::string prompt = requests[0]["systemPrompt"];
-  const std::string tail =
-      "\n\nSessionStart:startup hook success: the build is green"
-      "\n\nSessionStart hook additional context: use tabs";
-  REQUIRE(prompt.size() > tail.size());
-  CHECK(prompt.substr(prompt.size() - tail.size()) == tail);
+  const auto ends_with = [](const std::string& text, const std::string& tail) {
+    return text.size() > tail.size() &&
+           text.compare(text.size() - tail.size(), tail.size(), tail) == 0;
+  };
+  CHECK(ends_with(requests[0]["systemPrompt"],
+                  "\n\nSessionStart:startup hook success: the build is green"
+                  "\n\nSessionStart hook additional context: use tabs"));
   // new_session: the old session's SessionEnd (clear), the new one's SessionStart (clear).
   CHECK(r.command(Json{{"id", "n"}, {"type", "new_session"}})["success"] == true);
   const auto lines = lines_of(log, 3);
@@ -848,11 +849,9 @@ TEST_CASE("SessionStart: its texts end the system prompt, the first request wait
   requests = r.jsonl("script-log.jsonl");
   REQUIRE(requests.size() == 2);
   const std::string again = requests[1]["systemPrompt"];
-  const std::string cleared =
-      "\n\nSessionStart:clear hook success: the build is green"
-      "\n\nSessionStart hook additional context: use tabs";
-  REQUIRE(again.size() > cleared.size());
-  CHECK(again.substr(again.size() - cleared.size()) == cleared);
+  CHECK(ends_with(again,
+                  "\n\nSessionStart:clear hook success: the build is green"
+                  "\n\nSessionStart hook additional context: use tabs"));
   CHECK(again.find("startup hook success") == std::string::npos);  // rebuilt, not appended
 }
 
@@ -965,9 +964,7 @@ TEST_CASE("shutdown: running hooks are killed, SessionEnd runs bounded, nothing 
   CHECK(in[0]["reason"] == "other");
   for (const auto& file : {hung_pid, slow_pid}) {
     CAPTURE(file);
-    std::ifstream pid_in(file);
-    pid_t pid = 0;
-    pid_in >> pid;
+    const pid_t pid = read_pid(file);
     REQUIRE(pid > 0);
     CHECK(testing::process_ended(pid));
   }
