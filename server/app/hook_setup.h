@@ -1,8 +1,9 @@
 #pragma once
 // Command hooks as the application wires them (extensions.md sections 1.1, 1.4, 3.4): the
 // configuration read from the global and the project settings under the trust rule, and the
-// observer that runs the `AutoRetryStart`/`AutoRetryEnd` hooks right after their events. So far
-// in rpc mode, and only those two events: the others need the session's preflight (issue 28).
+// observer that runs the `AutoRetryStart`/`AutoRetryEnd` hooks right after their events (the
+// other events' hooks are the session's tool preflight and run hooks, wired in modes.cpp; rpc
+// mode only so far).
 
 #include <filesystem>
 #include <string>
