@@ -1,6 +1,6 @@
 #pragma once
-// The texts rebound-chat shows (retry.md section 9), as pure functions so they are tested
-// without a terminal.
+// The texts rebound-chat shows (retry.md section 9; hooks' texts, notices and errors of
+// extensions.md), as pure functions so they are tested without a terminal.
 
 #include <cstdint>
 #include <string>
@@ -31,6 +31,22 @@ inline std::string retry_failed(std::int64_t attempt, const std::string& final_e
                                 const std::string& error_class = {}) {
   return "Retry failed after " + std::to_string(attempt) + " attempts: " + final_error +
          (error_class.empty() ? "" : " (" + error_class + ")");
+}
+
+/// A hook's text for the model (a custom message, extensions.md section 3.9): `[hook] <text>`.
+inline std::string hook_context(const std::string& text) {
+  return "[hook] " + text;
+}
+
+/// A notice (`notify`, section 6.1): `[<notifyType>] <message>`, `info` when none is given.
+inline std::string notice(const std::string& notify_type, const std::string& message) {
+  return "[" + (notify_type.empty() ? std::string("info") : notify_type) + "] " + message;
+}
+
+/// An extension_error (section 7.3): `[extension error] <extensionPath> (<event>): <error>`.
+inline std::string extension_error(const std::string& path, const std::string& event,
+                                   const std::string& error) {
+  return "[extension error] " + path + " (" + event + "): " + error;
 }
 
 }  // namespace rebound::chat

@@ -184,6 +184,18 @@ std::string apply(Activity& a, const Json& e) {
     const Json& content = e["message"]["content"];
     std::string text = content.empty() ? std::string() : content[0].value("text", std::string());
     return "you: " + text + "\n";
+  } else if (type == "message_end" && e["message"].value("role", std::string()) == "custom") {
+    const Json& content = e["message"]["content"];
+    if (content.is_string()) return rebound::chat::hook_context(content.get<std::string>()) + "\n";
+  } else if (type == "extension_ui_request" && e.value("method", std::string()) == "notify") {
+    return rebound::chat::notice(e.value("notifyType", std::string()),
+                                 e.value("message", std::string())) +
+           "\n";
+  } else if (type == "extension_error") {
+    return rebound::chat::extension_error(e.value("extensionPath", std::string()),
+                                          e.value("event", std::string()),
+                                          e.value("error", std::string())) +
+           "\n";
   } else if (type == "message_end" && e["message"].value("role", std::string()) == "assistant") {
     const Json& m = e["message"];
     if (m.value("stopReason", std::string()) == "error") {

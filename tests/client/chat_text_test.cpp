@@ -18,3 +18,13 @@ TEST_CASE("the failure line") {
   CHECK(retry_failed(3, "503 overloaded", "overloaded") ==
         "Retry failed after 3 attempts: 503 overloaded (overloaded)");
 }
+
+TEST_CASE("hook lines: context, notices, extension errors") {
+  CHECK(hook_context("Stop hook feedback:\nrun the tests") ==
+        "[hook] Stop hook feedback:\nrun the tests");
+  CHECK(notice("warning", "Operation stopped by hook: enough") ==
+        "[warning] Operation stopped by hook: enough");
+  CHECK(notice("", "PreToolUse:bash says: ok") == "[info] PreToolUse:bash says: ok");
+  CHECK(extension_error("hook:guard.sh", "PreToolUse", "Hook timed out after 30000 ms") ==
+        "[extension error] hook:guard.sh (PreToolUse): Hook timed out after 30000 ms");
+}
