@@ -12,6 +12,7 @@ std::unique_ptr<session::Waiting> HookPreflight::check(
   fields["tool_name"] = call.name;
   fields["tool_input"] = call.input;
   fields["tool_use_id"] = call.id;
+  if (!call.mcp_server.empty()) fields["mcp_server"] = Json{{"name", call.mcp_server}};
   const auto id = start_awaited_hooks(
       runner_, config_, HookEvent::pre_tool_use, call.name, info_(), fields, report_,
       [report = report_, tool = call.name, call_id = call.id,
@@ -53,6 +54,7 @@ std::unique_ptr<session::Waiting> HookPreflight::after_call(
     fields["is_interrupt"] = false;  // an aborted call starts no hook
   }
   fields["duration_ms"] = call.duration_ms;
+  if (!call.mcp_server.empty()) fields["mcp_server"] = Json{{"name", call.mcp_server}};
   const auto id =
       start_awaited_hooks(runner_, config_, event, call.name, info_(), fields, report_,
                           [report = report_, event, tool = call.name, call_id = call.id,

@@ -36,6 +36,7 @@ class McpManager::ToolAdapter : public session::Tool {
     definition_.description = tool.description;
     definition_.parameters = tool.parameters;
     definition_.external = true;
+    definition_.mcp_server = connection.name();
   }
   const session::ToolDefinition& definition() const override { return definition_; }
   bool read_only_hint() const override { return read_only_; }

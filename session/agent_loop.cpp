@@ -315,7 +315,8 @@ void AgentSession::preflight_calls(std::uint64_t generation) {
     if (!preflight_) continue;
     // The next call waits for this one's verdict (extensions.md section 5.2).
     run.preflight =
-        preflight_->check(PreflightCall(call.block.id, call.block.name, call.block.arguments),
+        preflight_->check(PreflightCall(call.block.id, call.block.name, call.block.arguments,
+                                        tool->definition().mcp_server),
                           [this, alive, generation, i](PreflightVerdict verdict) {
                             if (!alive.expired()) preflighted(generation, i, std::move(verdict));
                           });
@@ -409,7 +410,8 @@ void AgentSession::end_tool_call(std::uint64_t generation, std::size_t index, To
     call.held = std::move(result);
     const FinishedCall finished(
         call.block.id, call.block.name, call.input, *call.held,
-        std::max<std::int64_t>(0, deps_.scheduler.now_epoch_ms() - call.started_ms));
+        std::max<std::int64_t>(0, deps_.scheduler.now_epoch_ms() - call.started_ms),
+        call.tool->definition().mcp_server);
     call.after = preflight_->after_call(finished,
                                         [this, alive, generation, index](AfterCallVerdict verdict) {
                                           if (!alive.expired())

@@ -25,6 +25,8 @@ struct ToolDefinition {
   /// A tool from outside (an MCP server, mcp.md section 4.2): `parameters` go to every provider
   /// whole, and the call's arguments reach the tool unchecked (its server validates them).
   bool external = false;
+  /// An MCP tool's server (its name in the configuration); empty for the others.
+  std::string mcp_server = {};
 };
 
 /// A call's result, partial or final: `content` and `details` as tools.md section 3 fixes them.
@@ -82,11 +84,13 @@ class Waiting {
 /// A call about to run, as the preflight sees it: its arguments as the model wrote them (they
 /// passed validation; the call runs with their checked form unless the verdict replaces them).
 struct PreflightCall {
-  PreflightCall(const std::string& id_, const std::string& name_, const protocol::Json& input_)
-      : id(id_), name(name_), input(input_) {}
+  PreflightCall(const std::string& id_, const std::string& name_, const protocol::Json& input_,
+                const std::string& mcp_server_)
+      : id(id_), name(name_), input(input_), mcp_server(mcp_server_) {}
   const std::string& id;
   const std::string& name;
   const protocol::Json& input;
+  const std::string& mcp_server;  // the tool's MCP server, or empty
 };
 
 /// A text a hook gives the model (extensions.md section 3.9): the session makes it a custom
@@ -115,13 +119,19 @@ struct PreflightVerdict {
 /// A call that ran and ended (not one refused before it ran, nor one an abort ended).
 struct FinishedCall {
   FinishedCall(const std::string& id_, const std::string& name_, const protocol::Json& input_,
-               const ToolResult& result_, std::int64_t duration_ms_)
-      : id(id_), name(name_), input(input_), result(result_), duration_ms(duration_ms_) {}
+               const ToolResult& result_, std::int64_t duration_ms_, const std::string& mcp_server_)
+      : id(id_),
+        name(name_),
+        input(input_),
+        result(result_),
+        duration_ms(duration_ms_),
+        mcp_server(mcp_server_) {}
   const std::string& id;
   const std::string& name;
   const protocol::Json& input;  // what it ran with
   const ToolResult& result;
-  std::int64_t duration_ms;  // of the tool's own execution
+  std::int64_t duration_ms;       // of the tool's own execution
+  const std::string& mcp_server;  // the tool's MCP server, or empty
 };
 
 /// What runs after a call, before its tool_execution_end: texts for the model and `stop_run`.

@@ -218,6 +218,37 @@ test("filesystem and everything: the tools as the model receives them, and their
   assertNoProcessMentions(allowed);
 });
 
+test("hooks see an MCP tool's calls by its name, with mcp_server (extensions.md 3.4)", async () => {
+  const dir = mkdtempSync(join(tmpdir(), "rebound-mcp-hooks-"));
+  const log = join(dir, "hooks.log");
+  mkdirSync(join(dir, "agent"), { recursive: true });
+  const record = { type: "command", command: `cat >> ${log}` };
+  writeFileSync(join(dir, "agent", "settings.json"), JSON.stringify({
+    hooks: {
+      PreToolUse: [{ matcher: "mcp__everything__.*", hooks: [record] }],
+      PostToolUse: [{ matcher: "mcp__everything__echo", hooks: [record] }],
+    },
+  }));
+  const rebound = startRebound(dir, {
+    script: [{ toolCalls: [{ name: "mcp__everything__echo", arguments: { message: "hi" } }] },
+             { text: "done" }],
+    mcpConfig: { mcpServers: { everything: { command: "node", args: [EVERYTHING, "stdio"] } } },
+  });
+  const lines = await rebound.prompt("echo it");
+  const end = lines.find((l) => l.type === "tool_execution_end");
+  assert.equal(end.isError, false, JSON.stringify(end));
+  const seen = readFileSync(log, "utf8").trim().split("\n").map((l) => JSON.parse(l));
+  assert.deepEqual(seen.map((l) => l.hook_event_name), ["PreToolUse", "PostToolUse"]);
+  for (const l of seen) {
+    assert.equal(l.tool_name, "mcp__everything__echo");
+    assert.deepEqual(l.tool_input, { message: "hi" });
+    assert.deepEqual(l.mcp_server, { name: "everything" });
+    assert.equal(Object.keys(l).at(-1), "mcp_server");  // the last key, as the spec orders them
+  }
+  assert.deepEqual(seen[1].tool_response, end.result);
+  await rebound.close();
+});
+
 test("everything: progress updates, then an abort: the server receives notifications/cancelled", async () => {
   const dir = mkdtempSync(join(tmpdir(), "rebound-mcp-long-"));
   const tapLog = join(dir, "tap.jsonl");
