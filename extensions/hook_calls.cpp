@@ -56,9 +56,7 @@ void start_observers(HookRunner& runner, HookEvent event, std::vector<const Hook
   start_hooks(runner, event, std::move(handlers), info, fields,
               [event, report](std::vector<HookResult> results) {
                 // An observer's only effect is its systemMessage (section 3.7).
-                HookEffects effects = hook_effects(event, {}, results);
-                effects.stop = false;
-                apply_hook_effects(report, event, effects);
+                apply_hook_effects(report, event, hook_effects(event, {}, results));
               });
 }
 
@@ -110,10 +108,13 @@ bool apply_hook_effects(const HookReport& report, HookEvent event, const HookEff
   };
   for (const auto& n : effects.notices)
     notify("info", n);
-  if (effects.stop)
+  // Only a tool event's continue:false stops a run; UserPromptSubmit's is its refusal, Stop's
+  // lets a run end that was ending, SessionStart's and PreCompact's are ignored.
+  const bool stops = effects.stop && is_tool_event(event);
+  if (stops)
     notify("warning", "Operation stopped by hook" +
                           (effects.stop_reason ? ": " + *effects.stop_reason : std::string()));
-  return effects.stop;
+  return stops;
 }
 
 std::vector<session::ContextNote> context_notes(HookEvent event, std::vector<HookNote> notes,

@@ -70,8 +70,8 @@ std::optional<std::uint64_t> start_awaited_hooks(HookRunner& runner, const HookC
 std::unique_ptr<session::Waiting> hook_wait(HookRunner& runner, std::uint64_t id);
 
 /// What every event's hooks may do besides their decision: failures and notices reported
-/// (`systemMessage`, and the warning `Operation stopped by hook[: <stopReason>]` for a
-/// continue:false), warnings logged; returns whether one said continue:false.
+/// (`systemMessage`, and for a tool event's continue:false the warning `Operation stopped by
+/// hook[: <stopReason>]`), warnings logged; returns whether a tool event's run stops.
 bool apply_hook_effects(const HookReport& report, HookEvent event, const HookEffects& effects);
 
 /// The custom messages of `notes` (section 3.9): details `hookEvent`, `command`, and

@@ -54,11 +54,6 @@ constexpr std::string_view kAliases[][2] = {{"bash", "Bash"},   {"read", "Read"}
                                             {"write", "Write"}, {"grep", "Grep"}, {"find", "Glob"},
                                             {"ls", "LS"}};
 
-bool is_tool_event(HookEvent e) {
-  return e == HookEvent::pre_tool_use || e == HookEvent::permission_request ||
-         e == HookEvent::post_tool_use || e == HookEvent::post_tool_use_failure;
-}
-
 bool is_list_char(char c) {
   return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' ||
          c == '-' || c == '|' || c == ',';
@@ -148,6 +143,11 @@ std::optional<HookEvent> event_named(std::string_view name) {
     if (t.name == name) return t.event;
   }
   return std::nullopt;
+}
+
+bool is_tool_event(HookEvent e) {
+  return e == HookEvent::pre_tool_use || e == HookEvent::permission_request ||
+         e == HookEvent::post_tool_use || e == HookEvent::post_tool_use_failure;
 }
 
 bool is_awaited(HookEvent event) {

@@ -40,6 +40,9 @@ std::string_view event_name(HookEvent event);
 std::optional<HookEvent> event_named(std::string_view name);
 /// Whether the session waits for the event's hooks and reads their decisions (section 3.4).
 bool is_awaited(HookEvent event);
+/// PreToolUse, PermissionRequest, PostToolUse, PostToolUseFailure: their subject is a tool
+/// name, and their continue:false stops the run (section 3.7).
+bool is_tool_event(HookEvent event);
 /// Whether the event has a subject its groups' matchers are tried against.
 bool has_subject(HookEvent event);
 /// Whether its hooks' `decision`/`reason` and `hookSpecificOutput` are read (section 3.6).

@@ -17,7 +17,8 @@ HookEffects hook_effects(HookEvent event, std::string_view tool,
     }
     if (!v.json) continue;
     if (v.json->system_message) e.notices.push_back(who + " says: " + *v.json->system_message);
-    if (is_awaited(event) && v.json->continue_run == false) {
+    // An observer's (an async handler's too) continue is never read.
+    if (is_awaited(event) && !r.handler->async && v.json->continue_run == false) {
       e.stop = true;
       if (!e.stop_reason && v.json->stop_reason && !v.json->stop_reason->empty())
         e.stop_reason = v.json->stop_reason;

@@ -19,10 +19,7 @@ std::unique_ptr<session::Waiting> HookRunHooks::prompt_submitted(
       runner_, config_, HookEvent::user_prompt_submit, {}, info, fields, report_,
       [report = report_, done = std::move(done)](std::vector<HookResult> results) {
         PromptOutcome o = decide_user_prompt_submit(results);
-        // continue:false refuses the message here (section 3.7): not a stop of a run.
-        HookEffects effects = std::move(o.effects);
-        effects.stop = false;
-        apply_hook_effects(report, HookEvent::user_prompt_submit, effects);
+        apply_hook_effects(report, HookEvent::user_prompt_submit, o.effects);
         session::PromptVerdict verdict;
         verdict.refused = std::move(o.refused);
         verdict.context = context_notes(HookEvent::user_prompt_submit, std::move(o.context));
@@ -126,10 +123,7 @@ std::unique_ptr<session::Waiting> HookRunHooks::stop(
       [report = report_, at_limit, limit = block_limit_,
        done = std::move(done)](std::vector<HookResult> results) {
         StopOutcome o = decide_stop(results);
-        // continue:false keeps the run from going on; it was ending anyway: no stop notice.
-        HookEffects effects = o.effects;
-        effects.stop = false;
-        apply_hook_effects(report, HookEvent::stop, effects);
+        apply_hook_effects(report, HookEvent::stop, o.effects);
         session::StopVerdict verdict;
         if (o.continue_run && at_limit) {
           // The loop guard (section 3.10): the block is not honoured, the run ends.

@@ -108,16 +108,22 @@ constexpr const char* kTwoCalls =
     R"([{"toolCalls":[{"name":"slow","arguments":{}},{"name":"slow","arguments":{}}]},
         {"text":"done"}])";
 
-}  // namespace
-
-TEST_CASE("after-call hooks hold each call's end, their texts follow the batch's results") {
-  SessionHarness h(kTwoCalls);
-  FakeHooks hooks;
+// The fake tool "slow" and the hooks as the preflight; a prompt whose answer calls it twice.
+std::shared_ptr<testing::FakeTool> start_batch(SessionHarness& h, FakeHooks& hooks) {
   h.session.set_tool_preflight(&hooks);
   auto tool = std::make_shared<testing::FakeTool>("slow", h.scheduler);
   h.tools.add(tool);
   h.prompt("go");
   h.scheduler.run_ready();
+  return tool;
+}
+
+}  // namespace
+
+TEST_CASE("after-call hooks hold each call's end, their texts follow the batch's results") {
+  SessionHarness h(kTwoCalls);
+  FakeHooks hooks;
+  const auto tool = start_batch(h, hooks);
   REQUIRE(tool->calls.size() == 2);
   tool->finish(0, "one");
   tool->finish(1, "two", true);
@@ -152,11 +158,7 @@ TEST_CASE("after-call hooks hold each call's end, their texts follow the batch's
 TEST_CASE("abort while after-call hooks run: the call ends with its result, texts dropped") {
   SessionHarness h(kTwoCalls);
   FakeHooks hooks;
-  h.session.set_tool_preflight(&hooks);
-  auto tool = std::make_shared<testing::FakeTool>("slow", h.scheduler);
-  h.tools.add(tool);
-  h.prompt("go");
-  h.scheduler.run_ready();
+  const auto tool = start_batch(h, hooks);
   tool->finish(0, "one");  // in its hooks; call_2 still running
   h.scheduler.run_ready();
   REQUIRE(hooks.after.size() == 1);
