@@ -13,6 +13,7 @@
 #include <utility>
 #include <vector>
 
+#include "peer/peer_process.h"
 #include "protocol/json.h"
 
 namespace rebound::mcp {
@@ -40,13 +41,8 @@ struct ServerConfig {
   std::optional<std::string> error;
 };
 
-/// Looks up an environment variable; none when unset.
-using Getenv = std::function<std::optional<std::string>(const std::string& name)>;
-
-/// `${VAR}` and `${VAR:-default}` replaced (section 1.3); `missing` gets the first variable that
-/// is unset without a default (the text is then unusable).
-std::string expand_variables(std::string_view text, const Getenv& getenv,
-                             std::optional<std::string>& missing);
+using peer::expand_variables;  // section 1.3
+using peer::Getenv;
 
 /// The entries of one file's `mcpServers` object (sources 1 to 4), in key order, expanded. An
 /// entry that is not usable comes back with its `error`; an empty name is left out (reported in
@@ -93,7 +89,9 @@ class ToolNamer {
 
 /// What a server starts with (section 9): the allowed variables of Rebound's environment that
 /// are set, then the entry's `env` over them.
-std::vector<std::pair<std::string, std::string>> server_environment(
-    const Getenv& getenv, const std::vector<std::pair<std::string, std::string>>& entry_env);
+inline std::vector<std::pair<std::string, std::string>> server_environment(
+    const Getenv& getenv, const std::vector<std::pair<std::string, std::string>>& entry_env) {
+  return peer::child_environment(getenv, entry_env);
+}
 
 }  // namespace rebound::mcp

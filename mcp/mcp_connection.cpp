@@ -3,9 +3,7 @@
 #include "protocol/json_line.h"
 #include "protocol/name_table.h"
 
-#include <signal.h>
 #include <spdlog/spdlog.h>
-#include <sys/wait.h>
 
 #include <utility>
 
@@ -23,8 +21,6 @@ namespace {
 
 constexpr const char* kProtocolVersion = "2025-11-25";
 constexpr const char* kKnownVersions[] = {"2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"};
-constexpr std::size_t kStderrLogBytes = 4096;
-constexpr std::size_t kStderrErrorBytes = 500;
 
 using tools::has_string;
 using tools::string_arg;
@@ -48,11 +44,6 @@ const Json& result_of(const Json& response) {
   static const Json empty = Json::object();
   const auto result = response.find("result");
   return result != response.end() && result->is_object() ? *result : empty;
-}
-
-std::string exit_text(int status) {
-  if (WIFSIGNALED(status)) return "Killed by signal " + std::to_string(WTERMSIG(status));
-  return "Exited with code " + std::to_string(WIFEXITED(status) ? WEXITSTATUS(status) : status);
 }
 
 }  // namespace
@@ -99,13 +90,17 @@ McpConnection::McpConnection(session::Scheduler& scheduler, Spawner spawner, Ser
       spawner_(std::move(spawner)),
       config_(std::move(config)),
       options_(std::move(options)),
-      changed_(std::move(changed)) {
+      changed_(std::move(changed)),
+      child_(scheduler, spawner_,
+             peer::PeerChild::Options{
+                 "mcp[" + config_.name + "]", kMaxMessageBytes, options_.max_queued_input,
+                 "The server does not read its input (more than " +
+                     std::to_string(options_.max_queued_input) + " bytes waiting)"}) {
   if (config_.disabled) status_ = Status::disabled;
 }
 
 McpConnection::~McpConnection() {
   alive_.reset();
-  process_.reset();  // kills the group and reaps
 }
 
 void McpConnection::notify_changed() {
@@ -121,19 +116,12 @@ void McpConnection::notify_changed() {
 
 void McpConnection::start() {
   start_queued_ = false;
-  ++epoch_;
   status_ = Status::starting;
   error_.clear();
   tools_.clear();
   ++tools_version_;
-  input_overflow_ = false;
   server_info_.reset();
-  lines_ = protocol::LineReader(kMaxMessageBytes);
-  stderr_partial_.clear();
-  last_stderr_.clear();
   initialized_sent_ = listing_ = relist_ = false;
-  stdout_ended_ = stderr_ended_ = stopping_ = false;
-  exit_status_.reset();
   end_all_calls("Operation aborted");  // none is left by stop(); nothing is ever dropped
   notify_changed();
   if (config_.disabled) {
@@ -155,50 +143,15 @@ void McpConnection::start() {
   for (const auto& [key, value] : server_environment(options_.getenv, config_.env))
     spec.env.push_back(key + "=" + value);
 
-  const std::uint64_t epoch = epoch_;
-  std::weak_ptr<bool> alive = alive_;
-  auto guard = [this, alive, epoch] { return !alive.expired() && epoch_ == epoch; };
-  ServerProcess::Handlers handlers;
-  handlers.out = [this, guard](std::string_view bytes) {
-    if (guard()) on_stdout(bytes);
-  };
-  handlers.out_end = [this, guard] {
-    if (!guard()) return;
-    stdout_ended_ = true;
-    // A server that closed its stdout can no longer answer: it is stopped, and fails with
-    // its exit status once that is known (section 3.4).
-    begin_stop();
-  };
-  handlers.err = [this, guard](std::string_view bytes) {
-    if (guard()) on_stderr(bytes);
-  };
-  handlers.err_end = [this, guard] {
-    if (!guard()) return;
-    if (!stderr_partial_.empty()) on_stderr("\n");
-    stderr_ended_ = true;
-    if (exit_status_) settle_exit();
-  };
-  handlers.exit = [this, guard](int status) {
-    if (guard()) on_exit(status);
-  };
   std::string spawn_error;
-  process_ = spawner_(spec, std::move(handlers), spawn_error);
-  if (!process_) {
-    fail("Failed to start: " + spawn_error);
+  if (!child_.start(
+          spec, [this](std::string_view line) { on_line(line); },
+          [this](std::string error) { fail(std::move(error)); }, spawn_error)) {
+    fail(spawn_error);
     return;
   }
-  peer_ = std::make_unique<protocol::JsonRpcPeer>([this, guard](const Json& message) {
-    if (!process_ || input_overflow_) return;  // past the limit nothing more is written
-    process_->write(protocol::to_line(message));
-    if (process_->input_queued() <= options_.max_queued_input) return;
-    // Failed from the loop, not inside the peer that is writing.
-    input_overflow_ = true;
-    scheduler_.post([this, guard] {
-      if (guard())
-        fail("The server does not read its input (more than " +
-             std::to_string(options_.max_queued_input) + " bytes waiting)");
-    });
-  });
+  peer_ = std::make_unique<protocol::JsonRpcPeer>(
+      [this](const Json& message) { child_.write(protocol::to_line(message)); });
   // Of the server's own requests only ping is served (section 5).
   peer_->on_request([](const std::string& method, const Json&) -> std::optional<Json> {
     if (method == "ping") return Json::object();
@@ -355,18 +308,6 @@ void McpConnection::finish_listing(std::vector<ServerTool> tools) {
 
 // ---- input from the server ----
 
-void McpConnection::on_stdout(std::string_view bytes) {
-  if (stopping_) return;
-  lines_.feed(bytes, [this](protocol::LineItem item) {
-    if (stopping_) return;
-    if (item.kind == protocol::LineItem::Kind::too_long) {
-      fail("Message too large");
-      return;
-    }
-    on_line(item.text);
-  });
-}
-
 void McpConnection::on_line(std::string_view line) {
   if (peer_->receive(line) == protocol::JsonRpcPeer::Received::not_an_object)
     spdlog::warn("mcp[{}] ignored non-JSON output: {}", name(), utf8_prefix(line, 200));
@@ -400,58 +341,6 @@ void McpConnection::on_notification(const std::string& method, const Json& param
   spdlog::debug("mcp[{}] notification {} ignored", name(), method);
 }
 
-void McpConnection::on_stderr(std::string_view bytes) {
-  stderr_partial_.append(bytes);
-  std::size_t start = 0;
-  for (std::size_t lf = stderr_partial_.find('\n'); lf != std::string::npos;
-       lf = stderr_partial_.find('\n', start)) {
-    std::string_view line(stderr_partial_.data() + start, lf - start);
-    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
-    if (!line.empty()) {
-      spdlog::info("mcp[{}] {}", name(), utf8_prefix(line, kStderrLogBytes));
-      last_stderr_ = utf8_prefix(line, kStderrErrorBytes);
-    }
-    start = lf + 1;
-  }
-  stderr_partial_.erase(0, start);
-  // An endless line is bounded like a logged one.
-  if (stderr_partial_.size() > kStderrLogBytes) {
-    spdlog::info("mcp[{}] {}", name(), utf8_prefix(stderr_partial_, kStderrLogBytes));
-    last_stderr_ = utf8_prefix(stderr_partial_, kStderrErrorBytes);
-    stderr_partial_.clear();
-  }
-}
-
-void McpConnection::on_exit(int status) {
-  exit_status_ = status;
-  if (stderr_ended_) {
-    settle_exit();
-    return;
-  }
-  grace_timer_ = scheduler_.make_timer();
-  grace_timer_->start(std::chrono::milliseconds(kStderrGraceMs), [this] { settle_exit(); });
-}
-
-void McpConnection::settle_exit() {
-  if (!exit_status_ || !process_) return;
-  if (grace_timer_) grace_timer_->cancel();
-  if (!stopping_) {
-    std::string text = exit_text(*exit_status_);
-    if (!last_stderr_.empty()) text += ": " + last_stderr_;
-    fail(std::move(text));
-  }
-  if (!process_->group_alive()) {
-    // Nothing of it is left: done (destroyed on a later turn, not inside its own callback).
-    if (stop_timer_) stop_timer_->cancel();
-    std::weak_ptr<bool> alive = alive_;
-    const std::uint64_t epoch = epoch_;
-    scheduler_.post([this, alive, epoch] {
-      if (alive.expired() || epoch != epoch_) return;
-      maybe_gone();
-    });
-  }
-}
-
 // ---- failure and stopping ----
 
 void McpConnection::time_out_startup() {
@@ -472,50 +361,11 @@ void McpConnection::fail(std::string error) {
   listing_ = relist_ = false;
   if (startup_timer_) startup_timer_->cancel();
   if (was_up) end_all_calls("MCP server " + name() + " stopped during the call: " + error_);
-  stopping_ = true;
-  // Also after the process exited: what it left in its group gets the same sequence.
-  begin_stop();
+  child_.stop();
   notify_changed();
 }
 
-void McpConnection::begin_stop() {
-  if (!process_ || stop_timer_) return;  // gone, or its stop sequence runs already
-  process_->close_stdin();
-  kill_step(0);
-}
-
-void McpConnection::kill_step(int step) {
-  // 0: stdin was closed; 1: SIGTERM went to the group; 2: SIGKILL (the process is dropped).
-  if (!stop_timer_) stop_timer_ = scheduler_.make_timer();
-  if (step == 2) {
-    maybe_gone();
-    return;
-  }
-  if (step == 1 && process_) process_->signal_group(SIGTERM);
-  stop_timer_->start(std::chrono::milliseconds(kStopStepMs), [this, step] {
-    if (!process_) return;
-    if (step == 0 && !process_->group_alive()) {
-      maybe_gone();
-      return;
-    }
-    kill_step(step + 1);
-  });
-}
-
-void McpConnection::maybe_gone() {
-  if (stop_timer_) stop_timer_->cancel();
-  if (grace_timer_) grace_timer_->cancel();
-  process_.reset();  // SIGKILL to whatever is left of the group, then reaped
-  peer_.reset();
-  stop_timer_.reset();
-  auto gone = std::move(gone_);
-  gone_.clear();
-  for (auto& g : gone)
-    g();
-}
-
 void McpConnection::stop(std::function<void()> gone) {
-  if (gone) gone_.push_back(std::move(gone));
   if (start_queued_) {
     // Stopped before it started: it never will.
     start_queued_ = false;
@@ -529,19 +379,7 @@ void McpConnection::stop(std::function<void()> gone) {
     if (startup_timer_) startup_timer_->cancel();
     listing_ = relist_ = false;
   }
-  stopping_ = true;
-  if (!process_) {
-    std::weak_ptr<bool> alive = alive_;
-    scheduler_.post([this, alive] {
-      if (!alive.expired() && !process_) maybe_gone();
-    });
-    return;
-  }
-  if (exit_status_ && !process_->group_alive()) {
-    settle_exit();
-    return;
-  }
-  begin_stop();
+  child_.stop(std::move(gone));
 }
 
 // ---- calls ----
@@ -553,10 +391,10 @@ std::unique_ptr<session::ToolCall> McpConnection::call(const std::string& tool, 
     post_done(std::move(done), ToolResult::error("Invalid arguments: expected an object"));
     return nullptr;
   }
-  if (status_ != Status::ready || !peer_ || stopping_) {
-    const std::string why = !error_.empty() ? error_
-                            : stopping_     ? std::string("stopping")
-                                            : std::string(status_name(status_));
+  if (status_ != Status::ready || !peer_ || child_.stopping()) {
+    const std::string why = !error_.empty()     ? error_
+                            : child_.stopping() ? std::string("stopping")
+                                                : std::string(status_name(status_));
     post_done(std::move(done),
               ToolResult::error("MCP server " + name() + " is not available: " + why));
     return nullptr;
@@ -619,7 +457,7 @@ void McpConnection::post_done(session::Tool::Done done, ToolResult result) {
 void McpConnection::cancel_call(std::int64_t id, const std::string& reason,
                                 std::optional<ToolResult> result) {
   if (!calls_.count(id)) return;
-  if (peer_ && process_ && !stopping_) {
+  if (peer_ && child_.running() && !child_.stopping()) {
     Json params = Json::object();
     params["requestId"] = id;
     params["reason"] = reason;

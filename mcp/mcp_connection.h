@@ -1,9 +1,9 @@
 #pragma once
 // One MCP server over the stdio transport (mcp.md sections 2, 3, 5 and 7): its process, the
 // handshake, paginated tools/list and list_changed re-lists, tools/call with progress, timeout
-// and cancellation, the failure texts, and the stop sequence (stdin closed, 1000 ms, SIGTERM to
-// the group, 1000 ms, SIGKILL). The process comes from a Spawner (the server's ChildProcess in
-// production, a fake in unit tests); time from the session's Scheduler. Event loop only.
+// and cancellation, and the failure texts. The process, its stderr, exit texts and stop sequence
+// are a peer::PeerChild's (from a Spawner: the server's ChildProcess in production, a fake in
+// unit tests); time from the session's Scheduler. Event loop only.
 
 #include <cstdint>
 #include <functional>
@@ -15,44 +15,18 @@
 #include <vector>
 
 #include "mcp/mcp_config.h"
+#include "peer/peer_child.h"
 #include "protocol/json.h"
 #include "protocol/jsonrpc_peer.h"
-#include "protocol/line_reader.h"
 #include "session/scheduler.h"
 #include "session/tool.h"
 
 namespace rebound::mcp {
 
-/// A running server process as a connection sees it.
-class ServerProcess {
- public:
-  struct Handlers {
-    std::function<void(std::string_view)> out;  // stdout bytes
-    std::function<void()> out_end;
-    std::function<void(std::string_view)> err;  // stderr bytes
-    std::function<void()> err_end;
-    std::function<void(int status)> exit;  // the wait status, once reaped
-  };
-  /// Destroying it kills the process group and reaps the child, with no further callback.
-  virtual ~ServerProcess() = default;
-  virtual void write(std::string data) = 0;
-  virtual void close_stdin() = 0;
-  virtual void signal_group(int signal) = 0;
-  /// Whether any process of its group is still there.
-  virtual bool group_alive() const = 0;
-  /// Bytes written to it that it has not read yet.
-  virtual std::size_t input_queued() const = 0;
-};
-
-struct SpawnSpec {
-  std::vector<std::string> argv;
-  std::string cwd;
-  std::vector<std::string> env;  // NAME=value, nothing else
-};
-
-/// Starts a process; nullptr and the system's reason in `error` when it cannot.
-using Spawner = std::function<std::unique_ptr<ServerProcess>(
-    const SpawnSpec& spec, ServerProcess::Handlers handlers, std::string& error)>;
+/// The server process behind its seam (peer/peer_process.h).
+using ServerProcess = peer::PeerProcess;
+using SpawnSpec = peer::SpawnSpec;
+using Spawner = peer::Spawner;
 
 enum class Status { starting, ready, failed, disabled };
 std::string_view status_name(Status status);
@@ -65,10 +39,10 @@ struct ServerTool {
   bool read_only = false;
 };
 
-inline constexpr std::size_t kMaxMessageBytes = 64u << 20;
+using peer::kMaxMessageBytes;
+using peer::kStderrGraceMs;
+using peer::kStopStepMs;
 inline constexpr int kMaxListPages = 100;
-inline constexpr std::int64_t kStopStepMs = 1000;
-inline constexpr std::int64_t kStderrGraceMs = 100;
 
 class McpConnection {
  public:
@@ -115,7 +89,7 @@ class McpConnection {
   void time_out_startup();
   bool unsettled() const { return status_ == Status::starting || (listing_ && ready()); }
   bool ready() const { return status_ == Status::ready; }
-  bool running() const { return process_ != nullptr; }
+  bool running() const { return child_.running(); }
 
   /// Calls the server's tool `tool` (section 5). `progress` and `done` never run inside this
   /// call; `done` runs exactly once unless the handle is destroyed first.
@@ -134,7 +108,6 @@ class McpConnection {
 
   void fail(std::string error);
   void notify_changed();
-  void on_stdout(std::string_view bytes);
   void on_line(std::string_view line);
   void on_notification(const std::string& method, const protocol::Json& params);
   void on_initialized(const protocol::Json& response);
@@ -142,18 +115,12 @@ class McpConnection {
                   std::shared_ptr<std::vector<ServerTool>> so_far);
   void finish_listing(std::vector<ServerTool> tools);
   void accept_tools(const protocol::Json& list, std::vector<ServerTool>& into) const;
-  void on_exit(int status);
-  void on_stderr(std::string_view bytes);
-  void settle_exit();
   void end_call(std::int64_t id, session::ToolResult result);
   void cancel_call(std::int64_t id, const std::string& reason,
                    std::optional<session::ToolResult> result);
   void end_all_calls(const std::string& text);
   std::vector<std::int64_t> call_ids() const;
   void post_done(session::Tool::Done done, session::ToolResult result);
-  void begin_stop();
-  void kill_step(int step);
-  void maybe_gone();
 
   session::Scheduler& scheduler_;
   Spawner spawner_;
@@ -167,28 +134,16 @@ class McpConnection {
   std::vector<ServerTool> tools_;
   std::optional<protocol::Json> server_info_;
 
-  std::unique_ptr<ServerProcess> process_;
+  peer::PeerChild child_;
   std::unique_ptr<protocol::JsonRpcPeer> peer_;
-  protocol::LineReader lines_{kMaxMessageBytes};
-  std::string stderr_partial_;
-  std::string last_stderr_;
   bool initialized_sent_ = false;
   bool listing_ = false;
   bool relist_ = false;
-  bool stdout_ended_ = false;
-  bool stderr_ended_ = false;
-  std::optional<int> exit_status_;
-  bool stopping_ = false;  // stop() or an internal stop: the exit is expected
   bool start_queued_ = false;
-  std::vector<std::function<void()>> gone_;
-  bool input_overflow_ = false;  // its unread input passed the limit; failing it
   std::uint64_t tools_version_ = 0;
   std::unique_ptr<session::Timer> startup_timer_;
-  std::unique_ptr<session::Timer> stop_timer_;
-  std::unique_ptr<session::Timer> grace_timer_;
   std::map<std::int64_t, PendingCall> calls_;
   bool change_posted_ = false;
-  std::uint64_t epoch_ = 0;  // one per start: callbacks of an older process are dropped
 };
 
 }  // namespace rebound::mcp
