@@ -145,4 +145,9 @@ protocol::Json settings_object(const std::filesystem::path& path) {
   return r.status == JsonFileStatus::ok && r.value.is_object() ? r.value : protocol::Json::object();
 }
 
+protocol::Json settings_member(const protocol::Json& settings, const char* key) {
+  const auto it = settings.find(key);
+  return it == settings.end() ? protocol::Json() : *it;
+}
+
 }  // namespace rebound::config

@@ -47,6 +47,8 @@ JsonFileRead read_json_file(const std::filesystem::path& path);
 /// A settings file's object, or {} when it is missing, malformed or not an object (a malformed
 /// one is reported by the settings store that reads it too, runtime.md section 3).
 protocol::Json settings_object(const std::filesystem::path& path);
+/// A settings object's `key`, or null when absent.
+protocol::Json settings_member(const protocol::Json& settings, const char* key);
 
 using session::size_text;
 

@@ -124,6 +124,17 @@ RestartMcpServerArgs read_restart_mcp_server_args(const FieldReader& f) {
   return RestartMcpServerArgs{f.string("name")};
 }
 
+UiResponseArgs read_ui_response_args(const FieldReader& f) {
+  UiResponseArgs a;
+  a.id = f.string("id");
+  a.value = f.optional_string("value");
+  if (const Json* confirmed = f.find("confirmed"); confirmed && !confirmed->is_null())
+    a.confirmed = f.boolean("confirmed");
+  if (const Json* cancelled = f.find("cancelled"); cancelled && !cancelled->is_null())
+    a.cancelled = f.boolean("cancelled");
+  return a;
+}
+
 EventFilterArgs read_event_filter_args(const FieldReader& f) {
   EventFilterArgs a;
   if (const Json* events = f.find("events"); events && !events->is_null()) {

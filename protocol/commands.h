@@ -65,6 +65,17 @@ struct McpServersArgs {
 struct RestartMcpServerArgs {
   std::string name;
 };
+/// get_extensions (extensions.md section 7.1) reads `wait` as get_mcp_servers does,
+/// restart_extension `name` as restart_mcp_server does.
+using ExtensionsArgs = McpServersArgs;
+using RestartExtensionArgs = RestartMcpServerArgs;
+/// extension_ui_response (extensions.md section 7.2).
+struct UiResponseArgs {
+  std::string id;
+  std::optional<std::string> value;
+  std::optional<bool> confirmed;
+  bool cancelled = false;
+};
 /// set_event_filter (protocol.md section 8): the allow-list as sent (nullopt: every event).
 struct EventFilterArgs {
   std::optional<std::vector<std::string>> events;
@@ -141,6 +152,7 @@ BashArgs read_bash_args(const FieldReader& f);
 SwitchSessionArgs read_switch_session_args(const FieldReader& f);
 McpServersArgs read_mcp_servers_args(const FieldReader& f);
 RestartMcpServerArgs read_restart_mcp_server_args(const FieldReader& f);
+UiResponseArgs read_ui_response_args(const FieldReader& f);
 /// Both fields checked before anything is used (all or nothing).
 EventFilterArgs read_event_filter_args(const FieldReader& f);
 

@@ -30,6 +30,10 @@ JsonRpcPeer::Received JsonRpcPeer::receive(std::string_view line) {
       if (notification_) notification_(method->get<std::string>(), params);
       return Received::message;
     }
+    if (async_request_) {
+      async_request_(method->get<std::string>(), params, *id);
+      return Received::message;
+    }
     std::optional<Json> result;
     if (request_) result = request_(method->get<std::string>(), params);
     if (result) {
@@ -42,6 +46,14 @@ JsonRpcPeer::Received JsonRpcPeer::receive(std::string_view line) {
   }
   answer(message);
   return Received::message;
+}
+
+void JsonRpcPeer::respond(const Json& id, Json result) {
+  send_(jsonrpc_result(id, std::move(result)));
+}
+
+void JsonRpcPeer::respond_error(const Json& id, int code, std::string message) {
+  send_(jsonrpc_error(JsonRpcError{id, code, std::move(message), std::nullopt}));
 }
 
 bool JsonRpcPeer::answer(const Json& response) {

@@ -41,6 +41,13 @@ class JsonRpcPeer {
   std::int64_t next_id() const { return next_id_; }
   void on_notification(Notification handler) { notification_ = std::move(handler); }
   void on_request(Request handler) { request_ = std::move(handler); }
+  /// The other side's requests answered later: the handler gets the request's id and answers
+  /// through respond() or respond_error(). Replaces on_request().
+  using AsyncRequest =
+      std::function<void(const std::string& method, const Json& params, const Json& id)>;
+  void on_request_async(AsyncRequest handler) { async_request_ = std::move(handler); }
+  void respond(const Json& id, Json result);
+  void respond_error(const Json& id, int code, std::string message);
 
   enum class Received { message, not_an_object };
   /// One line from the other side. Anything that is not a JSON object is left to the caller to
@@ -56,6 +63,7 @@ class JsonRpcPeer {
   Send send_;
   Notification notification_;
   Request request_;
+  AsyncRequest async_request_;
   std::map<std::int64_t, Answer> pending_;
   std::int64_t next_id_;
 };

@@ -122,6 +122,23 @@ common = {
                     "tools": {"type": "array", "items": {"type": "string", "pattern": "^[a-zA-Z0-9_-]{1,64}$"}},
                     "error": S, "serverInfo": obj({"name": S, "version": S})},
                    ["name", "status", "tools"]),
+ # extensions.md section 7.1: get_extensions and restart_extension.
+ "ExtensionInfo": obj({"name": {"type": "string", "minLength": 1},
+                       "status": {"enum": ["starting", "ready", "failed", "disabled", "untrusted"]},
+                       "source": {"enum": ["user", "project", "cli"]},
+                       "events": {"type": "array", "items": S},
+                       "messageUpdates": {"enum": ["full", "delta"]},
+                       "interceptors": {"type": "array", "items": {"const": "tool_call"}},
+                       "tools": {"type": "array", "items": {"type": "string", "pattern": "^[a-zA-Z0-9_-]{1,64}$"}},
+                       "commands": {"type": "array", "items": S}, "failOpen": B, "error": S,
+                       "serverInfo": obj({"name": S, "version": S})},
+                      ["name", "status", "source", "events", "interceptors", "tools", "commands", "failOpen"]),
+ "HookInfo": obj({"event": S, "matcher": S, "command": S, "timeoutMs": {"type": "integer", "minimum": 1},
+                  "async": B, "source": {"enum": ["user", "project"]},
+                  "status": {"enum": ["active", "invalid", "untrusted", "disabled"]}, "error": S, "lastError": S},
+                 ["event", "command", "timeoutMs", "async", "source", "status"]),
+ "Extensions": obj({"extensions": {"type": "array", "items": ref("#", "ExtensionInfo")},
+                    "hooks": {"type": "array", "items": ref("#", "HookInfo")}}),
  }}
 common["$defs"]["Model"]["properties"]["cost"] = ref("#", "ModelCost")
 
@@ -142,6 +159,8 @@ cmds = {
  "get_tools": {},
  "get_retry_state": {}, "retry_now": {},
  "get_mcp_servers": {"wait": {"type": ["boolean", "null"]}}, "restart_mcp_server": {"name": S},
+ "get_extensions": {"wait": {"type": ["boolean", "null"]}}, "restart_extension": {"name": S},
+ "extension_ui_response": {"id": S, "value": S, "confirmed": B, "cancelled": B},
  "set_event_filter": {"events": {"oneOf": [{"type": "null"}, {"type": "array", "items": {"type": "string", "minLength": 1}}]},
                       "messageUpdates": {"enum": ["full", "delta"]}},
  "set_retry_policy": {"reset": B, "maxRetries": {"type": ["integer", "null"], "minimum": 0, "maximum": 100},
@@ -155,7 +174,8 @@ cmds = {
 required = {"prompt": ["message"], "steer": ["message"], "follow_up": ["message"], "set_model": ["provider", "modelId"],
             "set_thinking_level": ["level"], "set_steering_mode": ["mode"], "set_follow_up_mode": ["mode"],
             "set_interrupt_mode": ["mode"], "set_auto_compaction": ["enabled"], "set_auto_retry": ["enabled"],
-            "bash": ["command"], "switch_session": ["sessionPath"], "restart_mcp_server": ["name"]}
+            "bash": ["command"], "switch_session": ["sessionPath"], "restart_mcp_server": ["name"],
+            "restart_extension": ["name"], "extension_ui_response": ["id"]}
 cdefs = {}
 for name, props in cmds.items():
     p = {"id": {}, "type": {"const": name}} | props
@@ -192,6 +212,8 @@ data = {
  "get_retry_state": ref(C, "RetryState"),
  "get_mcp_servers": obj({"servers": {"type": "array", "items": ref(C, "McpServer")}}),
  "restart_mcp_server": ref(C, "McpServer"),
+ "get_extensions": ref(C, "Extensions"),
+ "restart_extension": ref(C, "ExtensionInfo"),
  "set_event_filter": ref(C, "EventFilter"),
  "set_retry_policy": ref(C, "RetryPolicy"),
  "retry_now": {"oneOf": [obj({"skipped": {"const": True}, "attempt": {"type": "integer", "minimum": 1}}),
@@ -231,6 +253,8 @@ responses = {"$schema": "https://json-schema.org/draft/2020-12/schema", "$id": B
 
 # Events
 AM = ref(C, "AssistantMessage")
+UUID4 = {"type": "string", "pattern": "^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$"}
+POS = {"type": "integer", "minimum": 1}
 def ame(t, extra, req_extra):
     return obj({"type": {"const": t}, "contentIndex": NN} | extra | {"partial": AM}, ["type", "contentIndex"] + req_extra + ["partial"])
 ame_defs = {
@@ -286,11 +310,21 @@ edefs = {
                            "status": {"enum": ["starting", "ready", "failed", "disabled"]},
                            "tools": {"type": "array", "items": S}, "error": S},
                           ["type", "name", "status", "tools"]),
- # extensions.md section 6.1: a dialog or notice for the client (so far hooks' notices).
+ # extensions.md section 6.1: a dialog of an extension (4.7's params, the effective timeout) or a
+ # notice (a hook's or an extension's ui/notify), a variant per method.
  "extension_ui_request": {"oneOf": [
-     obj({"type": {"const": "extension_ui_request"}, "id": {"type": "string", "pattern": "^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$"},
+     obj({"type": {"const": "extension_ui_request"}, "id": UUID4,
           "method": {"const": "notify"}, "message": S, "notifyType": {"enum": ["info", "warning", "error"]}},
-         ["type", "id", "method", "message"])]},
+         ["type", "id", "method", "message"]),
+     obj({"type": {"const": "extension_ui_request"}, "id": UUID4, "method": {"const": "select"},
+          "title": S, "options": {"type": "array", "items": S}, "timeout": POS},
+         ["type", "id", "method", "title", "options", "timeout"]),
+     obj({"type": {"const": "extension_ui_request"}, "id": UUID4, "method": {"const": "confirm"},
+          "title": S, "message": S, "timeout": POS}, ["type", "id", "method", "title", "timeout"]),
+     obj({"type": {"const": "extension_ui_request"}, "id": UUID4, "method": {"const": "input"},
+          "title": S, "placeholder": S, "timeout": POS}, ["type", "id", "method", "title", "timeout"]),
+     obj({"type": {"const": "extension_ui_request"}, "id": UUID4, "method": {"const": "editor"},
+          "title": S, "prefill": S, "timeout": POS}, ["type", "id", "method", "title", "timeout"])]},
  # extensions.md section 7.3: a hook ("hook:<command>") or an extension (its name) failed.
  "extension_error": obj({"type": {"const": "extension_error"}, "extensionPath": {"type": "string", "minLength": 1},
                          "event": {"type": "string", "minLength": 1}, "error": S}),

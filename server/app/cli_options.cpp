@@ -61,7 +61,13 @@ CliParse parse_command_line(const std::vector<std::string>& args) {
   app.add_flag("--no-mcp", o.no_mcp,
                "Start no MCP servers from settings.json or .mcp.json (--mcp-config still counts)");
   app.add_flag("--no-extensions", o.no_extensions,
-               "Run no hooks from settings.json or .rebound/settings.json");
+               "Run no hooks or extensions from settings.json or .rebound/settings.json "
+               "(--extension still counts)");
+  app.add_option("--extension", o.extensions,
+                 "An extension process run as /bin/sh -c CMD (JSON-RPC over its stdio; named "
+                 "cli-1, cli-2, ...); may be repeated")
+      ->expected(1)
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
 
   std::string envelope = "auto";
   app.add_option("--envelope", envelope,

@@ -36,6 +36,7 @@ struct CliOptions {
   bool acp_ask_permissions = false;                 // --acp-permissions ask (acp.md section 7.3)
   std::vector<std::string> mcp_configs;             // --mcp-config FILE… (mcp.md section 1.1)
   bool no_mcp = false;                              // --no-mcp
+  std::vector<std::string> extensions;              // --extension CMD… (extensions.md 1.5)
   bool no_extensions = false;                       // --no-extensions (extensions.md section 1.1)
 };
 

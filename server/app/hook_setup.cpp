@@ -13,11 +13,6 @@ using protocol::Json;
 
 namespace {
 
-Json member(const Json& object, const char* key) {
-  const auto it = object.find(key);
-  return it == object.end() ? Json() : *it;
-}
-
 std::size_t count_handlers(const Json& hooks) {
   std::size_t n = 0;
   if (!hooks.is_object()) return 0;
@@ -38,16 +33,17 @@ HookSetup read_hook_setup(const CliOptions& options, const fs::path& agent_dir,
   const Json global = config::settings_object(global_file);
   const Json project = config::settings_object(project_file);
   // Only the user's own file can trust a project: a project cannot opt itself in.
-  const bool trusted = member(global, "trustProjectSettings") == true;
+  const bool trusted = config::settings_member(global, "trustProjectSettings") == true;
   HookSetup out;
   std::vector<std::string> warnings;
   out.runner = extensions::read_runner_settings(
-      member(global, "extensionRunner"), trusted ? member(project, "extensionRunner") : Json(),
-      warnings);
-  const Json project_hooks = member(project, "hooks");
+      config::settings_member(global, "extensionRunner"),
+      trusted ? config::settings_member(project, "extensionRunner") : Json(), warnings);
+  const Json project_hooks = config::settings_member(project, "hooks");
   out.config = extensions::read_hooks(
-      {extensions::HookSettings(member(global, "hooks"), extensions::HookSource::user,
-                                global_file.string(), true, options.no_extensions),
+      {extensions::HookSettings(config::settings_member(global, "hooks"),
+                                extensions::HookSource::user, global_file.string(), true,
+                                options.no_extensions),
        extensions::HookSettings(project_hooks, extensions::HookSource::project,
                                 project_file.string(), trusted, options.no_extensions)},
       out.runner.hook_timeout_ms);

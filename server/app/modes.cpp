@@ -7,6 +7,7 @@
 #include "mcp/mcp_manager.h"
 #include "protocol/json_line.h"
 #include "server/acp/acp_connection.h"
+#include "server/app/extension_setup.h"
 #include "server/app/mcp_setup.h"
 #include "server/pi/rpc_front_end.h"
 #include "session/session_id.h"
@@ -16,6 +17,101 @@ namespace rebound::server {
 namespace fs = std::filesystem;
 
 namespace {
+
+// A notice for the client: a `notify` extension_ui_request (extensions.md section 6.1), written
+// only once the first command was read.
+void write_notice(session::EventSink& sink, session::SessionSlot slot, const bool& command_seen,
+                  std::string_view type, const std::string& message) {
+  if (!command_seen) return;
+  protocol::Json fields = protocol::Json::object();
+  fields["id"] = session::new_session_id();  // a fresh UUID v4
+  fields["method"] = "notify";
+  fields["message"] = message;
+  fields["notifyType"] = type;
+  sink.on_event(session::Event{slot, session::ev::ExtensionUiRequest{&fields}});
+}
+
+// The rpc connection's extension processes: their set, what they ask of the session (its state,
+// abort and messages), and where their events and failures go.
+struct RpcExtensions {
+  extensions::ExtensionHost host;
+  std::shared_ptr<extensions::ExtensionSet> set;
+  session::AgentSession* session = nullptr;
+  session::EventSink* sink = nullptr;  // the tap in front of the connection's output
+  session::SessionSlot slot = 0;
+};
+
+void send_user_message(session::AgentSession& session, const protocol::Json& params,
+                       std::function<void(std::optional<std::string>)> done) {
+  session::UserInput input;
+  if (params["content"].is_string()) {
+    input.text = params["content"].get<std::string>();
+  } else {
+    for (const auto& block : params["content"])
+      if (block.is_object() && block.value("type", protocol::Json()) == "text" &&
+          block.value("text", protocol::Json()).is_string())
+        input.text += block["text"].get<std::string>();
+  }
+  const auto deliver = params.value("deliverAs", protocol::Json());
+  const auto kind = deliver == "steer"      ? session::SubmitKind::steer
+                    : deliver == "followUp" ? session::SubmitKind::follow_up
+                                            : session::SubmitKind::prompt;
+  session.submit(
+      std::move(input), kind, std::nullopt, [done = std::move(done), kind](session::Status status) {
+        if (status) return done(std::nullopt);
+        if (status.error().kind == session::ErrorKind::busy && kind == session::SubmitKind::prompt)
+          return done(
+              std::string("Agent is already processing. Specify deliverAs ('steer' or "
+                          "'followUp') to queue the message."));
+        done(status.error().message);
+      });
+}
+
+std::shared_ptr<RpcExtensions> make_rpc_extensions(AppParts& app,
+                                                   std::shared_ptr<bool> command_seen) {
+  auto configs = read_extension_configs(app.options, app.agent_dir, app.cwd, app.getenv);
+  auto ext = std::make_shared<RpcExtensions>();
+  if (configs.empty()) return ext;
+  RpcExtensions* e = ext.get();
+  e->host.error = [e, command_seen](const std::string& name, std::string_view method,
+                                    const std::string& error) {
+    // Before the first command only get_extensions shows it (section 7.3).
+    if (*command_seen && e->sink)
+      e->sink->on_event(session::Event{e->slot, session::ev::ExtensionError{name, method, error}});
+  };
+  e->host.changed = [e] { e->set->on_changed(); };
+  e->host.notify = [e, command_seen](const std::string& message, const std::string& type) {
+    if (e->sink) write_notice(*e->sink, e->slot, *command_seen, type, message);
+  };
+  e->host.state = [e] {
+    return e->session ? protocol::to_json(e->session->state()) : protocol::Json::object();
+  };
+  e->host.abort = [e](std::function<void()> done) {
+    if (!e->session) return done();
+    e->session->abort(std::move(done));
+  };
+  e->host.send_user_message = [e](const protocol::Json& params,
+                                  std::function<void(std::optional<std::string>)> done) {
+    if (!e->session) return done(std::string("No session"));
+    send_user_message(*e->session, params, std::move(done));
+  };
+  e->host.session = [e] {
+    protocol::Json out = protocol::Json::object();
+    if (!e->session) return out;
+    out["sessionId"] = e->session->session_id();
+    if (e->session->session_file()) out["sessionFile"] = *e->session->session_file();
+    return out;
+  };
+  extensions::ExtensionConnection::Options options;
+  options.session_cwd = app.cwd.string();
+  options.getenv = app.getenv;
+  options.settings = app.hooks.runner;
+  options.version = REBOUND_VERSION;
+  e->set = std::make_shared<extensions::ExtensionSet>(
+      app.scheduler, child_process_spawner(app.io.get_executor()), std::move(configs), options,
+      e->host, &app.hooks.config);
+  return ext;
+}
 
 // rpc: one session for the process (resuming --session FILE when it exists and is not empty),
 // the process's MCP servers (mcp.md section 1.1).
@@ -46,29 +142,34 @@ ModeStart start_rpc(AppParts& app) {
   std::shared_ptr<extensions::HookPreflight> preflight;
   std::shared_ptr<extensions::HookRunHooks> run_hooks;
   auto command_seen = std::make_shared<bool>(false);
+  auto ext = make_rpc_extensions(app, command_seen);
+  std::shared_ptr<ExtensionEventTap> tap;
+  std::shared_ptr<session::ToolPreflight> ext_preflight;
   auto make_session = [&app, files, dynamic_tools, runner, observer, preflight, run_hooks,
-                       command_seen, file = std::move(session_file), resume = std::move(resume)](
-                          session::SessionSlot slot, session::EventSink& events) mutable {
+                       command_seen, ext, tap, ext_preflight, file = std::move(session_file),
+                       resume = std::move(resume)](session::SessionSlot slot,
+                                                   session::EventSink& client) mutable {
+    // With extensions, every event also goes to those that subscribed (extensions.md 4.3).
+    if (ext->set) tap = std::make_shared<ExtensionEventTap>(client, *ext->set);
+    session::EventSink& events = tap ? static_cast<session::EventSink&>(*tap) : client;
+    ext->sink = &events;
+    ext->slot = slot;
     // The files, the runner, the observer and the hooks stay with this function object,
     // which the front end keeps until after its session is gone.
     // A failed hook is an extension_error event of this session (extensions.md section 3.10),
     // a notice a `notify` extension_ui_request (section 6.1).
     extensions::HookReport report;
     // Neither is written before the first command (a start-up hook's; it is logged).
-    report.failure = [&events, slot, command_seen](const std::string& path, std::string_view event,
-                                                   const std::string& error) {
+    report.failure = [&events, slot, command_seen, ext](const std::string& path,
+                                                        std::string_view event,
+                                                        const std::string& error) {
+      if (ext->set) ext->set->hook_failed(path.substr(path.find(':') + 1), error);
       if (*command_seen)
         events.on_event(session::Event{slot, session::ev::ExtensionError{path, event, error}});
     };
     report.notice = [&events, slot, command_seen](std::string_view type,
                                                   const std::string& message) {
-      if (!*command_seen) return;
-      protocol::Json fields = protocol::Json::object();
-      fields["id"] = session::new_session_id();  // a fresh UUID v4
-      fields["method"] = "notify";
-      fields["message"] = message;
-      fields["notifyType"] = type;
-      events.on_event(session::Event{slot, session::ev::ExtensionUiRequest{&fields}});
+      write_notice(events, slot, *command_seen, type, message);
     };
     observer =
         std::make_shared<HookObserver>(events, app.hooks.config, *runner, app.cwd.string(), report);
@@ -77,6 +178,7 @@ ModeStart start_rpc(AppParts& app) {
                                               dynamic_tools, std::move(file), std::move(resume)},
                                   *files);
     observer->set_session(made.get());
+    ext->session = made.get();
     using extensions::HookEvent;
     const auto has = [&app](HookEvent e) { return extensions::has_hooks(app.hooks.config, e); };
     auto info = [s = made.get(), cwd = app.cwd.string()] {
@@ -96,11 +198,21 @@ ModeStart start_rpc(AppParts& app) {
       // Before any command: the first LLM request waits for its texts (extensions.md 3.9).
       made->start_session_hooks(resumed ? "resume" : "startup");
     }
+    // The interceptors first, then the hooks (extensions.md section 2).
+    if (ext->set) {
+      ext_preflight = ext->set->preflight(preflight.get());
+      made->set_tool_preflight(ext_preflight.get());
+    }
     return made;
   };
-  return std::unique_ptr<FrontEnd>(std::make_unique<RpcFrontEnd>(
+  // The front end's handle keeps the whole wiring (the set's host) alive.
+  std::shared_ptr<session::ExtensionControl> control;
+  if (ext->set) control = std::shared_ptr<session::ExtensionControl>(ext, ext->set.get());
+  auto front = std::make_unique<RpcFrontEnd>(
       RpcFrontEndDeps{app.writer, o.envelope, app.scheduler, std::move(make_session),
-                      std::move(mcp), std::move(command_seen)}));
+                      std::move(mcp), std::move(command_seen), std::move(control)});
+  ext->host.dialogs = &front->dialogs();
+  return std::unique_ptr<FrontEnd>(std::move(front));
 }
 
 // acp: sessions as the editor opens them, each in its own cwd with its own MCP servers

@@ -14,6 +14,7 @@
 
 #include "protocol/commands.h"
 #include "server/pi/reply.h"
+#include "session/extension_host.h"
 
 namespace rebound::session {
 class AgentSession;
@@ -25,6 +26,7 @@ class McpManager;
 namespace rebound::server {
 
 class EventOutput;
+class RpcDialogs;
 
 /// What a handler works on: the session the front end drives, the connection's event output
 /// (set_event_filter) and the MCP servers (get_mcp_servers, restart_mcp_server).
@@ -33,6 +35,10 @@ struct CommandContext {
   EventOutput* events;             // none: the front end has no rpc event output (ACP)
   mcp::McpManager* mcp = nullptr;  // the process's MCP servers (none: no server configured)
   bool persist_settings = true;    // set_auto_retry writes settings.json (not in ACP)
+  /// The extension processes (get_extensions, restart_extension; none: nothing configured) and
+  /// the connection's dialogs (extension_ui_response; none: no rpc client can answer).
+  session::ExtensionControl* extensions = nullptr;
+  RpcDialogs* dialogs = nullptr;
 };
 
 class CommandTable {

@@ -49,6 +49,14 @@ void Reply::fail(const session::Error& error) {
   send_failure(error);
 }
 
+void Reply::acknowledge() {
+  if (style_ == ReplyStyle::jsonrpc || wire_) {
+    send_ok(nullptr);
+    return;
+  }
+  sent_ = true;
+}
+
 bool Reply::claim() {
   if (sent_) return false;
   sent_ = true;

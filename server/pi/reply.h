@@ -53,6 +53,9 @@ class Reply {
   void ok(protocol::Json data);
   /// The pi form is the error's text; the JSON-RPC envelope's code comes from its kind.
   void fail(const session::Error& error);
+  /// Answered without a response line (extension_ui_response, extensions.md section 6.1: the
+  /// one exception to "exactly one response"); a JSON-RPC request still gets `"result":null`.
+  void acknowledge();
   bool sent() const { return sent_; }
 
  private:

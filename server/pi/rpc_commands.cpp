@@ -8,6 +8,7 @@
 #include "server/pi/command_table.h"
 #include "server/pi/event_output.h"
 #include "server/pi/pi_encoder.h"
+#include "server/pi/rpc_dialogs.h"
 #include "session/agent_session.h"
 
 namespace rebound::server {
@@ -81,6 +82,8 @@ void add_prompting_commands(CommandTable& t) {
     submit(c, a, std::move(r), session::SubmitKind::follow_up);
   });
   t.add("abort", [](C& c, Reply r) {
+    // Open dialogs resolve to their defaults (extensions.md section 8).
+    if (c.dialogs) c.dialogs->cancel_all();
     // Answered once the run has ended (after running tool calls' abort results).
     auto pending = std::make_shared<Reply>(std::move(r));
     c.session.abort([pending] { pending->ok(); });
@@ -137,6 +140,40 @@ void add_mcp_commands(CommandTable& t) {
         if (auto error =
                 c.mcp->restart(a.name, [pending](Json server) { pending->ok(std::move(server)); }))
           pending->fail(session::Error{session::ErrorKind::not_found, *error});
+      });
+}
+
+// Extensions (extensions.md sections 6.1, 7.1, 7.2).
+void add_extension_commands(CommandTable& t) {
+  using namespace protocol;
+  t.add<ExtensionsArgs>(
+      "get_extensions", read_mcp_servers_args, [](C& c, ExtensionsArgs a, Reply r) {
+        if (!c.extensions) {
+          r.ok(Json{{"extensions", Json::array()}, {"hooks", Json::array()}});
+          return;
+        }
+        auto pending = std::make_shared<Reply>(std::move(r));
+        c.extensions->list(a.wait, [pending](Json j) { pending->ok(std::move(j)); });
+      });
+  t.add<RestartExtensionArgs>(
+      "restart_extension", read_restart_mcp_server_args, [](C& c, RestartExtensionArgs a, Reply r) {
+        if (!c.extensions) {
+          r.fail(session::Error{session::ErrorKind::not_found, "Extension not found: " + a.name});
+          return;
+        }
+        auto pending = std::make_shared<Reply>(std::move(r));
+        c.extensions->restart(a.name, [pending](session::Result<Json> info) {
+          if (!info) return pending->fail(info.error());
+          pending->ok(std::move(*info));
+        });
+      });
+  // An answer, not a command: no response line (section 6.1).
+  t.add<UiResponseArgs>(
+      "extension_ui_response", read_ui_response_args, [](C& c, UiResponseArgs a, Reply r) {
+        if (c.dialogs)
+          c.dialogs->answer(a.id,
+                            session::DialogAnswer{std::move(a.value), a.confirmed, a.cancelled});
+        r.acknowledge();
       });
 }
 
@@ -299,6 +336,7 @@ CommandTable rpc_command_table() {
   add_prompting_commands(t);
   add_state_commands(t);
   add_mcp_commands(t);
+  add_extension_commands(t);
   add_models_commands(t);
   add_queue_modes_commands(t);
   add_retry_and_compaction_commands(t);

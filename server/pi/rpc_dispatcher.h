@@ -21,7 +21,8 @@ class RpcDispatcher {
   /// `events` is the connection's event output (filter and envelope); without one the
   /// dispatcher keeps its own, whose events go nowhere (tests).
   RpcDispatcher(session::AgentSession& session, JsonSink out, EventOutput* events = nullptr,
-                mcp::McpManager* mcp = nullptr);
+                mcp::McpManager* mcp = nullptr, session::ExtensionControl* extensions = nullptr,
+                RpcDialogs* dialogs = nullptr);
 
   /// One complete, non-blank line from stdin.
   void handle_line(std::string_view line);

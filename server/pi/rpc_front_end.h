@@ -13,7 +13,9 @@
 #include "server/io/front_end.h"
 #include "server/io/stdio_transport.h"
 #include "server/pi/event_output.h"
+#include "server/pi/rpc_dialogs.h"
 #include "server/pi/rpc_dispatcher.h"
+#include "session/extension_host.h"
 #include "session/scheduler.h"
 #include "session/session_host.h"
 
@@ -33,6 +35,9 @@ struct RpcFrontEndDeps {
   /// Set once the first command line was read: events that do not come from a command (an
   /// MCP server's, a start-up hook's failure) are written only from then on.
   std::shared_ptr<bool> command_seen;
+  /// The extension processes (extensions.md section 4; none configured: null), started and
+  /// stopped with the MCP servers.
+  std::shared_ptr<session::ExtensionControl> extensions = nullptr;
 };
 
 class RpcFrontEnd : public FrontEnd {
@@ -48,6 +53,8 @@ class RpcFrontEnd : public FrontEnd {
   bool busy() const override;
   void when_idle(std::function<void()> idle) override;
   bool stops_processes() const override;
+  /// The connection's dialogs (extension_ui_request lines).
+  RpcDialogs& dialogs() { return dialogs_; }
 
  private:
   void write(const protocol::Json& line);
@@ -56,9 +63,11 @@ class RpcFrontEnd : public FrontEnd {
   session::Scheduler& scheduler_;
   std::unique_ptr<mcp::McpManager> mcp_;  // outlives the session, which offers its tools
   EventOutput events_;
+  std::shared_ptr<session::ExtensionControl> extensions_;
   MakeRpcSession make_session_;
   session::SessionHost host_;
   session::SessionSlot slot_ = 0;
+  RpcDialogs dialogs_;
   std::unique_ptr<RpcDispatcher> dispatcher_;
   IdleWaiter idle_;
   std::shared_ptr<bool> command_seen_;  // shared with the wiring (RpcFrontEndDeps)

@@ -183,7 +183,10 @@ TEST_CASE("the rpc command table holds exactly the commands of protocol.md secti
                                        "retry_now",
                                        "set_event_filter",
                                        "get_mcp_servers",
-                                       "restart_mcp_server"};
+                                       "restart_mcp_server",
+                                       "get_extensions",
+                                       "restart_extension",
+                                       "extension_ui_response"};
   CHECK(std::set<std::string>(names.begin(), names.end()) == expected);
   CHECK(names.size() == expected.size());
 }

@@ -1,0 +1,303 @@
+// ExtensionConnection: the tool_call interceptor (extensions.md section 4.4) and the
+// extension's own requests (4.7).
+#include <spdlog/spdlog.h>
+
+#include <chrono>
+#include <utility>
+
+#include "extensions/extension_connection.h"
+#include "protocol/jsonrpc.h"
+
+namespace rebound::extensions {
+
+using protocol::Json;
+namespace code = protocol::jsonrpc_code;
+
+namespace {
+
+std::string rpc_error_text(const Json& error) {
+  const Json none = Json::object();
+  const Json& e = error.is_object() ? error : none;
+  const auto c = e.find("code");
+  const auto m = e.find("message");
+  return "JSON-RPC error " + (c != e.end() && c->is_number() ? c->dump() : std::string("unknown")) +
+         ": " +
+         (m != e.end() && m->is_string() ? m->get<std::string>() : std::string("(no message)"));
+}
+
+// A tool_call answer read (section 4.4); `problem` set when it has another shape.
+Interception read_interception(const Json& result, std::string& problem) {
+  using Kind = Interception::Kind;
+  if (result.is_null() || (result.is_object() && result.empty())) return Interception{};
+  if (!result.is_object()) {
+    problem = "invalid answer: result must be an object";
+    return {};
+  }
+  const auto action = result.find("action");
+  if (action == result.end() || *action == "allow") return Interception{};
+  if (*action == "block") {
+    const auto reason = result.find("reason");
+    if (reason != result.end() && !reason->is_string()) {
+      problem = "invalid answer: reason must be a string";
+      return {};
+    }
+    return Interception{Kind::block, reason != result.end() ? reason->get<std::string>() : "", {}};
+  }
+  if (*action == "modify") {
+    const auto input = result.find("input");
+    if (input == result.end() || !input->is_object()) {
+      problem = "invalid answer: input must be an object";
+      return {};
+    }
+    return Interception{Kind::modify, "", *input};
+  }
+  problem = "invalid answer: action must be allow, block or modify";
+  return {};
+}
+
+// The field of a dialog request that is missing or of the wrong type.
+std::optional<std::string> dialog_problem(const std::string& method, const Json& params) {
+  auto check = [&](const char* field, bool required,
+                   bool (*ok)(const Json&)) -> std::optional<std::string> {
+    const auto it = params.find(field);
+    if (it == params.end()) {
+      if (required) return std::string(field) + ": expected string";
+      return std::nullopt;
+    }
+    if (!ok(*it))
+      return std::string(field) + (std::string(field) == "timeout"   ? ": expected integer"
+                                   : std::string(field) == "options" ? ": expected array of strings"
+                                                                     : ": expected string");
+    return std::nullopt;
+  };
+  const auto is_string = [](const Json& v) { return v.is_string(); };
+  const auto is_timeout = [](const Json& v) {
+    return v.is_number_integer() && v.get<std::int64_t>() >= 1;
+  };
+  const auto is_options = [](const Json& v) {
+    if (!v.is_array()) return false;
+    for (const auto& o : v)
+      if (!o.is_string()) return false;
+    return true;
+  };
+  if (!params.is_object()) return std::string("params: expected object");
+  if (auto p = check("title", true, is_string)) return p;
+  if (method == "select") {
+    if (auto p = check("options", true, is_options)) return p;
+  } else if (method == "confirm") {
+    if (auto p = check("message", false, is_string)) return p;
+  } else if (method == "input") {
+    if (auto p = check("placeholder", false, is_string)) return p;
+  } else if (auto p = check("prefill", false, is_string)) {
+    return p;
+  }
+  return check("timeout", false, is_timeout);
+}
+
+// The answer a dialog gives the extension; `answer` cancelled (or empty): its default.
+Json dialog_result(const std::string& method, const Json& params,
+                   const session::DialogAnswer& answer) {
+  Json out = Json::object();
+  if (method == "confirm") {
+    out["confirmed"] = !answer.cancelled && answer.confirmed.value_or(false);
+    return out;
+  }
+  out["value"] = nullptr;
+  if (answer.cancelled || !answer.value) return out;
+  if (method == "select") {
+    for (const auto& option : params["options"])
+      if (option == *answer.value) out["value"] = *answer.value;
+    return out;
+  }
+  out["value"] = *answer.value;
+  return out;
+}
+
+}  // namespace
+
+// ---- the interceptor ----
+
+class ExtensionConnection::InterceptHandle : public session::Waiting {
+ public:
+  InterceptHandle(ExtensionConnection& c, std::int64_t id) : c_(c), alive_(c.alive_), id_(id) {}
+  ~InterceptHandle() override {
+    // Let go of (an abort): the extension is told, nothing more is reported.
+    if (!alive_.expired() && c_.intercepts_pending_.count(id_)) {
+      c_.intercepts_pending_[id_].done = nullptr;
+      c_.end_intercept(id_, Interception{}, true, "Request was aborted");
+    }
+  }
+
+ private:
+  ExtensionConnection& c_;
+  std::weak_ptr<bool> alive_;
+  std::int64_t id_;
+};
+
+std::unique_ptr<session::Waiting> ExtensionConnection::intercept(
+    const std::string& call_id, const std::string& tool, const Json& input,
+    std::function<void(Interception)> done) {
+  auto post = [this](std::function<void(Interception)> d, Interception result) {
+    scheduler_.post(
+        [d = std::move(d), result = std::move(result)]() mutable { d(std::move(result)); });
+    return nullptr;
+  };
+  if (!ready() || !peer_) {
+    // A guard that is down blocks (section 4.9); one that never declared tool_call does not.
+    if (!intercepts_ || status_ == ExtensionStatus::disabled ||
+        status_ == ExtensionStatus::untrusted)
+      return post(std::move(done), Interception{});
+    return post(std::move(done),
+                Interception{Interception::Kind::failed,
+                             error_.empty() ? std::string(status_name(status_)) : error_,
+                             {}});
+  }
+  if (!intercepts_) return post(std::move(done), Interception{});
+  Json params = Json::object();
+  params["toolCallId"] = call_id;
+  params["toolName"] = tool;
+  params["input"] = input;
+  const std::int64_t id = peer_->next_id();
+  intercepts_pending_[id].done = std::move(done);
+  peer_->request("tool_call", std::move(params),
+                 [this, id](const Json& response) { on_intercept_answer(id, response); });
+  if (dialogs_.empty()) arm_intercept_timer(id);
+  return std::make_unique<InterceptHandle>(*this, id);
+}
+
+void ExtensionConnection::arm_intercept_timer(std::int64_t id) {
+  const auto it = intercepts_pending_.find(id);
+  if (it == intercepts_pending_.end()) return;
+  const std::int64_t timeout = timeout_ms();
+  it->second.timer = scheduler_.make_timer();
+  it->second.timer->start(
+      std::chrono::duration_cast<std::chrono::milliseconds>(session::saturated_delay(timeout)),
+      [this, id, timeout] {
+        const std::string why = "no answer within " + std::to_string(timeout) + " ms";
+        if (host_.error) host_.error(name(), "tool_call", why);
+        end_intercept(id, Interception{Interception::Kind::failed, why, {}}, true,
+                      "Timed out after " + std::to_string(timeout) + " ms");
+      });
+}
+
+void ExtensionConnection::on_intercept_answer(std::int64_t id, const Json& response) {
+  if (!intercepts_pending_.count(id)) return;
+  std::string problem;
+  Interception result;
+  if (const auto error = response.find("error"); error != response.end()) {
+    problem = rpc_error_text(*error);
+  } else {
+    const auto r = response.find("result");
+    result = read_interception(r != response.end() ? *r : Json(), problem);
+  }
+  if (!problem.empty()) {
+    if (host_.error) host_.error(name(), "tool_call", problem);
+    result = Interception{Interception::Kind::failed, problem, {}};
+  }
+  end_intercept(id, std::move(result), false, "");
+}
+
+void ExtensionConnection::end_intercept(std::int64_t id, Interception result, bool cancel,
+                                        const std::string& why) {
+  const auto it = intercepts_pending_.find(id);
+  if (it == intercepts_pending_.end()) return;
+  auto done = std::move(it->second.done);
+  intercepts_pending_.erase(it);
+  if (peer_) peer_->forget(id);
+  if (cancel && peer_) {
+    Json params = Json::object();
+    params["id"] = id;
+    params["reason"] = why;
+    peer_->notify("cancelled", params);
+  }
+  if (done)
+    scheduler_.post([done = std::move(done), result = std::move(result)]() mutable {
+      done(std::move(result));
+    });
+}
+
+// ---- the extension's requests ----
+
+void ExtensionConnection::on_request(const std::string& method, const Json& params,
+                                     const Json& id) {
+  std::weak_ptr<bool> alive = alive_;
+  if (method.rfind("ui/", 0) == 0 && method != "ui/notify") {
+    const std::string dialog = method.substr(3);
+    if (dialog == "select" || dialog == "confirm" || dialog == "input" || dialog == "editor") {
+      open_dialog(dialog, params, id);
+      return;
+    }
+  }
+  if (method == "ping") {
+    peer_->respond(id, Json::object());
+  } else if (method == "session/get_state" && host_.state) {
+    peer_->respond(id, host_.state());
+  } else if (method == "session/abort" && host_.abort) {
+    host_.abort([this, alive, id] {
+      if (!alive.expired() && peer_) peer_->respond(id, Json::object());
+    });
+  } else if (method == "session/send_user_message" && host_.send_user_message) {
+    if (!params.is_object() || !params.contains("content") ||
+        !(params["content"].is_string() || params["content"].is_array())) {
+      peer_->respond_error(id, code::invalid_params, "Invalid params: content: expected string");
+      return;
+    }
+    host_.send_user_message(params, [this, alive, id](std::optional<std::string> error) {
+      if (alive.expired() || !peer_) return;
+      if (error) {
+        peer_->respond_error(id, code::server_error, *error);
+      } else {
+        peer_->respond(id, Json::object());
+      }
+    });
+  } else {
+    peer_->respond_error(id, code::method_not_found, "Method not found: " + method);
+  }
+}
+
+void ExtensionConnection::open_dialog(const std::string& method, const Json& params,
+                                      const Json& id) {
+  if (auto problem = dialog_problem(method, params)) {
+    peer_->respond_error(id, code::invalid_params, "Invalid params: " + *problem);
+    return;
+  }
+  session::DialogRequest request;
+  request.extension = name();
+  request.method = method;
+  request.timeout_ms =
+      params.value("timeout", Json(options_.settings.dialog_timeout_ms)).get<std::int64_t>();
+  request.fields = Json::object();
+  for (const char* key : {"title", "options", "message", "placeholder", "prefill"})
+    if (params.contains(key)) request.fields[key] = params[key];
+  request.fields["timeout"] = request.timeout_ms;
+  if (!host_.dialogs) {
+    spdlog::info("ext[{}] ui/{} resolved to its default: no client can answer", name(), method);
+    peer_->respond(id, dialog_result(method, params, session::DialogAnswer{{}, {}, true}));
+    return;
+  }
+  // The interceptor's timeout does not count the time the user takes (section 4.4).
+  if (dialogs_.empty())
+    for (auto& [pending_id, pending] : intercepts_pending_)
+      if (pending.timer) pending.timer->cancel();
+  const std::uint64_t key = next_dialog_++;
+  std::weak_ptr<bool> alive = alive_;
+  auto waiting = host_.dialogs->ask(
+      request, [this, alive, key, method, params, id](session::DialogAnswer answer) {
+        if (alive.expired() || !dialogs_.count(key)) return;
+        if (peer_) peer_->respond(id, dialog_result(method, params, answer));
+        close_dialog(key);
+      });
+  if (waiting) dialogs_[key] = std::move(waiting);
+}
+
+void ExtensionConnection::close_dialog(std::uint64_t key) {
+  dialogs_.erase(key);
+  if (!dialogs_.empty()) return;
+  std::vector<std::int64_t> ids;
+  for (const auto& [id, pending] : intercepts_pending_)
+    ids.push_back(id);
+  for (const auto id : ids)
+    arm_intercept_timer(id);
+}
+
+}  // namespace rebound::extensions
