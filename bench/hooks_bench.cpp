@@ -1,8 +1,10 @@
-// What one command hook costs a tool call (extensions.md section 11): the same 100 `read` calls
-// of a small file, one per LLM request, without hooks and with one PreToolUse hook running
-// `true`; each call's time from its tool_execution_start line to its tool_execution_end line as
-// a client reading stdout sees them. The target: the hook adds at most 3 ms (difference of the
-// medians).
+// What one command hook and one extension's tool_call interceptor cost a tool call
+// (extensions.md section 11): the same 100 `read` calls of a small file, one per LLM request,
+// without either, with one PreToolUse hook running `true`, and with one extension
+// (bench/ext_gate.py, Python) whose interceptor allows every call at once; each call's time from
+// its tool_execution_start line to its tool_execution_end line as a client reading stdout sees
+// them. The targets (differences of the medians): the hook adds at most 3 ms, the interceptor's
+// round trip at most 0.3 ms.
 // usage: bench_hooks [calls (default 100)] [runs (default 3)]
 
 #include <algorithm>
@@ -82,13 +84,20 @@ int main(int argc, char** argv) {
   const int runs = argc > 2 ? std::atoi(argv[2]) : 3;
   const std::string hook =
       R"({"hooks":{"PreToolUse":[{"matcher":"Read","hooks":[{"type":"command","command":"true"}]}]}})";
+  const std::string gate = R"({"extensions":{"gate":{"command":"python3","args":[")" +
+                           std::string(REBOUND_SOURCE_DIR) + R"(/bench/ext_gate.py","gate"]}}})";
   for (int run = 1; run <= runs; ++run) {
     const double without = median(run_calls(calls, "{}"));
     const double with = median(run_calls(calls, hook));
+    const double intercepted = median(run_calls(calls, gate));
     std::printf(
         "PreToolUse hook `true` on read, run %d: median start→end %.3f ms without, %.3f ms with: "
         "+%.3f ms (n=%d each, target <= 3 ms)\n",
         run, without, with, with - without, calls);
+    std::printf(
+        "tool_call interceptor (Python, allows at once) on read, run %d: median start→end %.3f "
+        "ms without, %.3f ms with: +%.3f ms (n=%d each, target <= 0.3 ms)\n",
+        run, without, intercepted, intercepted - without, calls);
   }
   return 0;
 }

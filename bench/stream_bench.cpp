@@ -183,9 +183,10 @@ struct ModeFigures {
   std::vector<std::size_t> lengths;  // of the last run's lines, for the pipe floor
 };
 
-// `runs` runs of the stream against a fresh server each; medians. `filter` is sent (and
-// answered) before the prompt when not empty.
-ModeFigures measure(const FakeResponse& r, int runs, const std::string& filter, const char* label) {
+// `runs` runs of the stream against a fresh server each; medians. `filter` (commands, one per
+// line) is sent and answered before the prompt when not empty; `extra`: more arguments.
+ModeFigures measure(const FakeResponse& r, int runs, const std::string& filter, const char* label,
+                    const std::vector<std::string>& extra = {}) {
   std::vector<double> seconds, rss_mib, idle_rss_mib, mbytes, events_per_s, user_s, sys_s, send_s,
       per_event, life_user, life_sys, first_byte_s, loop_us;
   ModeFigures out;
@@ -195,15 +196,16 @@ ModeFigures measure(const FakeResponse& r, int runs, const std::string& filter, 
     // REBOUND_BENCH_BINARY measures another build (the "before" of a change).
     const char* other = std::getenv("REBOUND_BENCH_BINARY");
     auto process = rebound::testing::start_openai_rebound(other && *other ? other : REBOUND_BINARY,
-                                                          server, dir);
+                                                          server, dir, extra);
     Subprocess& p = *process;
     p.write("{\"id\":0,\"type\":\"get_state\"}\n");
     if (!p.read_line()) {
       std::fprintf(stderr, "no answer: %s\n", p.stderr_text().c_str());
       std::exit(1);
     }
-    if (!filter.empty()) {
-      p.write(filter + "\n");
+    std::istringstream commands(filter);
+    for (std::string command; std::getline(commands, command);) {
+      p.write(command + "\n");
       if (!p.read_line()) std::exit(1);
     }
     idle_rss_mib.push_back(rebound::testing::proc_status_kib(p.pid(), "VmHWM:") / 1024.0);
@@ -338,6 +340,29 @@ int main(int argc, char** argv) {
     report("full", full, floor_s, measure(empty, runs, "", "full, empty answer"));
     std::printf("full: cat of the same bytes %.3f s; Rebound/cat ratio %.2f (goal within 1.2)\n",
                 cat_s, full.seconds / cat_s);
+  }
+  if (which == "extension") {
+    // One extension subscribed to every event in the delta form (extensions.md section 11): the
+    // server's CPU during the stream against the same delta stream without it.
+    const std::string delta = R"({"id":"f","type":"set_event_filter","messageUpdates":"delta"})";
+    const ModeFigures without = measure(r, runs, delta, "delta, no extension");
+    const ModeFigures with =
+        measure(r, runs,
+                R"({"id":"x","type":"get_extensions","wait":true})"
+                "\n" +
+                    delta,
+                "delta, one extension",
+                {"--extension",
+                 "exec python3 " + std::string(REBOUND_SOURCE_DIR) + "/bench/ext_gate.py sink"});
+    const double a = without.user_s + without.sys_s, b = with.user_s + with.sys_s;
+    const double la = without.life_user_s + without.life_sys_s,
+                 lb = with.life_user_s + with.life_sys_s;
+    std::printf(
+        "forwarding every event (delta form) to one extension, medians of %d runs, %d deltas: "
+        "server CPU during the stream %.3f s without, %.3f s with (%+.1f %%); whole life %.4f s "
+        "without, %.4f s with (%+.1f %%); target at most +15 %%\n",
+        runs, deltas, a, b, (b - a) / a * 100, la, lb, (lb - la) / la * 100);
+    return 0;
   }
   if (which == "delta" || which == "both") {
     const ModeFigures delta = measure(

@@ -19,6 +19,7 @@ for run in 1 2 3 4 5; do
   "$build/bench/bench_retry" 40 50
 done
 "$build/bench/bench_stream" 20000 5
+"$build/bench/bench_stream" 20000 5 extension
 "$build/bench/bench_tools"
 "$build/bench/bench_load" 1000000 200
 "$build/bench/bench_load" 100000 4000

@@ -14,6 +14,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include "fuzz_loop.h"
 #include "mcp/mcp_connection.h"
 #include "session/scheduler.h"
 #include "split_input.h"
@@ -21,51 +22,6 @@
 using namespace rebound;
 
 namespace {
-
-// Posted tasks in order; timers fire only when the fuzzer's input is used up.
-class Loop : public session::Scheduler {
- public:
-  void post(std::function<void()> task) override { tasks_.push_back(std::move(task)); }
-  std::unique_ptr<session::Timer> make_timer() override { return std::make_unique<T>(*this); }
-  std::int64_t now_epoch_ms() override { return 0; }
-  void run() {
-    while (!tasks_.empty()) {
-      auto t = std::move(tasks_.front());
-      tasks_.pop_front();
-      t();
-    }
-  }
-  // Fires every armed timer (and what they arm in turn), a bounded number of rounds.
-  void expire_all() {
-    for (int round = 0; round < 16 && !timers_.empty(); ++round) {
-      auto armed = std::move(timers_);
-      timers_.clear();
-      for (auto& [id, cb] : armed)
-        cb();
-      run();
-    }
-  }
-
- private:
-  struct T : session::Timer {
-    explicit T(Loop& l) : loop(l) {}
-    ~T() override { cancel(); }
-    void start(std::chrono::milliseconds, std::function<void()> cb) override {
-      cancel();
-      id = ++loop.next_;
-      loop.timers_[id] = std::move(cb);
-    }
-    void cancel() override {
-      if (id) loop.timers_.erase(id);
-      id = 0;
-    }
-    Loop& loop;
-    std::uint64_t id = 0;
-  };
-  std::deque<std::function<void()>> tasks_;
-  std::map<std::uint64_t, std::function<void()>> timers_;
-  std::uint64_t next_ = 0;
-};
 
 struct Process : mcp::ServerProcess {
   void write(std::string data) override {
@@ -82,7 +38,7 @@ struct Process : mcp::ServerProcess {
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   spdlog::set_level(spdlog::level::off);  // what the connection logs is not under test here
-  Loop loop;
+  fuzz::Loop loop;
   mcp::ServerProcess::Handlers handlers;
   Process* process = nullptr;
   mcp::Spawner spawner = [&](const mcp::SpawnSpec&, mcp::ServerProcess::Handlers h,

@@ -13,16 +13,17 @@
 
 namespace rebound::testing {
 
-inline std::unique_ptr<Subprocess> start_openai_rebound(const std::string& binary,
-                                                        const FakeLlmServer& server,
-                                                        const TempDir& dir) {
+inline std::unique_ptr<Subprocess> start_openai_rebound(
+    const std::string& binary, const FakeLlmServer& server, const TempDir& dir,
+    const std::vector<std::string>& extra = {}) {
   SubprocessOptions options;
   options.env["HOME"] = dir.path().string();
-  return std::make_unique<Subprocess>(
-      std::vector<std::string>{binary, "--agent-dir", dir.path().string(), "--no-session",
-                               "--provider", "openai", "--base-url", server.base_url() + "/v1",
-                               "--api-key", "sk-test", "--log-level", "warn"},
-      options);
+  std::vector<std::string> argv{
+      binary,       "--agent-dir", dir.path().string(), "--no-session",
+      "--provider", "openai",      "--base-url",        server.base_url() + "/v1",
+      "--api-key",  "sk-test",     "--log-level",       "warn"};
+  argv.insert(argv.end(), extra.begin(), extra.end());
+  return std::make_unique<Subprocess>(argv, options);
 }
 
 }  // namespace rebound::testing
