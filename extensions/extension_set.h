@@ -13,6 +13,7 @@
 #include "extensions/extension_connection.h"
 #include "extensions/hook_config.h"
 #include "session/extension_host.h"
+#include "session/run_hooks.h"
 #include "session/tool.h"
 
 namespace rebound::extensions {
@@ -50,6 +51,10 @@ class ExtensionSet : public session::ExtensionControl {
 
   /// The session's preflight: the interceptors, then `inner` (the hooks; may be null).
   std::unique_ptr<session::ToolPreflight> preflight(session::ToolPreflight* inner);
+  /// The session's run hooks: `inner`'s (may be null), and session changes told to the
+  /// extensions (`session` gives the session's `{"sessionId","sessionFile"?}` now).
+  std::unique_ptr<session::RunHooks> run_hooks(session::RunHooks* inner,
+                                               std::function<protocol::Json()> session);
 
   void list(bool wait, std::function<void(protocol::Json)> done) override;
   void restart(const std::string& name,

@@ -145,10 +145,11 @@ ModeStart start_rpc(AppParts& app) {
   auto ext = make_rpc_extensions(app, command_seen);
   std::shared_ptr<ExtensionEventTap> tap;
   std::shared_ptr<session::ToolPreflight> ext_preflight;
+  std::shared_ptr<session::RunHooks> ext_run_hooks;
   auto make_session = [&app, files, dynamic_tools, runner, observer, preflight, run_hooks,
-                       command_seen, ext, tap, ext_preflight, file = std::move(session_file),
-                       resume = std::move(resume)](session::SessionSlot slot,
-                                                   session::EventSink& client) mutable {
+                       command_seen, ext, tap, ext_preflight, ext_run_hooks,
+                       file = std::move(session_file), resume = std::move(resume)](
+                          session::SessionSlot slot, session::EventSink& client) mutable {
     // With extensions, every event also goes to those that subscribed (extensions.md 4.3).
     if (ext->set) tap = std::make_shared<ExtensionEventTap>(client, *ext->set);
     session::EventSink& events = tap ? static_cast<session::EventSink&>(*tap) : client;
@@ -198,10 +199,13 @@ ModeStart start_rpc(AppParts& app) {
       // Before any command: the first LLM request waits for its texts (extensions.md 3.9).
       made->start_session_hooks(resumed ? "resume" : "startup");
     }
-    // The interceptors first, then the hooks (extensions.md section 2).
+    // The interceptors first, then the hooks (extensions.md section 2); session changes are
+    // told to the extensions (section 8).
     if (ext->set) {
       ext_preflight = ext->set->preflight(preflight.get());
       made->set_tool_preflight(ext_preflight.get());
+      ext_run_hooks = ext->set->run_hooks(run_hooks.get(), ext->host.session);
+      made->set_run_hooks(ext_run_hooks.get());
     }
     return made;
   };

@@ -370,3 +370,27 @@ TEST_CASE("extensions: the README's ten-line extension logs the retries of a 503
     logged.push_back(Json::parse(line).dump());
   CHECK(logged == expected);
 }
+
+TEST_CASE("extensions: new_session is told as session_shutdown, then session_start") {
+  testing::TempDir logs;
+  const std::string log = (logs.path() / "s.log").string();
+  ReboundProcess r = with_fixture("allow", log);
+  extensions_when_ready(r);
+  const std::string old_id =
+      r.command(Json{{"id", "s"}, {"type", "get_state"}})["data"]["sessionId"];
+  CHECK(r.command(Json{{"id", "n"}, {"type", "new_session"}})["success"] == true);
+  const std::string new_id =
+      r.command(Json{{"id", "s"}, {"type", "get_state"}})["data"]["sessionId"];
+  REQUIRE(old_id != new_id);
+  const auto got = log_lines_when(log, R"("method":"session_start","params":{"reason":"new")");
+  std::vector<Json> told;
+  for (const auto& line : got) {
+    const Json j = Json::parse(line);
+    if (j["method"] == "session_start" || j["method"] == "session_shutdown") told.push_back(j);
+  }
+  REQUIRE(told.size() == 3);  // the handshake's, then the change
+  CHECK(told[0]["params"] == Json{{"reason", "startup"}, {"sessionId", old_id}});
+  CHECK(told[1]["params"] == Json{{"reason", "new"}, {"sessionId", old_id}});
+  CHECK(told[1]["method"] == "session_shutdown");
+  CHECK(told[2]["params"] == Json{{"reason", "new"}, {"sessionId", new_id}});
+}
