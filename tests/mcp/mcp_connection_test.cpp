@@ -12,6 +12,7 @@
 #include "mcp/mcp_connection.h"
 #include "mcp/mcp_manager.h"
 #include "protocol/json.h"
+#include "tests/support/fake_peer_process.h"
 #include "tests/support/manual_scheduler.h"
 
 using namespace rebound;
@@ -21,61 +22,10 @@ using protocol::Json;
 
 namespace {
 
-// What the test sees of one spawned process, and how it plays the server.
-struct FakeState {
-  std::vector<Json> written;  // what Rebound wrote to it, parsed
-  std::size_t unread = 0;     // bytes written while `reads` is false
-  bool reads = true;
-  bool stdin_closed = false;
-  std::vector<int> signals;
-  bool alive = true;
-  bool destroyed = false;
-  mcp::SpawnSpec spec;
-  mcp::ServerProcess::Handlers handlers;
-};
-
-class FakeProcess : public mcp::ServerProcess {
- public:
-  explicit FakeProcess(std::shared_ptr<FakeState> s) : s_(std::move(s)) {}
-  ~FakeProcess() override {
-    s_->destroyed = true;
-    s_->alive = false;
-  }
-  void write(std::string data) override {
-    REQUIRE(!data.empty());
-    REQUIRE(data.back() == '\n');
-    s_->written.push_back(Json::parse(data));
-    if (!s_->reads) s_->unread += data.size();
-  }
-  void close_stdin() override { s_->stdin_closed = true; }
-  std::size_t input_queued() const override { return s_->unread; }
-  void signal_group(int signal) override { s_->signals.push_back(signal); }
-  bool group_alive() const override { return s_->alive; }
-
- private:
-  std::shared_ptr<FakeState> s_;
-};
-
-struct Fixture {
+struct Fixture : testing::FakePeers {
   testing::ManualScheduler clock;
-  std::vector<std::shared_ptr<FakeState>> processes;
-  std::string spawn_error;  // set: the next spawn fails with it
   int changes = 0;
 
-  mcp::Spawner spawner() {
-    return [this](const mcp::SpawnSpec& spec, mcp::ServerProcess::Handlers handlers,
-                  std::string& error) -> std::unique_ptr<mcp::ServerProcess> {
-      if (!spawn_error.empty()) {
-        error = spawn_error;
-        return nullptr;
-      }
-      auto s = std::make_shared<FakeState>();
-      s->spec = spec;
-      s->handlers = std::move(handlers);
-      processes.push_back(s);
-      return std::make_unique<FakeProcess>(s);
-    };
-  }
   McpConnection::Options options() {
     McpConnection::Options o;
     o.session_cwd = "/work";
@@ -91,7 +41,6 @@ struct Fixture {
     return std::make_unique<McpConnection>(clock, spawner(), std::move(config), options(),
                                            [this] { ++changes; });
   }
-  FakeState& last() { return *processes.back(); }
   // The server writes one line.
   void reply(const std::string& line) {
     last().handlers.out(line + "\n");
