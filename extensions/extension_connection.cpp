@@ -333,10 +333,9 @@ bool ExtensionConnection::wants(std::string_view type) const {
 
 void ExtensionConnection::forward(std::string_view line) {
   if (!ready()) return;
-  std::string message;
-  message.reserve(kEventHead.size() + line.size() + 2);
-  message.append(kEventHead).append(line).append("}\n");
-  child_.write(std::move(message));
+  child_.write_later(kEventHead);
+  child_.write_later(line);
+  child_.write_later("}\n");
 }
 
 void ExtensionConnection::notify(const std::string& method, const Json& params) {

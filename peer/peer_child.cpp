@@ -38,7 +38,8 @@ bool PeerChild::start(const SpawnSpec& spec, Line line, Failed failed, std::stri
   lines_ = protocol::LineReader(options_.max_line);
   stderr_partial_.clear();
   last_stderr_.clear();
-  stderr_ended_ = stopping_ = overflow_ = false;
+  stderr_ended_ = stopping_ = overflow_ = flush_posted_ = false;
+  outbox_.clear();
   exit_status_.reset();
 
   const std::uint64_t epoch = epoch_;
@@ -74,17 +75,43 @@ bool PeerChild::start(const SpawnSpec& spec, Line line, Failed failed, std::stri
   return true;
 }
 
-void PeerChild::write(std::string bytes) {
-  if (!process_ || stopping_ || overflow_) return;
-  process_->write(std::move(bytes));
-  if (process_->input_queued() <= options_.max_queued_input) return;
-  // Failed from the loop, not inside the owner that is writing.
+// Appends to the outbox unless it is refused (or would pass the input limit: then the child
+// fails, from the loop, not inside the owner that is writing).
+bool PeerChild::accept(std::string_view bytes) {
+  if (!process_ || stopping_ || overflow_) return false;
+  outbox_.append(bytes);
+  if (process_->input_queued() + outbox_.size() <= options_.max_queued_input) return true;
   overflow_ = true;
+  outbox_.clear();
   std::weak_ptr<bool> alive = alive_;
   const std::uint64_t epoch = epoch_;
   scheduler_.post([this, alive, epoch] {
     if (!alive.expired() && epoch == epoch_) report(options_.overflow_error);
   });
+  return false;
+}
+
+void PeerChild::write(std::string_view bytes) {
+  if (accept(bytes)) flush();
+}
+
+void PeerChild::write_later(std::string_view bytes) {
+  if (!accept(bytes) || flush_posted_) return;
+  flush_posted_ = true;
+  std::weak_ptr<bool> alive = alive_;
+  const std::uint64_t epoch = epoch_;
+  scheduler_.post([this, alive, epoch] {
+    if (alive.expired() || epoch != epoch_) return;
+    flush_posted_ = false;
+    flush();
+  });
+}
+
+void PeerChild::flush() {
+  if (outbox_.empty() || !process_) return;
+  std::string out;
+  out.swap(outbox_);
+  process_->write(std::move(out));
 }
 
 void PeerChild::on_stdout(std::string_view bytes) {
@@ -156,6 +183,7 @@ void PeerChild::report(std::string error) {
 
 void PeerChild::begin_stop() {
   if (!process_ || stop_timer_) return;  // gone, or its stop sequence runs already
+  flush();  // what was written before the stop still goes (a session_shutdown)
   process_->close_stdin();
   kill_step(0);
 }

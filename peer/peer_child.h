@@ -51,9 +51,13 @@ class PeerChild {
   /// Spawns a new process (what ran before is dropped: killed and reaped); false and `error`
   /// `Failed to start: <reason>` when it cannot. Callbacks of an earlier start never run again.
   bool start(const SpawnSpec& spec, Line line, Failed failed, std::string& error);
-  /// Writes bytes (one message line with its LF); dropped when nothing runs, while stopping, or
-  /// once the input limit was passed (then `failed` runs on a later turn).
-  void write(std::string bytes);
+  /// Writes bytes (one message line with its LF) now, after what write_later() kept. Dropped
+  /// when nothing runs, while stopping, or once the input limit was passed (then `failed` runs
+  /// on a later turn).
+  void write(std::string_view bytes);
+  /// As write(), but kept until the end of this turn of the loop (or the next write()): a burst
+  /// of messages (events) goes to the process as one piece, without one allocation each.
+  void write_later(std::string_view bytes);
   /// Starts the stop sequence (no line nor failure is reported from now on); `gone` runs, on a
   /// later turn, once no process of it is left (at once when nothing runs).
   void stop(std::function<void()> gone = nullptr);
@@ -61,6 +65,8 @@ class PeerChild {
   bool stopping() const { return stopping_; }
 
  private:
+  bool accept(std::string_view bytes);
+  void flush();
   void on_stdout(std::string_view bytes);
   void on_stderr(std::string_view bytes);
   void on_exit(int status);
@@ -87,6 +93,8 @@ class PeerChild {
   std::optional<int> exit_status_;
   bool stopping_ = false;  // the exit is expected; nothing more is reported
   bool overflow_ = false;
+  std::string outbox_;  // written this turn, not yet handed to the process
+  bool flush_posted_ = false;
   std::vector<std::function<void()>> gone_;
   std::unique_ptr<session::Timer> stop_timer_;
   std::unique_ptr<session::Timer> grace_timer_;

@@ -110,6 +110,7 @@ TEST_CASE("extension: initialize, its answer, initialized and session_start, the
       R"({"name":"guard","status":"ready","source":"user","events":["agent_end"],"messageUpdates":"delta","interceptors":["tool_call"],"tools":["todo_add"],"commands":["todos"],"failOpen":false,"serverInfo":{"name":"g","version":"2"}})");
   // An event goes out in its byte form.
   f.c->forward(R"({"type":"agent_end","messages":[]})");
+  f.clock.run_ready();  // events go out at the end of the loop's turn
   CHECK(f.sent(3).dump() ==
         R"({"jsonrpc":"2.0","method":"event","params":{"type":"agent_end","messages":[]}})");
 }
