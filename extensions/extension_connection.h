@@ -124,6 +124,7 @@ class ExtensionConnection {
 
  private:
   struct PendingIntercept {
+    std::string call_id;
     std::function<void(Interception)> done;
     std::unique_ptr<session::Timer> timer;
   };

@@ -158,6 +158,7 @@ std::unique_ptr<session::Waiting> ExtensionConnection::intercept(
   params["toolName"] = tool;
   params["input"] = input;
   const std::int64_t id = peer_->next_id();
+  intercepts_pending_[id].call_id = call_id;
   intercepts_pending_[id].done = std::move(done);
   peer_->request("tool_call", std::move(params),
                  [this, id](const Json& response) { on_intercept_answer(id, response); });
@@ -270,6 +271,8 @@ void ExtensionConnection::open_dialog(const std::string& method, const Json& par
   for (const char* key : {"title", "options", "message", "placeholder", "prefill"})
     if (params.contains(key)) request.fields[key] = params[key];
   request.fields["timeout"] = request.timeout_ms;
+  if (!intercepts_pending_.empty())
+    request.tool_call_id = intercepts_pending_.begin()->second.call_id;
   if (!host_.dialogs) {
     spdlog::info("ext[{}] ui/{} resolved to its default: no client can answer", name(), method);
     peer_->respond(id, dialog_result(method, params, session::DialogAnswer{{}, {}, true}));

@@ -22,6 +22,8 @@ struct DialogRequest {
   std::string method;
   protocol::Json fields;
   std::int64_t timeout_ms = 0;
+  /// The call whose `tool_call` request of that extension is open, if any (ACP asks about it).
+  std::string tool_call_id;
 };
 
 /// The client's answer; `cancelled` (or nothing else set) means the dialog's default.

@@ -251,6 +251,13 @@ void AcpConnection::shutdown() {
         if (!alive.expired()) idle_.check(busy());
       });
     }
+    // And its extensions (extensions.md sections 4.9, 9).
+    if (s->extensions) {
+      std::weak_ptr<bool> alive = alive_;
+      s->extensions->stop_all("quit", [this, alive] {
+        if (!alive.expired()) idle_.check(busy());
+      });
+    }
   }
   // Whatever did not end with the shutdown (a tool call still winding down) is answered now:
   // the process is leaving.
@@ -268,8 +275,9 @@ bool AcpConnection::busy() const {
   for (const auto& [slot, s] : open_) {
     if (s->session && s->session->is_bash_running()) return true;
     if (s->mcp && s->mcp->any_running()) return true;
+    if (s->extensions && s->extensions->any_running()) return true;
   }
-  return !stopping_mcp_.empty() || !loading_.empty();
+  return !stopping_mcp_.empty() || !stopping_extensions_.empty() || !loading_.empty();
 }
 
 void AcpConnection::stop_mcp(std::unique_ptr<mcp::McpManager> manager) {
@@ -283,6 +291,22 @@ void AcpConnection::stop_mcp(std::unique_ptr<mcp::McpManager> manager) {
     scheduler_.post([this, alive, raw] {
       if (alive.expired()) return;
       std::erase_if(stopping_mcp_, [raw](const auto& m) { return m.get() == raw; });
+      idle_.check(busy());
+    });
+  });
+}
+
+void AcpConnection::stop_extensions(std::shared_ptr<session::ExtensionControl> extensions,
+                                    const std::string& reason) {
+  if (!extensions) return;
+  session::ExtensionControl* raw = extensions.get();
+  stopping_extensions_.push_back(std::move(extensions));
+  std::weak_ptr<bool> alive = alive_;
+  raw->stop_all(reason, [this, alive, raw] {
+    if (alive.expired()) return;
+    scheduler_.post([this, alive, raw] {
+      if (alive.expired()) return;
+      std::erase_if(stopping_extensions_, [raw](const auto& e) { return e.get() == raw; });
       idle_.check(busy());
     });
   });

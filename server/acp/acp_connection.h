@@ -29,6 +29,7 @@
 #include "session/agent_session.h"
 #include "session/error.h"
 #include "session/event_sink.h"
+#include "session/extension_host.h"
 #include "session/scheduler.h"
 #include "session/session_host.h"
 #include "session/tool.h"
@@ -51,6 +52,8 @@ struct AcpSessionParts {
   std::shared_ptr<void> keep;            // destroyed after `session`
   std::unique_ptr<mcp::McpManager> mcp;  // the session's MCP servers (mcp.md section 3.4)
   std::unique_ptr<session::AgentSession> session;
+  /// Its extension processes (extensions.md section 9), started; none configured: null.
+  std::shared_ptr<session::ExtensionControl> extensions = nullptr;
 };
 
 /// Builds a session whose tools and files live in `cwd` (absolute, an existing directory), its
@@ -69,7 +72,8 @@ struct AcpLoadedFile {
 using AcpSessionFactory = std::function<session::Result<AcpSessionParts>(
     const std::string& cwd, session::SessionSlot slot, session::EventSink& events,
     session::ToolRegistry& tools, std::optional<AcpLoadedFile> load,
-    const protocol::Json& mcp_servers, session::DynamicTools* mcp_tools)>;
+    const protocol::Json& mcp_servers, session::DynamicTools* mcp_tools,
+    session::DialogHost* dialogs)>;
 
 /// Reads the file of session `id` in `cwd`'s session directory off the event loop; `done` runs
 /// on the loop with it or the error (not_found: no such session). Returns what cancels the
@@ -138,6 +142,8 @@ class AcpConnection : public FrontEnd, public session::EventSink {
   void finish_turn(session::SessionSlot slot, std::uint64_t serial);
   void enable_retry_control();
   void stop_mcp(std::unique_ptr<mcp::McpManager> manager);
+  void stop_extensions(std::shared_ptr<session::ExtensionControl> extensions,
+                       const std::string& reason);
 
   // Events of one session, translated (acp_events.cpp).
   void on_message_update(OpenSession& s, const session::ev::MessageUpdate& e);
@@ -179,6 +185,7 @@ class AcpConnection : public FrontEnd, public session::EventSink {
   bool shutting_down_ = false;
   // MCP sets of closed sessions, until their processes are gone (mcp.md section 3.4).
   std::vector<std::unique_ptr<mcp::McpManager>> stopping_mcp_;
+  std::vector<std::shared_ptr<session::ExtensionControl>> stopping_extensions_;
   bool retry_control_ = false;
   IdleWaiter idle_;
 };

@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "server/acp/acp_connection.h"
+#include "server/acp/acp_dialogs.h"
 #include "server/acp/acp_replay.h"
 #include "server/acp/acp_translate.h"
 #include "server/acp/acp_updates.h"
@@ -116,14 +117,22 @@ void AcpConnection::open_loaded(acp::OpenParams params, OpenKind kind, AcpReply 
     open->slot = slot;
     open->gated_tools = gate_.gate_tools(base_tools_, slot);
     open->gated_mcp = std::make_unique<acp::GatedMcpTools>(gate_, slot);
+    OpenSession* o = open.get();
+    open->dialogs = std::make_unique<acp::AcpDialogs>(
+        scheduler_, [o] { return o->id; },
+        [this](const std::string& method, Json p, protocol::JsonRpcPeer::Answer answer) {
+          client_.request(method, std::move(p), std::move(answer));
+        },
+        [o] { return o->turn.has_value(); });
     auto made = factory_(params.cwd, slot, *this, *open->gated_tools, std::move(loaded),
-                         params.mcp_servers, open->gated_mcp.get());
+                         params.mcp_servers, open->gated_mcp.get(), open->dialogs.get());
     if (!made) {
       failed = made.error();
       return std::unique_ptr<session::AgentSession>();
     }
     open->keep = std::move(made->keep);
     open->mcp = std::move(made->mcp);
+    open->extensions = std::move(made->extensions);
     return std::move(made->session);
   });
   if (!slot) return reply.fail(failed.value_or(session::Error{}));
@@ -208,6 +217,7 @@ void AcpConnection::close(acp::SessionParams params, AcpReply reply) {
     host_.close(slot);  // shut down, then destroyed
     open->session = nullptr;
     stop_mcp(std::move(open->mcp));
+    stop_extensions(std::move(open->extensions), "close");
     open->keep.reset();
     pending->ok(Json::object());
   };

@@ -67,21 +67,26 @@ void send_user_message(session::AgentSession& session, const protocol::Json& par
       });
 }
 
-std::shared_ptr<RpcExtensions> make_rpc_extensions(AppParts& app,
-                                                   std::shared_ptr<bool> command_seen) {
-  auto configs = read_extension_configs(app.options, app.agent_dir, app.cwd, app.getenv);
+// The extensions of a session working in `cwd` (rpc: the process's; acp: one ACP session's),
+// not started yet; none configured: no set. Their failures and notices are events of the
+// session once `written` says so (rpc: the first command was read; acp: never, they are logged).
+std::shared_ptr<RpcExtensions> make_extensions(AppParts& app, const fs::path& cwd,
+                                               const std::string& mode,
+                                               std::shared_ptr<bool> written) {
+  auto configs = read_extension_configs(app.options, app.agent_dir, cwd, app.getenv);
   auto ext = std::make_shared<RpcExtensions>();
   if (configs.empty()) return ext;
   RpcExtensions* e = ext.get();
-  e->host.error = [e, command_seen](const std::string& name, std::string_view method,
-                                    const std::string& error) {
+  e->host.error = [e, written](const std::string& name, std::string_view method,
+                               const std::string& error) {
     // Before the first command only get_extensions shows it (section 7.3).
-    if (*command_seen && e->sink)
+    if (*written && e->sink)
       e->sink->on_event(session::Event{e->slot, session::ev::ExtensionError{name, method, error}});
   };
   e->host.changed = [e] { e->set->on_changed(); };
-  e->host.notify = [e, command_seen](const std::string& message, const std::string& type) {
-    if (e->sink) write_notice(*e->sink, e->slot, *command_seen, type, message);
+  e->host.notify = [e, written](const std::string& message, const std::string& type) {
+    if (e->sink) write_notice(*e->sink, e->slot, *written, type, message);
+    if (!*written) spdlog::info("extension notice ({}): {}", type, message);
   };
   e->host.state = [e] {
     return e->session ? protocol::to_json(e->session->state()) : protocol::Json::object();
@@ -103,10 +108,12 @@ std::shared_ptr<RpcExtensions> make_rpc_extensions(AppParts& app,
     return out;
   };
   extensions::ExtensionConnection::Options options;
-  options.session_cwd = app.cwd.string();
+  options.session_cwd = cwd.string();
   options.getenv = app.getenv;
   options.settings = app.hooks.runner;
   options.version = REBOUND_VERSION;
+  options.mode = mode;
+  options.ui = mode;
   e->set = std::make_shared<extensions::ExtensionSet>(
       app.scheduler, child_process_spawner(app.io.get_executor()), std::move(configs), options,
       e->host, &app.hooks.config);
@@ -142,7 +149,7 @@ ModeStart start_rpc(AppParts& app) {
   std::shared_ptr<extensions::HookPreflight> preflight;
   std::shared_ptr<extensions::HookRunHooks> run_hooks;
   auto command_seen = std::make_shared<bool>(false);
-  auto ext = make_rpc_extensions(app, command_seen);
+  auto ext = make_extensions(app, app.cwd, "rpc", command_seen);
   std::shared_ptr<ExtensionEventTap> tap;
   std::shared_ptr<session::ToolPreflight> ext_preflight;
   std::shared_ptr<session::RunHooks> ext_run_hooks;
@@ -219,17 +226,46 @@ ModeStart start_rpc(AppParts& app) {
   return std::unique_ptr<FrontEnd>(std::move(front));
 }
 
+// What an ACP session depends on besides its MCP servers: its files and its extensions.
+struct AcpKeep {
+  // The extensions outlive it while they stop: from here on they reach no session.
+  ~AcpKeep() {
+    if (ext) {
+      ext->session = nullptr;
+      ext->sink = nullptr;
+    }
+  }
+  std::shared_ptr<SessionFiles> files;
+  std::shared_ptr<RpcExtensions> ext;
+  std::shared_ptr<ExtensionEventTap> tap;
+  std::unique_ptr<session::ToolPreflight> preflight;
+  std::unique_ptr<session::RunHooks> run_hooks;
+};
+
 // acp: sessions as the editor opens them, each in its own cwd with its own MCP servers
 // (sources 1 to 4 for that cwd, then the request's).
 ModeStart start_acp(AppParts& app) {
   AcpSessionFactory factory =
       [&app](const std::string& session_cwd, session::SessionSlot slot, session::EventSink& sink,
              session::ToolRegistry& tools, std::optional<AcpLoadedFile> load,
-             const protocol::Json& mcp_servers,
-             session::DynamicTools* mcp_tools) -> session::Result<AcpSessionParts> {
+             const protocol::Json& mcp_servers, session::DynamicTools* mcp_tools,
+             session::DialogHost* dialogs) -> session::Result<AcpSessionParts> {
     const fs::path dir(session_cwd);
-    auto files = app.sessions.files_for(dir);
-    SessionSpec spec{dir, slot, sink, tools, mcp_tools};
+    auto keep = std::make_shared<AcpKeep>();
+    keep->files = app.sessions.files_for(dir);
+    auto& files = keep->files;
+    // Its own extensions, from its cwd's settings (extensions.md section 9); their failures and
+    // notices are logged.
+    keep->ext = make_extensions(app, dir, "acp", std::make_shared<bool>(false));
+    RpcExtensions& ext = *keep->ext;
+    if (ext.set) {
+      ext.host.dialogs = dialogs;
+      keep->tap = std::make_shared<ExtensionEventTap>(sink, *ext.set);
+    }
+    session::EventSink& events = keep->tap ? static_cast<session::EventSink&>(*keep->tap) : sink;
+    ext.sink = &events;
+    ext.slot = slot;
+    SessionSpec spec{dir, slot, events, tools, mcp_tools};
     if (load) {
       spec.file = std::move(load->file);
       spec.loaded = std::move(load->loaded);
@@ -245,7 +281,18 @@ ModeStart start_acp(AppParts& app) {
         make_mcp_set(app.io.get_executor(), app.scheduler, std::move(std::get<McpSources>(sources)),
                      session_cwd, app.getenv, app.active_tools);
     auto made = app.sessions.make(std::move(spec), *files);
-    return AcpSessionParts{std::move(files), std::move(mcp_set), std::move(made)};
+    if (ext.set) {
+      ext.session = made.get();
+      keep->preflight = ext.set->preflight(nullptr);
+      made->set_tool_preflight(keep->preflight.get());
+      keep->run_hooks = ext.set->run_hooks(nullptr, ext.host.session);
+      made->set_run_hooks(keep->run_hooks.get());
+      ext.set->start_all();
+    }
+    std::shared_ptr<session::ExtensionControl> control;
+    if (ext.set) control = std::shared_ptr<session::ExtensionControl>(keep->ext, ext.set.get());
+    return AcpSessionParts{std::move(keep), std::move(mcp_set), std::move(made),
+                           std::move(control)};
   };
   // session/load and session/resume read their file on a thread of the session storage's.
   // GCC 12 takes the Error in this Result's variant for maybe uninitialized once inlined

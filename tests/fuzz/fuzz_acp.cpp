@@ -35,8 +35,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   server::AcpConnection connection(
       server::AcpOptions{false, true, "0"},
       [](const std::string&, session::SessionSlot, session::EventSink&, session::ToolRegistry&,
-         std::optional<server::AcpLoadedFile>, const Json&,
-         session::DynamicTools*) -> session::Result<server::AcpSessionParts> {
+         std::optional<server::AcpLoadedFile>, const Json&, session::DynamicTools*,
+         session::DialogHost*) -> session::Result<server::AcpSessionParts> {
         return session::Error{session::ErrorKind::failed, "no sessions in the fuzzer"};
       },
       [](const std::string&, const std::string& id,

@@ -718,3 +718,45 @@ test("MCP servers from session/new: their tools run, read-only ones without aski
     assert.equal(alive, false, "the session's MCP server outlived session/close");
   });
 });
+
+test("an extension's ui/confirm during its tool_call is session/request_permission for that call", { timeout: 30000 }, async () => {
+  const fixture = new URL("../extensions/fixtures/ext_fixture.py", import.meta.url).pathname;
+  const script = [
+    { toolCalls: [{ name: "bash", arguments: { command: "echo first" } }] },
+    { text: "done" },
+    { toolCalls: [{ name: "bash", arguments: { command: "echo second" } }] },
+    { text: "done" },
+  ];
+  const asked = [];
+  const answers = ["allow_once", "reject_once"];
+  await withAgent({
+    script,
+    settings: { extensions: { guard: { command: "python3", args: [fixture], env: { EXT_MODE: "confirm" } } } },
+    handlers: (app) => app.onRequest("session/request_permission", ({ params }) => {
+      asked.push(params);
+      return { outcome: { outcome: "selected", optionId: answers[asked.length - 1] } };
+    }),
+  }, async (h) => {
+    const s = await h.newSession();
+    assert.equal((await h.prompt(s, "first")).stopReason, "end_turn");
+    assert.equal((await h.prompt(s, "second")).stopReason, "end_turn");
+    assert.equal(asked.length, 2);
+    const calls = h.updates(s).filter((u) => u.sessionUpdate === "tool_call");
+    assert.equal(calls.length, 2);
+    // The dialog names the call the extension's tool_call request is about (extensions.md 6.2).
+    const raw = h.lines.find((l) => l.method === "session/request_permission");
+    assert.deepEqual(raw.params, {
+      sessionId: s, toolCall: { toolCallId: calls[0].toolCallId },
+      options: [{ optionId: "allow_once", name: "Allow", kind: "allow_once" },
+                { optionId: "reject_once", name: "Reject", kind: "reject_once" }],
+      _meta: { rebound: { dialog: { title: "Allow bash?", message: '{"command": "echo first"}' } } },
+    });
+    assert.equal(asked[1].toolCall.toolCallId, calls[1].toolCallId);
+    const final = (id) => h.updates(s).filter((u) => u.toolCallId === id && u.status &&
+                                                 u.status !== "in_progress").at(-1);
+    assert.equal(final(calls[0].toolCallId).status, "completed");
+    assert.equal(final(calls[0].toolCallId).content[0].content.text, "first\n");
+    assert.equal(final(calls[1].toolCallId).status, "failed");
+    assert.equal(final(calls[1].toolCallId).content[0].content.text, "the user said no");
+  });
+});
