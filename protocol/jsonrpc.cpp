@@ -75,8 +75,9 @@ JsonRpcRequest read_jsonrpc_request(Json object) {
   }
   Json command = params == object.end() ? Json::object() : std::move(*params);
   // `type` and `id` inside params are ignored: the method names the command, the request's own
-  // id is the one answered.
-  command.erase("id");
+  // id is the one answered. extension_ui_response is the exception: its `id` is the dialog's
+  // (extensions.md section 10).
+  if (type != "extension_ui_response") command.erase("id");
   command["type"] = type;
   out.command = CommandEnvelope{std::move(id), std::move(type), std::move(command)};
   return out;

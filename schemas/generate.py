@@ -393,6 +393,74 @@ adefs = {
 acp_schema = {"$schema": "https://json-schema.org/draft/2020-12/schema", "$id": BASE + "acp.schema.json",
               "title": "ACP mode's own messages (acp.md): _rebound/* notification params and results, the prompt answer's _meta",
               "$defs": adefs}
-for name, doc in [("common", common), ("commands", commands), ("responses", responses), ("events", events), ("jsonrpc", jsonrpc), ("output", output), ("acp", acp_schema)]:
+# extensions.md section 4: every message between Rebound and an extension process, both ways.
+J = {"const": "2.0"}
+RID = {"type": "integer", "minimum": 1}          # Rebound's request ids
+XID = {"type": ["string", "integer"]}            # an extension's request ids
+def xreq(method, params, required=None, id_=RID):
+    return obj({"jsonrpc": J, "id": id_, "method": {"const": method}, "params": obj(params, required)},
+               ["jsonrpc", "id", "method", "params"])
+def xnote(method, params=None, required=None):
+    if params is None:
+        return obj({"jsonrpc": J, "method": {"const": method}}, ["jsonrpc", "method"])
+    return obj({"jsonrpc": J, "method": {"const": method}, "params": obj(params, required)},
+               ["jsonrpc", "method", "params"])
+content = {"oneOf": [S, {"type": "array", "items": {"oneOf": [ref("common.schema.json", "TextContent"),
+                                                               ref("common.schema.json", "ImageContent")]}}]}
+session_ref = obj({"sessionId": S, "sessionFile": S}, ["sessionId"])
+xdefs = {
+ # Rebound to the extension
+ "initialize": xreq("initialize", {"protocolVersion": {"const": 1},
+                                   "clientInfo": obj({"name": {"const": "rebound"}, "version": S}),
+                                   "name": {"type": "string", "minLength": 1},
+                                   "mode": {"enum": ["rpc", "acp", "print"]},
+                                   "ui": {"enum": ["rpc", "acp", "none"]}, "cwd": S,
+                                   "session": obj({"sessionId": S, "sessionFile": S}, [])}),
+ "initialized": xnote("initialized"),
+ "event": obj({"jsonrpc": J, "method": {"const": "event"}, "params": ref("events.schema.json")},
+              ["jsonrpc", "method", "params"]),
+ "session_start": xnote("session_start", {"reason": {"enum": ["startup", "new", "resume", "fork"]},
+                                          "sessionId": S, "sessionFile": S, "previousSessionFile": S},
+                        ["reason", "sessionId"]),
+ "session_shutdown": xnote("session_shutdown", {"reason": {"enum": ["quit", "new", "resume", "fork", "close"]},
+                                                "sessionId": S}),
+ "cancelled": xnote("cancelled", {"id": RID, "reason": {"type": "string", "pattern": "^(Request was aborted|Timed out after [0-9]+ ms)$"}}),
+ "tool_call": xreq("tool_call", {"toolCallId": S, "toolName": S, "input": {"type": "object"}}),
+ "tools/call": xreq("tools/call", {"name": S, "toolCallId": S, "arguments": {"type": "object"}}),
+ "commands/run": xreq("commands/run", {"name": S, "args": S}),
+ "result": obj({"jsonrpc": J, "id": XID, "result": {}}, ["jsonrpc", "id", "result"]),
+ "error": obj({"jsonrpc": J, "id": XID, "error": obj({"code": {"type": "integer"}, "message": S, "data": {}}, ["code", "message"])},
+              ["jsonrpc", "id", "error"]),
+ # The extension to Rebound
+ "initialize-result": obj({"protocolVersion": {"const": 1}, "serverInfo": obj({"name": S, "version": S}, []),
+                           "events": {"type": "array", "items": S}, "messageUpdates": {"enum": ["full", "delta"]},
+                           "interceptors": {"type": "array", "items": S},
+                           "tools": {"type": "array", "items": obj({"name": {"type": "string", "pattern": "^[a-zA-Z0-9_-]{1,64}$"},
+                                                                    "description": S, "parameters": {"type": "object"}}, ["name"])},
+                           "commands": {"type": "array", "items": obj({"name": S, "description": S}, ["name"])}},
+                          ["protocolVersion"], extra=True),
+ "tool_call-result": {"oneOf": [{"type": "null"}, obj({}, []),
+                                obj({"action": {"const": "allow"}}, ["action"]),
+                                obj({"action": {"const": "block"}, "reason": S}, ["action"]),
+                                obj({"action": {"const": "modify"}, "input": {"type": "object"}}, ["action", "input"])]},
+ "ui/select": xreq("ui/select", {"title": S, "options": {"type": "array", "items": S}, "timeout": POS}, ["title", "options"], XID),
+ "ui/confirm": xreq("ui/confirm", {"title": S, "message": S, "timeout": POS}, ["title"], XID),
+ "ui/input": xreq("ui/input", {"title": S, "placeholder": S, "timeout": POS}, ["title"], XID),
+ "ui/editor": xreq("ui/editor", {"title": S, "prefill": S, "timeout": POS}, ["title"], XID),
+ "ui/notify": xnote("ui/notify", {"message": S, "notifyType": {"enum": ["info", "warning", "error"]}}, ["message"]),
+ "session/send_user_message": xreq("session/send_user_message", {"content": content, "deliverAs": {"enum": ["steer", "followUp"]}}, ["content"], XID),
+ "session/get_state": xreq("session/get_state", {}, [], XID),
+ "session/abort": xreq("session/abort", {}, [], XID),
+ "ping": xreq("ping", {}, [], XID),
+ "tools/update": xnote("tools/update", {"toolCallId": S, "partialResult": {}}),
+}
+# A def's name is its method with "/" as "." (a JSON pointer would read "/" as a step).
+xdefs = {k.replace("/", "."): v for k, v in xdefs.items()}
+to_extension = ["initialize", "initialized", "event", "session_start", "session_shutdown", "cancelled",
+                "tool_call", "tools.call", "commands.run", "result", "error"]
+extension_schema = {"$schema": "https://json-schema.org/draft/2020-12/schema", "$id": BASE + "extension.schema.json",
+                    "title": "A line Rebound writes to an extension process (extensions.md section 4); $defs also hold the extension's side",
+                    "oneOf": [ref("#", n) for n in to_extension], "$defs": xdefs}
+for name, doc in [("common", common), ("commands", commands), ("responses", responses), ("events", events), ("jsonrpc", jsonrpc), ("output", output), ("acp", acp_schema), ("extension", extension_schema)]:
     with open(os.path.join(OUT, name + ".schema.json"), "w") as f:
         json.dump(doc, f, indent=1); f.write("\n")

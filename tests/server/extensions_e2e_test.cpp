@@ -9,6 +9,7 @@
 #include <doctest/doctest.h>
 
 #include <chrono>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <string>
@@ -30,9 +31,15 @@ namespace {
 const std::string kFixture =
     std::string(REBOUND_SOURCE_DIR) + "/tests/extensions/fixtures/ext_fixture.py";
 
-// The --extension command of the fixture in `mode`, logging what it reads to `log`.
+// The --extension command of the fixture in `mode`, logging what it reads to `log` (and, when
+// the tests capture output, to $REBOUND_CAPTURE_DIR/ext/ for the schema check).
 std::string fixture(const std::string& mode, const std::string& log, const std::string& env = "") {
-  return "EXT_MODE=" + mode + " EXT_LOG=" + log + " " + env + " exec python3 " + kFixture;
+  std::string capture;
+  if (const char* dir = std::getenv("REBOUND_CAPTURE_DIR"); dir && *dir)
+    capture = " EXT_CAPTURE=" + std::string(dir) + "/ext/" +
+              std::filesystem::path(log).parent_path().filename().string() + "-" +
+              std::filesystem::path(log).filename().string() + ".jsonl";
+  return "EXT_MODE=" + mode + " EXT_LOG=" + log + capture + " " + env + " exec python3 " + kFixture;
 }
 
 // A scripted server whose model calls bash `echo original`, with the fixture as --extension.
@@ -393,4 +400,42 @@ TEST_CASE("extensions: new_session is told as session_shutdown, then session_sta
   CHECK(told[1]["params"] == Json{{"reason", "new"}, {"sessionId", old_id}});
   CHECK(told[1]["method"] == "session_shutdown");
   CHECK(told[2]["params"] == Json{{"reason", "new"}, {"sessionId", new_id}});
+}
+
+TEST_CASE("extensions: the JSON-RPC envelope carries the commands, the dialog and its answer") {
+  testing::TempDir logs;
+  ReboundProcess r = with_fixture("confirm", (logs.path() / "j.log").string());
+  r.send(
+      Json::parse(R"({"jsonrpc":"2.0","id":1,"method":"get_extensions","params":{"wait":true}})"));
+  const Json listed = r.read_json();
+  CHECK(listed["id"] == 1);
+  CHECK(listed["result"]["extensions"][0]["status"] == "ready");
+  CHECK(listed["result"]["hooks"] == Json::array());
+  r.send(Json::parse(
+      R"({"jsonrpc":"2.0","id":2,"method":"restart_extension","params":{"name":"nope"}})"));
+  const Json missing = r.read_json();
+  CHECK(missing["error"]["code"] == -32000);
+  CHECK(missing["error"]["message"] == "Extension not found: nope");
+  r.send(Json::parse(R"({"jsonrpc":"2.0","id":3,"method":"prompt","params":{"message":"go"}})"));
+  // The dialog is a notification whose method is its type and whose params are the pi line.
+  const Json note = r.read_until([](const Json& j) {
+                       return j.value("method", "") == "extension_ui_request";
+                     }).back();
+  CHECK(note["params"]["type"] == "extension_ui_request");
+  CHECK(note["params"]["method"] == "confirm");
+  // As a JSON-RPC request the answer gets `"result":null` (JSON-RPC's rule wins).
+  r.send(Json{{"jsonrpc", "2.0"},
+              {"id", 4},
+              {"method", "extension_ui_response"},
+              {"params", {{"id", note["params"]["id"]}, {"confirmed", true}}}});
+  const auto lines =
+      r.read_until([](const Json& j) { return j.value("method", "") == "agent_end"; });
+  bool answered = false;
+  for (const auto& l : lines)
+    if (l.contains("id") && l["id"] == 4)
+      answered = l.dump() == R"({"jsonrpc":"2.0","id":4,"result":null})";
+  CHECK(answered);
+  for (const auto& l : lines)
+    if (l.value("method", "") == "tool_execution_end")
+      CHECK(testing::text_of(l["params"]["result"]) == "original\n");
 }
