@@ -142,6 +142,10 @@ void ExtensionConnection::start() {
       if (host_.notify) host_.notify(params["message"].get<std::string>(), t);
       return;
     }
+    if (method == "tools/update" && params.is_object()) {
+      on_tool_update(params);
+      return;
+    }
     spdlog::debug("ext[{}] notification {} ignored", name(), method);
   });
 
@@ -286,7 +290,10 @@ void ExtensionConnection::fail(std::string error, std::string method) {
   if (status_ == ExtensionStatus::failed) return;
   spdlog::warn("ext[{}] failed: {}", name(), error);
   if (method.empty())
-    method = !intercepts_pending_.empty() ? "tool_call" : starting() ? "initialize" : "process";
+    method = !intercepts_pending_.empty() ? "tool_call"
+             : !calls_.empty()            ? "tools/call"
+             : starting()                 ? "initialize"
+                                          : "process";
   status_ = ExtensionStatus::failed;
   error_ = std::move(error);
   if (startup_timer_) startup_timer_->cancel();
@@ -296,6 +303,15 @@ void ExtensionConnection::fail(std::string error, std::string method) {
     ids.push_back(id);
   for (const auto id : ids)
     end_intercept(id, Interception{Interception::Kind::failed, error_, {}}, false, "");
+  std::vector<std::int64_t> call_ids;
+  for (const auto& [id, pending] : calls_)
+    call_ids.push_back(id);
+  for (const auto id : call_ids) {
+    session::ToolResult r =
+        session::ToolResult::error("Extension " + name() + " stopped during the call: " + error_);
+    r.details = Json::object();
+    end_call(id, std::move(r), "");
+  }
   dialogs_.clear();
   child_.stop();
   post_changed();
@@ -316,6 +332,11 @@ void ExtensionConnection::stop(const std::string& reason, std::function<void()> 
   for (const auto id : ids)
     end_intercept(id, Interception{Interception::Kind::failed, "Stopped", {}}, true,
                   "Request was aborted");
+  std::vector<std::int64_t> call_ids;
+  for (const auto& [id, pending] : calls_)
+    call_ids.push_back(id);
+  for (const auto id : call_ids)
+    end_call(id, session::ToolResult::error("Operation aborted"), "Request was aborted");
   dialogs_.clear();
   if (startup_timer_) startup_timer_->cancel();
   if (status_ == ExtensionStatus::starting || status_ == ExtensionStatus::ready) {

@@ -122,6 +122,14 @@ class ExtensionConnection {
                                               const protocol::Json& input,
                                               std::function<void(Interception)> done);
 
+  /// Calls its tool `tool` (section 4.5): `tools/call`, bounded by toolTimeoutMs, partial results
+  /// from `tools/update`. As session::Tool::start: `done` once, never inside this call, unless
+  /// the handle is destroyed first.
+  std::unique_ptr<session::ToolCall> call_tool(const std::string& tool, const std::string& call_id,
+                                               const protocol::Json& args,
+                                               session::Tool::Progress progress,
+                                               session::Tool::Done done);
+
  private:
   struct PendingIntercept {
     std::string call_id;
@@ -129,6 +137,16 @@ class ExtensionConnection {
     std::unique_ptr<session::Timer> timer;
   };
   class InterceptHandle;
+  class CallHandle;
+  struct PendingCall {
+    std::string call_id;
+    session::Tool::Progress progress;
+    session::Tool::Done done;
+    std::unique_ptr<session::Timer> timer;
+  };
+  void end_call(std::int64_t id, session::ToolResult result, const std::string& cancel_reason);
+  void on_call_answer(std::int64_t id, const protocol::Json& response);
+  void on_tool_update(const protocol::Json& params);
 
   void fail(std::string error, std::string method);
   void post_changed();
@@ -166,6 +184,7 @@ class ExtensionConnection {
   std::unique_ptr<protocol::JsonRpcPeer> peer_;
   std::unique_ptr<session::Timer> startup_timer_;
   std::map<std::int64_t, PendingIntercept> intercepts_pending_;
+  std::map<std::int64_t, PendingCall> calls_;
   std::map<std::uint64_t, std::unique_ptr<session::Waiting>> dialogs_;  // open dialogs
   std::uint64_t next_dialog_ = 1;
   bool change_posted_ = false;

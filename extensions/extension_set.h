@@ -31,6 +31,7 @@ class ExtensionSet : public session::ExtensionControl {
   /// of their processes is left.
   void stop_all(const std::string& reason, std::function<void()> gone) override;
   bool any_running() const override;
+  bool any_starting() const { return unsettled(); }
   bool empty() const { return connections_.empty(); }
   const std::vector<std::unique_ptr<ExtensionConnection>>& connections() const {
     return connections_;
@@ -51,6 +52,10 @@ class ExtensionSet : public session::ExtensionControl {
 
   /// The session's preflight: the interceptors, then `inner` (the hooks; may be null).
   std::unique_ptr<session::ToolPreflight> preflight(session::ToolPreflight* inner);
+  /// The tools a session offers: `inner`'s (the MCP servers'; may be null), then the ready
+  /// extensions' (section 4.5), names in `builtin_names` or `inner`'s taken.
+  std::unique_ptr<session::DynamicTools> tools(session::DynamicTools* inner,
+                                               std::vector<std::string> builtin_names);
   /// The session's run hooks: `inner`'s (may be null), and session changes told to the
   /// extensions (`session` gives the session's `{"sessionId","sessionFile"?}` now).
   std::unique_ptr<session::RunHooks> run_hooks(session::RunHooks* inner,

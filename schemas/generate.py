@@ -64,8 +64,9 @@ common = {
                       "entryLimitReached": NN, "linesTruncated": {"const": True},
                       # MCP tools (mcp.md sections 5 and 6): results, and progress updates
                       "server": S, "tool": S, "structuredContent": {},
-                      "progress": N, "total": N, "message": S}, [],
-                     ) | {"description": "tools.md section 4 and mcp.md sections 5-6; {} in every error result"},
+                      "progress": N, "total": N, "message": S}, [], extra=True,
+                     ) | {"description": "tools.md section 4 and mcp.md sections 5-6 (the keys named here are typed); "
+                                         "an extension tool's details are its own (extensions.md section 4.5); {} in every error result"},
   "ToolResult": obj({"content": {"type": "array", "items": {"oneOf": [ref("#", "TextContent"), ref("#", "ImageContent")]}},
                      "details": ref("#", "ToolDetails")}, ["content"]),
   "RetryPolicy": obj({"maxRetries": NN, "baseDelayMs": NN, "maxDelayMs": NN, "jitter": {"type": "number", "minimum": 0, "maximum": 1},

@@ -39,6 +39,7 @@ struct RpcExtensions {
   session::AgentSession* session = nullptr;
   session::EventSink* sink = nullptr;  // the tap in front of the connection's output
   session::SessionSlot slot = 0;
+  std::unique_ptr<session::DynamicTools> tools;  // the MCP servers' and the extensions' tools
 };
 
 void send_user_message(session::AgentSession& session, const protocol::Json& params,
@@ -150,6 +151,10 @@ ModeStart start_rpc(AppParts& app) {
   std::shared_ptr<extensions::HookRunHooks> run_hooks;
   auto command_seen = std::make_shared<bool>(false);
   auto ext = make_extensions(app, app.cwd, "rpc", command_seen);
+  if (ext->set) {
+    ext->tools = ext->set->tools(dynamic_tools, app.active_tools);
+    dynamic_tools = ext->tools.get();
+  }
   std::shared_ptr<ExtensionEventTap> tap;
   std::shared_ptr<session::ToolPreflight> ext_preflight;
   std::shared_ptr<session::RunHooks> ext_run_hooks;

@@ -203,13 +203,14 @@ TEST_CASE("extensions: an error answer, an answer of another shape and no answer
   };
   const Case cases[] = {{"error", "JSON-RPC error -32000: guard broke"},
                         {"bad", "invalid answer: action must be allow, block or modify"},
-                        {"hang", "no answer within 300 ms"}};
+                        {"hang", "no answer within 2000 ms"}};
   for (const auto& c : cases) {
     CAPTURE(c.mode);
     const std::string log = (logs.path() / (std::string(c.mode) + ".log")).string();
-    // Configured in settings, so that it can have its own timeout.
+    // Configured in settings, so that it can have its own timeout (which also bounds the
+    // handshake: a loaded machine may take a second to start Python).
     const std::string settings = R"({"extensions":{"guard":{"command":"/bin/sh","args":["-c",)" +
-                                 Json(fixture(c.mode, log)).dump() + R"(],"timeoutMs":300}}})";
+                                 Json(fixture(c.mode, log)).dump() + R"(],"timeoutMs":2000}}})";
     ReboundProcess r = testing::tool_server(
         testing::script_of(Json::array({testing::call("bash", {{"command", "echo original"}})})),
         {}, {}, settings);
@@ -229,7 +230,7 @@ TEST_CASE("extensions: an error answer, an answer of another shape and no answer
       bool cancelled = false;
       for (const auto& line : got)
         if (line.find(R"("method":"cancelled")") != std::string::npos)
-          cancelled = Json::parse(line)["params"]["reason"] == "Timed out after 300 ms";
+          cancelled = Json::parse(line)["params"]["reason"] == "Timed out after 2000 ms";
       CHECK(cancelled);
     }
   }
@@ -438,4 +439,45 @@ TEST_CASE("extensions: the JSON-RPC envelope carries the commands, the dialog an
   for (const auto& l : lines)
     if (l.value("method", "") == "tool_execution_end")
       CHECK(testing::text_of(l["params"]["result"]) == "original\n");
+}
+
+TEST_CASE("extensions: an extension's tools are offered after the built-in ones and called") {
+  testing::TempDir logs;
+  const std::string init =
+      R"({"protocolVersion":1,"tools":[{"name":"todo_add","description":"Add a to-do item","parameters":{"type":"object","required":["text"],"properties":{"text":{"type":"string"}}}},{"name":"todo_crash"},{"name":"read"}]})";
+  ReboundProcess r = testing::tool_server(
+      Json::array(
+          {Json{{"toolCalls", Json::array({testing::call("todo_add", {{"text", "ship it"}})})}},
+           Json{{"toolCalls", Json::array({testing::call("todo_crash", Json::object())})}},
+           Json{{"text", "done"}}})
+          .dump(),
+      {},
+      {"--extension",
+       fixture("allow", (logs.path() / "t.log").string(), "EXT_INIT='" + init + "'")});
+  const Json info = only_extension(extensions_when_ready(r));
+  CHECK(info["tools"] == Json::array({"todo_add", "todo_crash", "read"}));
+  // Offered after the built-in tools; `read` is taken and skipped.
+  std::vector<std::string> names;
+  const Json tools = r.command(Json{{"id", "t"}, {"type", "get_tools"}});
+  for (const auto& t : tools["data"]["tools"])
+    names.push_back(t["name"]);
+  REQUIRE(names.size() >= 2);
+  CHECK(names[names.size() - 2] == "todo_add");
+  CHECK(names.back() == "todo_crash");
+  CHECK(std::count(names.begin(), names.end(), "read") == 1);
+  r.send(testing::prompt());
+  const auto events = r.read_until_type("agent_end", 10000ms);
+  bool partial = false;
+  for (const auto& e : events)
+    partial = partial || (e["type"] == "tool_execution_update" && e["toolCallId"] == "call_1" &&
+                          testing::text_of(e["partialResult"]) == "adding");
+  CHECK(partial);
+  const Json added = testing::end_of(events, "call_1");
+  CHECK(added["isError"] == false);
+  CHECK(added["result"].dump() ==
+        R"({"content":[{"type":"text","text":"added: ship it"}],"details":{"count":1}})");
+  const Json crashed = testing::end_of(events, "call_2");
+  CHECK(crashed["isError"] == true);
+  CHECK(testing::text_of(crashed["result"]) ==
+        "Extension cli-1 stopped during the call: Exited with code 4: fixture: tool broke");
 }
