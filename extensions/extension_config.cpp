@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "protocol/json_access.h"
+
 namespace rebound::extensions {
 
 using protocol::Json;
@@ -20,15 +22,8 @@ std::string_view source_name(ExtensionSource source) {
 
 namespace {
 
-bool is_string_array(const Json& v) {
-  return v.is_array() &&
-         std::all_of(v.begin(), v.end(), [](const Json& x) { return x.is_string(); });
-}
-
-bool is_string_object(const Json& v) {
-  if (!v.is_object()) return false;
-  return std::all_of(v.begin(), v.end(), [](const Json& x) { return x.is_string(); });
-}
+using protocol::is_string_array;
+using protocol::is_string_object;
 
 bool is_positive_integer(const Json& v) {
   return v.is_number_integer() && v.get<std::int64_t>() >= 1;

@@ -17,17 +17,6 @@ namespace {
 
 constexpr std::string_view kEventHead = R"({"jsonrpc":"2.0","method":"event","params":)";
 
-// `JSON-RPC error <code>: <message>` of an error member, whatever it holds.
-std::string error_text(const Json& error) {
-  const Json none = Json::object();
-  const Json& e = error.is_object() ? error : none;
-  const auto c = e.find("code");
-  const auto m = e.find("message");
-  return "JSON-RPC error " + (c != e.end() && c->is_number() ? c->dump() : std::string("unknown")) +
-         ": " +
-         (m != e.end() && m->is_string() ? m->get<std::string>() : std::string("(no message)"));
-}
-
 bool valid_tool_name(const std::string& name) {
   if (name.empty() || name.size() > 64) return false;
   for (const char c : name)
@@ -181,7 +170,7 @@ void ExtensionConnection::on_line(std::string_view line) {
 void ExtensionConnection::on_initialized(const Json& response) {
   if (!starting()) return;
   if (const auto error = response.find("error"); error != response.end()) {
-    fail("Initialization failed: " + error_text(*error), "initialize");
+    fail("Initialization failed: " + protocol::jsonrpc_error_text(*error), "initialize");
     return;
   }
   const auto result = response.find("result");

@@ -15,16 +15,6 @@ namespace code = protocol::jsonrpc_code;
 
 namespace {
 
-std::string rpc_error_text(const Json& error) {
-  const Json none = Json::object();
-  const Json& e = error.is_object() ? error : none;
-  const auto c = e.find("code");
-  const auto m = e.find("message");
-  return "JSON-RPC error " + (c != e.end() && c->is_number() ? c->dump() : std::string("unknown")) +
-         ": " +
-         (m != e.end() && m->is_string() ? m->get<std::string>() : std::string("(no message)"));
-}
-
 // A tool_call answer read (section 4.4); `problem` set when it has another shape.
 Interception read_interception(const Json& result, std::string& problem) {
   using Kind = Interception::Kind;
@@ -186,7 +176,7 @@ void ExtensionConnection::on_intercept_answer(std::int64_t id, const Json& respo
   std::string problem;
   Interception result;
   if (const auto error = response.find("error"); error != response.end()) {
-    problem = rpc_error_text(*error);
+    problem = protocol::jsonrpc_error_text(*error);
   } else {
     const auto r = response.find("result");
     result = read_interception(r != response.end() ? *r : Json(), problem);

@@ -1,24 +1,16 @@
 #include "mcp/mcp_config.h"
 
 #include <algorithm>
+
 #include <cstdio>
+#include "protocol/json_access.h"
 
 namespace rebound::mcp {
 
 namespace {
 
-bool is_string_array(const Json& v) {
-  return v.is_array() &&
-         std::all_of(v.begin(), v.end(), [](const Json& x) { return x.is_string(); });
-}
-
-bool is_string_object(const Json& v) {
-  if (!v.is_object()) return false;
-  for (const auto& [key, value] : v.items()) {
-    if (!value.is_string()) return false;
-  }
-  return true;
-}
+using protocol::is_string_array;
+using protocol::is_string_object;
 
 // The first key of `entry` whose value has the wrong type, with the kind it must be.
 std::optional<std::string> type_problem(const Json& entry) {

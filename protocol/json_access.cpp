@@ -31,4 +31,18 @@ const Json& get_object(const Json& j, std::string_view key) {
   return v.is_object() ? v : empty;
 }
 
+bool is_string_array(const Json& v) {
+  if (!v.is_array()) return false;
+  for (const auto& x : v)
+    if (!x.is_string()) return false;
+  return true;
+}
+
+bool is_string_object(const Json& v) {
+  if (!v.is_object()) return false;
+  for (const auto& x : v)
+    if (!x.is_string()) return false;
+  return true;
+}
+
 }  // namespace rebound::protocol

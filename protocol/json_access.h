@@ -19,5 +19,8 @@ std::int64_t get_int(const Json& j, std::string_view key, std::int64_t fallback 
 const Json& get_object(const Json& j, std::string_view key);
 /// The value at `key`, or null.
 const Json& get_value(const Json& j, std::string_view key);
+/// An array of strings only; an object whose values are all strings.
+bool is_string_array(const Json& v);
+bool is_string_object(const Json& v);
 
 }  // namespace rebound::protocol

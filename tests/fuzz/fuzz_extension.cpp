@@ -20,17 +20,6 @@ using namespace rebound;
 
 namespace {
 
-struct Process : peer::PeerProcess {
-  void write(std::string data) override {
-    if (data.empty() || data.back() != '\n') std::abort();
-  }
-  void close_stdin() override {}
-  void signal_group(int) override {}
-  bool group_alive() const override { return alive; }
-  std::size_t input_queued() const override { return 0; }
-  bool alive = true;
-};
-
 // Answers every other dialog at once (posted); leaves the rest open.
 struct Dialogs : session::DialogHost {
   explicit Dialogs(session::Scheduler& s) : scheduler(s) {}
@@ -50,11 +39,11 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   spdlog::set_level(spdlog::level::off);  // what the connection logs is not under test here
   fuzz::Loop loop;
   peer::PeerProcess::Handlers handlers;
-  Process* process = nullptr;
+  fuzz::Process* process = nullptr;
   peer::Spawner spawner = [&](const peer::SpawnSpec&, peer::PeerProcess::Handlers h,
                               std::string&) -> std::unique_ptr<peer::PeerProcess> {
     handlers = std::move(h);
-    auto p = std::make_unique<Process>();
+    auto p = std::make_unique<fuzz::Process>();
     process = p.get();
     return p;
   };

@@ -1,6 +1,6 @@
 #pragma once
-// The fuzz targets' event loop: a Scheduler whose posted tasks run in order when asked and
-// whose timers fire only when the fuzzer's input is used up (expire_all).
+// The fuzz targets' event loop (a Scheduler whose posted tasks run in order when asked and whose
+// timers fire only when the fuzzer's input is used up, expire_all) and a fake peer process.
 
 #include <chrono>
 #include <cstdint>
@@ -9,6 +9,10 @@
 #include <map>
 #include <memory>
 
+#include <cstdlib>
+#include <string>
+
+#include "peer/peer_process.h"
 #include "session/scheduler.h"
 
 namespace rebound::fuzz {
@@ -56,6 +60,18 @@ class Loop : public session::Scheduler {
   std::deque<std::function<void()>> tasks_;
   std::map<std::uint64_t, std::function<void()>> timers_;
   std::uint64_t next_ = 0;
+};
+
+// A peer process that takes every line (each must end in LF) and is alive until told.
+struct Process : peer::PeerProcess {
+  void write(std::string data) override {
+    if (data.empty() || data.back() != '\n') std::abort();
+  }
+  void close_stdin() override {}
+  void signal_group(int) override {}
+  bool group_alive() const override { return alive; }
+  std::size_t input_queued() const override { return 0; }
+  bool alive = true;
 };
 
 }  // namespace rebound::fuzz

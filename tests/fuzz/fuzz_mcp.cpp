@@ -21,30 +21,17 @@
 
 using namespace rebound;
 
-namespace {
-
-struct Process : mcp::ServerProcess {
-  void write(std::string data) override {
-    if (data.empty() || data.back() != '\n') std::abort();
-  }
-  void close_stdin() override {}
-  void signal_group(int) override {}
-  bool group_alive() const override { return alive; }
-  std::size_t input_queued() const override { return 0; }
-  bool alive = true;
-};
-
-}  // namespace
+namespace {}  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   spdlog::set_level(spdlog::level::off);  // what the connection logs is not under test here
   fuzz::Loop loop;
   mcp::ServerProcess::Handlers handlers;
-  Process* process = nullptr;
+  fuzz::Process* process = nullptr;
   mcp::Spawner spawner = [&](const mcp::SpawnSpec&, mcp::ServerProcess::Handlers h,
                              std::string&) -> std::unique_ptr<mcp::ServerProcess> {
     handlers = std::move(h);
-    auto p = std::make_unique<Process>();
+    auto p = std::make_unique<fuzz::Process>();
     process = p.get();
     return p;
   };
