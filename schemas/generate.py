@@ -462,6 +462,53 @@ to_extension = ["initialize", "initialized", "event", "session_start", "session_
 extension_schema = {"$schema": "https://json-schema.org/draft/2020-12/schema", "$id": BASE + "extension.schema.json",
                     "title": "A line Rebound writes to an extension process (extensions.md section 4); $defs also hold the extension's side",
                     "oneOf": [ref("#", n) for n in to_extension], "$defs": xdefs}
-for name, doc in [("common", common), ("commands", commands), ("responses", responses), ("events", events), ("jsonrpc", jsonrpc), ("output", output), ("acp", acp_schema), ("extension", extension_schema)]:
+# extensions.md sections 3.3, 3.4, 3.6: a command hook's stdin (the common prefix, then the
+# event's own fields; a variant per hook_event_name) and the JSON output it may print.
+def hook_stdin(event, fields, required, mode=False):
+    prefix = {"session_id": S, "transcript_path": S, "cwd": S, "prompt_id": UUID4}
+    if mode: prefix["permission_mode"] = S
+    props = prefix | {"hook_event_name": {"const": event}} | fields
+    return obj(props, ["session_id", "cwd", "hook_event_name"] + (["permission_mode"] if mode else []) + required)
+named = obj({"name": S})
+tool = {"tool_name": S, "tool_input": {"type": "object"}}
+def retry_fields(variant):
+    d = json.loads(json.dumps(variant))
+    return {k: v for k, v in d["properties"].items() if k != "type"}, [k for k in d["required"] if k != "type"]
+hdefs = {
+ "SessionStart": hook_stdin("SessionStart", {"source": {"enum": ["startup", "resume", "clear", "fork"]}, "model": S}, ["source"]),
+ "UserPromptSubmit": hook_stdin("UserPromptSubmit", {"prompt": S}, ["prompt"], True),
+ "PreToolUse": hook_stdin("PreToolUse", tool | {"tool_use_id": S, "mcp_server": named, "extension": named},
+                          ["tool_name", "tool_input", "tool_use_id"], True),
+ "PermissionRequest": hook_stdin("PermissionRequest", tool | {"tool_use_id": S}, ["tool_name", "tool_input", "tool_use_id"], True),
+ "PostToolUse": hook_stdin("PostToolUse", tool | {"tool_response": ref("common.schema.json", "ToolResult"), "tool_use_id": S,
+                                                   "duration_ms": NN, "mcp_server": named, "extension": named},
+                           ["tool_name", "tool_input", "tool_response", "tool_use_id", "duration_ms"], True),
+ "PostToolUseFailure": hook_stdin("PostToolUseFailure", tool | {"tool_use_id": S, "error": S, "is_interrupt": {"const": False},
+                                                                 "duration_ms": NN, "mcp_server": named, "extension": named},
+                                  ["tool_name", "tool_input", "tool_use_id", "error", "is_interrupt", "duration_ms"], True),
+ "Stop": hook_stdin("Stop", {"stop_hook_active": B, "last_assistant_message": S}, ["stop_hook_active", "last_assistant_message"], True),
+ "StopFailure": hook_stdin("StopFailure", {"error": {"enum": ["rate_limit", "overloaded", "timeout", "network", "server_error",
+                                                              "usage_limit", "authentication_failed", "invalid_request",
+                                                              "context_overflow", "unknown"]},
+                                           "last_assistant_message": S}, ["error", "last_assistant_message"]),
+ "PreCompact": hook_stdin("PreCompact", {"trigger": {"enum": ["manual", "auto"]}, "custom_instructions": {"type": ["string", "null"]}},
+                          ["trigger", "custom_instructions"]),
+ "SessionEnd": hook_stdin("SessionEnd", {"reason": {"enum": ["clear", "resume", "fork", "close", "other"]}}, ["reason"]),
+ "Notification": hook_stdin("Notification", {"message": S, "notification_type": {"enum": ["permission_prompt", "idle_prompt"]}},
+                            ["message", "notification_type"]),
+ "AutoRetryStart": {"oneOf": [hook_stdin("AutoRetryStart", *retry_fields(v)) for v in edefs["auto_retry_start"]["oneOf"]]},
+ "AutoRetryEnd": {"oneOf": [hook_stdin("AutoRetryEnd", *retry_fields(v)) for v in edefs["auto_retry_end"]["oneOf"]]},
+ "output": obj({"continue": B, "stopReason": S, "suppressOutput": B, "systemMessage": S,
+                "decision": {"enum": ["approve", "block"]}, "reason": S,
+                "hookSpecificOutput": {"type": "object", "required": ["hookEventName"],
+                                       "properties": {"hookEventName": S, "permissionDecision": {"enum": ["allow", "deny", "ask"]},
+                                                      "permissionDecisionReason": S, "updatedInput": {"type": "object"},
+                                                      "additionalContext": S, "decision": {"type": "object"}}}},
+               [], extra=True),
+}
+hooks_schema = {"$schema": "https://json-schema.org/draft/2020-12/schema", "$id": BASE + "hooks.schema.json",
+                "title": "A command hook's stdin (extensions.md sections 3.3, 3.4); $defs.output is what it may print (3.6)",
+                **switch("hook_event_name", {n: ref("#", n) for n in hdefs if n != "output"}), "$defs": hdefs}
+for name, doc in [("common", common), ("commands", commands), ("responses", responses), ("events", events), ("jsonrpc", jsonrpc), ("output", output), ("acp", acp_schema), ("extension", extension_schema), ("hooks", hooks_schema)]:
     with open(os.path.join(OUT, name + ".schema.json"), "w") as f:
         json.dump(doc, f, indent=1); f.write("\n")

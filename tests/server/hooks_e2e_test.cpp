@@ -6,10 +6,12 @@
 #include <doctest/doctest.h>
 
 #include <signal.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cctype>
 #include <chrono>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <string>
@@ -60,7 +62,8 @@ pid_t read_pid(const std::string& file) {
 }
 
 // The lines of `path` once it has `n` of them (hooks are observers: they may end after the
-// events the test reads; a bound of 10 s, not a timing assertion).
+// events the test reads; a bound of 10 s, not a timing assertion). They are hooks' stdin: when
+// the tests capture output they are kept for the schema check (tests/schema/validate_hooks.py).
 std::vector<Json> lines_of(const std::filesystem::path& path, std::size_t n) {
   std::vector<Json> out;
   for (int i = 0; i < 500; ++i) {
@@ -71,6 +74,14 @@ std::vector<Json> lines_of(const std::filesystem::path& path, std::size_t n) {
       out.push_back(Json::parse(line));
     if (out.size() >= n) break;
     std::this_thread::sleep_for(20ms);  // waiting for another process's output
+  }
+  if (const char* dir = std::getenv("REBOUND_CAPTURE_DIR"); dir && *dir) {
+    static int file = 0;
+    std::filesystem::create_directories(std::filesystem::path(dir) / "hooks");
+    std::ofstream keep(std::filesystem::path(dir) / "hooks" /
+                       (std::to_string(::getpid()) + "-" + std::to_string(++file) + ".jsonl"));
+    for (const auto& j : out)
+      keep << j.dump() << "\n";
   }
   return out;
 }
