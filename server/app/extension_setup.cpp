@@ -37,12 +37,6 @@ std::vector<extensions::ExtensionConfig> read_extension_configs(const CliOptions
   return out;
 }
 
-std::size_t project_extension_count(const fs::path& cwd) {
-  const Json project = config::settings_object(cwd / ".rebound" / "settings.json");
-  const Json extensions = config::settings_member(project, "extensions");
-  return extensions.is_object() ? extensions.size() : 0;
-}
-
 void ExtensionEventTap::on_event(const session::Event& event) {
   next_.on_event(event);
   // Not sent: dialogs and notices (section 4.3).

@@ -24,9 +24,6 @@ std::vector<extensions::ExtensionConfig> read_extension_configs(
     const CliOptions& options, const std::filesystem::path& agent_dir,
     const std::filesystem::path& cwd, const peer::Getenv& getenv);
 
-/// How many extension entries the project's file has (for the one warning of section 1.1).
-std::size_t project_extension_count(const std::filesystem::path& cwd);
-
 /// Passes every event on, then gives its pi line to the extensions that want it (section 4.3).
 class ExtensionEventTap : public session::EventSink {
  public:

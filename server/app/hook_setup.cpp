@@ -51,12 +51,15 @@ HookSetup read_hook_setup(const CliOptions& options, const fs::path& agent_dir,
     spdlog::warn("{}", w);
   for (const auto& w : out.config.warnings)
     spdlog::warn("{}", w);
+  // One warning for both kinds (extensions.md section 1.1).
   const std::size_t untrusted = count_handlers(project_hooks);
-  if (!trusted && !options.no_extensions && untrusted > 0)
+  const Json project_extensions = config::settings_member(project, "extensions");
+  const std::size_t extensions = project_extensions.is_object() ? project_extensions.size() : 0;
+  if (!trusted && !options.no_extensions && untrusted + extensions > 0)
     spdlog::warn(
-        "extensions: {} defines {} hooks and 0 extensions; not run (project extensions need "
+        "extensions: {} defines {} hooks and {} extensions; not run (project extensions need "
         "\"trustProjectSettings\": true in {})",
-        project_file.string(), untrusted, global_file.string());
+        project_file.string(), untrusted, extensions, global_file.string());
   return out;
 }
 

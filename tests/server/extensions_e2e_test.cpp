@@ -317,8 +317,11 @@ TEST_CASE("extensions: a project's extensions run only when the user's settings 
     CHECK(info["name"] == "proj");
     CHECK(info["source"] == "project");
     CHECK(info["status"] == (trusted ? "ready" : "untrusted"));
-    // An untrusted one never started: it read nothing.
+    // An untrusted one never started: it read nothing, and one warning names the file.
     CHECK(std::filesystem::exists(log) == trusted);
+    if (!trusted)
+      CHECK(r.proc().stderr_text().find("defines 0 hooks and 1 extensions; not run") !=
+            std::string::npos);
   }
 }
 
