@@ -271,7 +271,14 @@ test("everything: progress updates, then an abort: the server receives notificat
   assert.equal(end.isError, true);
   await rebound.waitFor((l) => l.type === "agent_end", from);
 
-  const sent = readFileSync(tapLog, "utf8").trim().split("\n").map((l) => JSON.parse(l));
+  // The tap is another process: it may log the cancellation after agent_end reached us (a bound
+  // of 10 s, not a timing check).
+  const readTap = () => readFileSync(tapLog, "utf8").trim().split("\n").map((l) => JSON.parse(l));
+  let sent = readTap();
+  for (let i = 0; i < 200 && !sent.some((m) => m.method === "notifications/cancelled"); i++) {
+    await new Promise((r) => setTimeout(r, 50));
+    sent = readTap();
+  }
   const call = sent.find((m) => m.method === "tools/call");
   assert.deepEqual(call.params._meta, { progressToken: call.id });
   assert.deepEqual(sent[0].params.capabilities, {});
