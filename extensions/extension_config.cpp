@@ -3,21 +3,20 @@
 #include <algorithm>
 
 #include "protocol/json_access.h"
+#include "protocol/name_table.h"
 
 namespace rebound::extensions {
 
 using protocol::Json;
 
+namespace {
+constexpr protocol::Named<ExtensionSource> kSourceNames[] = {{ExtensionSource::user, "user"},
+                                                             {ExtensionSource::project, "project"},
+                                                             {ExtensionSource::cli, "cli"}};
+}  // namespace
+
 std::string_view source_name(ExtensionSource source) {
-  switch (source) {
-    case ExtensionSource::user:
-      return "user";
-    case ExtensionSource::project:
-      return "project";
-    case ExtensionSource::cli:
-      return "cli";
-  }
-  return "user";
+  return protocol::name_of(source, kSourceNames);
 }
 
 namespace {

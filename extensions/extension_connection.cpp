@@ -5,8 +5,10 @@
 #include <chrono>
 #include <utility>
 
+#include "protocol/json_access.h"
 #include "protocol/json_line.h"
 #include "protocol/jsonrpc.h"
+#include "protocol/name_table.h"
 
 namespace rebound::extensions {
 
@@ -26,20 +28,17 @@ bool valid_tool_name(const std::string& name) {
 
 }  // namespace
 
+namespace {
+constexpr protocol::Named<ExtensionStatus> kStatusNames[] = {
+    {ExtensionStatus::starting, "starting"},
+    {ExtensionStatus::ready, "ready"},
+    {ExtensionStatus::failed, "failed"},
+    {ExtensionStatus::disabled, "disabled"},
+    {ExtensionStatus::untrusted, "untrusted"}};
+}  // namespace
+
 std::string_view status_name(ExtensionStatus status) {
-  switch (status) {
-    case ExtensionStatus::starting:
-      return "starting";
-    case ExtensionStatus::ready:
-      return "ready";
-    case ExtensionStatus::failed:
-      return "failed";
-    case ExtensionStatus::disabled:
-      return "disabled";
-    case ExtensionStatus::untrusted:
-      return "untrusted";
-  }
-  return "failed";
+  return protocol::name_of(status, kStatusNames);
 }
 
 // ---- life cycle ----
@@ -210,15 +209,13 @@ bool ExtensionConnection::read_answer(const Json& result, std::string& problem) 
   if (const auto info = result.find("serverInfo"); info != result.end()) {
     if (!info->is_object()) return wrong("serverInfo", "an object");
     Json kept = Json::object();
-    kept["name"] = info->value("name", Json("")).is_string() ? info->value("name", Json("")) : "";
-    kept["version"] =
-        info->value("version", Json("")).is_string() ? info->value("version", Json("")) : "";
+    kept["name"] = protocol::get_string(*info, "name");
+    kept["version"] = protocol::get_string(*info, "version");
     server_info_ = std::move(kept);
   }
   if (const auto events = result.find("events"); events != result.end()) {
-    if (!events->is_array()) return wrong("events", "an array of strings");
+    if (!protocol::is_string_array(*events)) return wrong("events", "an array of strings");
     for (const auto& e : *events) {
-      if (!e.is_string()) return wrong("events", "an array of strings");
       events_.push_back(e.get<std::string>());
       if (events_.back() == "*") all_events_ = true;
       event_set_.insert(events_.back());
@@ -229,9 +226,8 @@ bool ExtensionConnection::read_answer(const Json& result, std::string& problem) 
     delta_ = *updates == "delta";
   }
   if (const auto list = result.find("interceptors"); list != result.end()) {
-    if (!list->is_array()) return wrong("interceptors", "an array of strings");
+    if (!protocol::is_string_array(*list)) return wrong("interceptors", "an array of strings");
     for (const auto& i : *list) {
-      if (!i.is_string()) return wrong("interceptors", "an array of strings");
       if (i == "tool_call") {
         intercepts_ = true;
       } else {
@@ -251,9 +247,7 @@ bool ExtensionConnection::read_answer(const Json& result, std::string& problem) 
                      tool.name);
         continue;
       }
-      tool.description = t.value("description", Json("")).is_string()
-                             ? t.value("description", Json("")).get<std::string>()
-                             : std::string();
+      tool.description = protocol::get_string(t, "description");
       tool.parameters = t.value("parameters", Json::object());
       if (!tool.parameters.is_object()) return wrong("tools", "an array of tools");
       if (!tool.parameters.contains("type")) tool.parameters["type"] = "object";
@@ -265,10 +259,8 @@ bool ExtensionConnection::read_answer(const Json& result, std::string& problem) 
     for (const auto& c : *list) {
       if (!c.is_object() || !c.contains("name") || !c["name"].is_string())
         return wrong("commands", "an array of commands");
-      commands_.push_back(ExtensionCommand{c["name"].get<std::string>(),
-                                           c.value("description", Json("")).is_string()
-                                               ? c.value("description", Json("")).get<std::string>()
-                                               : ""});
+      commands_.push_back(
+          ExtensionCommand{c["name"].get<std::string>(), protocol::get_string(c, "description")});
     }
   }
   initialised_ = true;
@@ -287,24 +279,30 @@ void ExtensionConnection::fail(std::string error, std::string method) {
   error_ = std::move(error);
   if (startup_timer_) startup_timer_->cancel();
   // Its pending requests end at once; only this failure is reported.
+  session::ToolResult stopped =
+      session::ToolResult::error("Extension " + name() + " stopped during the call: " + error_);
+  stopped.details = Json::object();
+  end_pending(error_, stopped, "");
+  child_.stop();
+  post_changed();
+  if (host_.error) host_.error(name(), method, error_);
+}
+
+void ExtensionConnection::end_pending(const std::string& intercept_reason,
+                                      const session::ToolResult& call_result,
+                                      const std::string& cancel_reason) {
   std::vector<std::int64_t> ids;
   for (const auto& [id, pending] : intercepts_pending_)
     ids.push_back(id);
   for (const auto id : ids)
-    end_intercept(id, Interception{Interception::Kind::failed, error_, {}}, false, "");
-  std::vector<std::int64_t> call_ids;
+    end_intercept(id, Interception{Interception::Kind::failed, intercept_reason, {}},
+                  !cancel_reason.empty(), cancel_reason);
+  ids.clear();
   for (const auto& [id, pending] : calls_)
-    call_ids.push_back(id);
-  for (const auto id : call_ids) {
-    session::ToolResult r =
-        session::ToolResult::error("Extension " + name() + " stopped during the call: " + error_);
-    r.details = Json::object();
-    end_call(id, std::move(r), "");
-  }
+    ids.push_back(id);
+  for (const auto id : ids)
+    end_call(id, call_result, cancel_reason);
   dialogs_.clear();
-  child_.stop();
-  post_changed();
-  if (host_.error) host_.error(name(), method, error_);
 }
 
 void ExtensionConnection::stop(const std::string& reason, std::function<void()> gone) {
@@ -315,18 +313,7 @@ void ExtensionConnection::stop(const std::string& reason, std::function<void()> 
     params["sessionId"] = session.value("sessionId", Json(""));
     peer_->notify("session_shutdown", params);
   }
-  std::vector<std::int64_t> ids;
-  for (const auto& [id, pending] : intercepts_pending_)
-    ids.push_back(id);
-  for (const auto id : ids)
-    end_intercept(id, Interception{Interception::Kind::failed, "Stopped", {}}, true,
-                  "Request was aborted");
-  std::vector<std::int64_t> call_ids;
-  for (const auto& [id, pending] : calls_)
-    call_ids.push_back(id);
-  for (const auto id : call_ids)
-    end_call(id, session::ToolResult::error("Operation aborted"), "Request was aborted");
-  dialogs_.clear();
+  end_pending("Stopped", session::ToolResult::error("Operation aborted"), "Request was aborted");
   if (startup_timer_) startup_timer_->cancel();
   if (status_ == ExtensionStatus::starting || status_ == ExtensionStatus::ready) {
     status_ = ExtensionStatus::failed;

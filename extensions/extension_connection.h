@@ -21,6 +21,7 @@
 #include "peer/peer_child.h"
 #include "protocol/json.h"
 #include "protocol/jsonrpc_peer.h"
+#include "session/agent_session.h"
 #include "session/extension_host.h"
 #include "session/scheduler.h"
 #include "session/tool.h"
@@ -62,9 +63,10 @@ struct ExtensionHost {
   std::function<protocol::Json()> state;
   /// session/abort: `done` after the aborted run's agent_end (at once when idle).
   std::function<void(std::function<void()> done)> abort;
-  /// session/send_user_message: `done` with none once accepted, else the refusal text.
-  std::function<void(const protocol::Json& params,
-                     std::function<void(std::optional<std::string> error)> done)>
+  /// session/send_user_message: the message submitted as that kind (AgentSession::submit);
+  /// `done` with its answer.
+  std::function<void(session::UserInput input, session::SubmitKind kind,
+                     std::function<void(session::Status)> done)>
       send_user_message;
   /// `{"sessionId","sessionFile"?}` of the session now.
   std::function<protocol::Json()> session;
@@ -149,6 +151,10 @@ class ExtensionConnection {
   void on_tool_update(const protocol::Json& params);
 
   void fail(std::string error, std::string method);
+  /// Every pending interception fails with `intercept_reason` and every call ends with
+  /// `call_result` (`cancel_reason` set: the extension gets `cancelled`); dialogs close.
+  void end_pending(const std::string& intercept_reason, const session::ToolResult& call_result,
+                   const std::string& cancel_reason);
   void post_changed();
   void on_line(std::string_view line);
   void on_initialized(const protocol::Json& response);

@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "extensions/extension_connection.h"
+#include "protocol/json_access.h"
 #include "protocol/jsonrpc.h"
 
 namespace rebound::extensions {
@@ -45,43 +46,51 @@ Interception read_interception(const Json& result, std::string& problem) {
   return {};
 }
 
-// The field of a dialog request that is missing or of the wrong type.
+// The field of a dialog request that is missing or of the wrong type (section 4.7): `title`,
+// the method's own field, `timeout`.
 std::optional<std::string> dialog_problem(const std::string& method, const Json& params) {
-  auto check = [&](const char* field, bool required,
-                   bool (*ok)(const Json&)) -> std::optional<std::string> {
-    const auto it = params.find(field);
-    if (it == params.end()) {
-      if (required) return std::string(field) + ": expected string";
-      return std::nullopt;
-    }
-    if (!ok(*it))
-      return std::string(field) + (std::string(field) == "timeout"   ? ": expected integer"
-                                   : std::string(field) == "options" ? ": expected array of strings"
-                                                                     : ": expected string");
-    return std::nullopt;
+  struct Field {
+    const char* name;
+    bool required;
+    std::string_view kind;
   };
-  const auto is_string = [](const Json& v) { return v.is_string(); };
-  const auto is_timeout = [](const Json& v) {
-    return v.is_number_integer() && v.get<std::int64_t>() >= 1;
-  };
-  const auto is_options = [](const Json& v) {
-    if (!v.is_array()) return false;
-    for (const auto& o : v)
-      if (!o.is_string()) return false;
-    return true;
-  };
+  const Field own = method == "select"    ? Field{"options", true, "array of strings"}
+                    : method == "confirm" ? Field{"message", false, "string"}
+                    : method == "input"   ? Field{"placeholder", false, "string"}
+                                          : Field{"prefill", false, "string"};
   if (!params.is_object()) return std::string("params: expected object");
-  if (auto p = check("title", true, is_string)) return p;
-  if (method == "select") {
-    if (auto p = check("options", true, is_options)) return p;
-  } else if (method == "confirm") {
-    if (auto p = check("message", false, is_string)) return p;
-  } else if (method == "input") {
-    if (auto p = check("placeholder", false, is_string)) return p;
-  } else if (auto p = check("prefill", false, is_string)) {
-    return p;
+  for (const Field& f : {Field{"title", true, "string"}, own, Field{"timeout", false, "integer"}}) {
+    const auto it = params.find(f.name);
+    const bool fits =
+        it != params.end() &&
+        (f.kind == "string"    ? it->is_string()
+         : f.kind == "integer" ? it->is_number_integer() && it->get<std::int64_t>() >= 1
+                               : protocol::is_string_array(*it));
+    if (!fits && (it != params.end() || f.required))
+      return std::string(f.name) + ": expected " + std::string(f.kind);
   }
-  return check("timeout", false, is_timeout);
+  return std::nullopt;
+}
+
+// A session/send_user_message's content as a user message: a string, or its text blocks joined.
+session::UserInput user_input(const Json& params) {
+  session::UserInput input;
+  if (params["content"].is_string()) {
+    input.text = params["content"].get<std::string>();
+    return input;
+  }
+  for (const auto& block : params["content"])
+    if (block.is_object() && block.value("type", Json()) == "text")
+      input.text += protocol::get_string(block, "text");
+  return input;
+}
+
+// `deliverAs`: steer, followUp, or (absent) a prompt.
+session::SubmitKind send_kind(const Json& params) {
+  const Json deliver = params.value("deliverAs", Json());
+  return deliver == "steer"      ? session::SubmitKind::steer
+         : deliver == "followUp" ? session::SubmitKind::follow_up
+                                 : session::SubmitKind::prompt;
 }
 
 // The answer a dialog gives the extension; `answer` cancelled (or empty): its default.
@@ -233,13 +242,17 @@ void ExtensionConnection::on_request(const std::string& method, const Json& para
       peer_->respond_error(id, code::invalid_params, "Invalid params: content: expected string");
       return;
     }
-    host_.send_user_message(params, [this, alive, id](std::optional<std::string> error) {
+    const auto kind = send_kind(params);
+    host_.send_user_message(user_input(params), kind, [this, alive, id, kind](session::Status st) {
       if (alive.expired() || !peer_) return;
-      if (error) {
-        peer_->respond_error(id, code::server_error, *error);
-      } else {
-        peer_->respond(id, Json::object());
-      }
+      if (st) return peer_->respond(id, Json::object());
+      // Without deliverAs a busy session refuses with pi's text (section 4.7).
+      const bool busy =
+          st.error().kind == session::ErrorKind::busy && kind == session::SubmitKind::prompt;
+      peer_->respond_error(id, code::server_error,
+                           busy ? "Agent is already processing. Specify deliverAs ('steer' or "
+                                  "'followUp') to queue the message."
+                                : st.error().message);
     });
   } else {
     peer_->respond_error(id, code::method_not_found, "Method not found: " + method);

@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "extensions/extension_connection.h"
+#include "protocol/jsonrpc.h"
 
 namespace rebound::extensions {
 
@@ -121,15 +122,7 @@ std::unique_ptr<session::ToolCall> ExtensionConnection::call_tool(const std::str
 void ExtensionConnection::on_call_answer(std::int64_t id, const Json& response) {
   if (!calls_.count(id)) return;
   if (const auto error = response.find("error"); error != response.end()) {
-    const Json none = Json::object();
-    const Json& e = error->is_object() ? *error : none;
-    const Json code = e.value("code", Json("unknown"));
-    const Json message = e.value("message", Json("(no message)"));
-    end_call(
-        id,
-        failure("Extension error " + (code.is_number() ? code.dump() : std::string("unknown")) +
-                ": " + (message.is_string() ? message.get<std::string>() : message.dump())),
-        "");
+    end_call(id, failure(protocol::jsonrpc_error_text(*error, "Extension error")), "");
     return;
   }
   std::string problem;

@@ -1,6 +1,7 @@
 #include "mcp/mcp_connection.h"
 
 #include "protocol/json_line.h"
+#include "protocol/jsonrpc.h"
 #include "protocol/name_table.h"
 
 #include <spdlog/spdlog.h>
@@ -27,16 +28,6 @@ using tools::string_arg;
 
 std::string utf8_prefix(std::string_view text, std::size_t max) {
   return std::string(tools::utf8_prefix(text, max));
-}
-
-// `MCP error <code>: <message>` of a response's `error` member (whatever it holds).
-std::string error_text(const Json& error) {
-  const Json none = Json::object();
-  const Json& e = error.is_object() ? error : none;
-  const auto code = e.find("code");
-  return "MCP error " +
-         (code != e.end() && code->is_number() ? code->dump() : std::string("unknown")) + ": " +
-         string_arg(e, "message", "(no message)");
 }
 
 // A response's `result` when it is an object; else an empty object.
@@ -182,7 +173,7 @@ void McpConnection::start() {
 void McpConnection::on_initialized(const Json& response) {
   if (status_ != Status::starting) return;
   if (const auto error = response.find("error"); error != response.end()) {
-    fail("Initialization failed: " + error_text(*error));
+    fail("Initialization failed: " + protocol::jsonrpc_error_text(*error, "MCP error"));
     return;
   }
   const Json& result = result_of(response);
@@ -221,7 +212,7 @@ void McpConnection::list_tools(std::optional<Json> cursor, int page,
   peer_->request("tools/list", std::move(params), [this, page, so_far](const Json& response) {
     if (status_ != Status::starting && status_ != Status::ready) return;
     if (const auto error = response.find("error"); error != response.end()) {
-      const std::string text = error_text(*error);
+      const std::string text = protocol::jsonrpc_error_text(*error, "MCP error");
       if (status_ == Status::starting) {
         fail("Initialization failed: " + text);
         return;
@@ -422,7 +413,7 @@ std::unique_ptr<session::ToolCall> McpConnection::call(const std::string& tool, 
   peer_->request("tools/call", std::move(params), [this, id, tool](const Json& response) {
     if (!calls_.count(id)) return;
     if (const auto error = response.find("error"); error != response.end()) {
-      end_call(id, ToolResult::error(error_text(*error)));
+      end_call(id, ToolResult::error(protocol::jsonrpc_error_text(*error, "MCP error")));
       return;
     }
     const auto result = response.find("result");

@@ -145,13 +145,13 @@ std::string jsonrpc_notification_head(std::string_view method) {
   return head;
 }
 
-std::string jsonrpc_error_text(const Json& error) {
+std::string jsonrpc_error_text(const Json& error, std::string_view prefix) {
   const Json none = Json::object();
   const Json& e = error.is_object() ? error : none;
   const auto c = e.find("code");
   const auto m = e.find("message");
-  return "JSON-RPC error " + (c != e.end() && c->is_number() ? c->dump() : std::string("unknown")) +
-         ": " +
+  return std::string(prefix) + " " +
+         (c != e.end() && c->is_number() ? c->dump() : std::string("unknown")) + ": " +
          (m != e.end() && m->is_string() ? m->get<std::string>() : std::string("(no message)"));
 }
 

@@ -72,8 +72,9 @@ Json jsonrpc_request(const Json& id, std::string_view method, Json params);
 /// A notification `{"jsonrpc","method","params"}`; null `params` are left out.
 Json jsonrpc_notification(std::string_view method, Json params = nullptr);
 Json jsonrpc_error(const JsonRpcError& error);
-/// A response's `error` member as a text: `JSON-RPC error <code>: <message>` (whatever it holds).
-std::string jsonrpc_error_text(const Json& error);
+/// A response's `error` member as a text: `<prefix> <code>: <message>` (whatever it holds; MCP
+/// says `MCP error`, an extension's tool `Extension error`).
+std::string jsonrpc_error_text(const Json& error, std::string_view prefix = "JSON-RPC error");
 
 /// The section 9 error for a line that is not JSON (or not UTF-8, or too long): `message` is the
 /// text the pi `parse` response would carry ("Failed to parse command: …").

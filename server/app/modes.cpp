@@ -31,9 +31,10 @@ void write_notice(session::EventSink& sink, session::SessionSlot slot, const boo
   sink.on_event(session::Event{slot, session::ev::ExtensionUiRequest{&fields}});
 }
 
-// The rpc connection's extension processes: their set, what they ask of the session (its state,
-// abort and messages), and where their events and failures go.
-struct RpcExtensions {
+// A session's extension processes (rpc: the connection's; acp: one ACP session's): their set,
+// what they ask of the session (its state, abort and messages), and where their events and
+// failures go.
+struct SessionExtensions {
   extensions::ExtensionHost host;
   std::shared_ptr<extensions::ExtensionSet> set;
   session::AgentSession* session = nullptr;
@@ -42,42 +43,16 @@ struct RpcExtensions {
   std::unique_ptr<session::DynamicTools> tools;  // the MCP servers' and the extensions' tools
 };
 
-void send_user_message(session::AgentSession& session, const protocol::Json& params,
-                       std::function<void(std::optional<std::string>)> done) {
-  session::UserInput input;
-  if (params["content"].is_string()) {
-    input.text = params["content"].get<std::string>();
-  } else {
-    for (const auto& block : params["content"])
-      if (block.is_object() && block.value("type", protocol::Json()) == "text" &&
-          block.value("text", protocol::Json()).is_string())
-        input.text += block["text"].get<std::string>();
-  }
-  const auto deliver = params.value("deliverAs", protocol::Json());
-  const auto kind = deliver == "steer"      ? session::SubmitKind::steer
-                    : deliver == "followUp" ? session::SubmitKind::follow_up
-                                            : session::SubmitKind::prompt;
-  session.submit(
-      std::move(input), kind, std::nullopt, [done = std::move(done), kind](session::Status status) {
-        if (status) return done(std::nullopt);
-        if (status.error().kind == session::ErrorKind::busy && kind == session::SubmitKind::prompt)
-          return done(
-              std::string("Agent is already processing. Specify deliverAs ('steer' or "
-                          "'followUp') to queue the message."));
-        done(status.error().message);
-      });
-}
-
 // The extensions of a session working in `cwd` (rpc: the process's; acp: one ACP session's),
 // not started yet; none configured: no set. Their failures and notices are events of the
 // session once `written` says so (rpc: the first command was read; acp: never, they are logged).
-std::shared_ptr<RpcExtensions> make_extensions(AppParts& app, const fs::path& cwd,
-                                               const std::string& mode,
-                                               std::shared_ptr<bool> written) {
+std::shared_ptr<SessionExtensions> make_extensions(AppParts& app, const fs::path& cwd,
+                                                   const std::string& mode,
+                                                   std::shared_ptr<bool> written) {
   auto configs = read_extension_configs(app.options, app.agent_dir, cwd, app.getenv);
-  auto ext = std::make_shared<RpcExtensions>();
+  auto ext = std::make_shared<SessionExtensions>();
   if (configs.empty()) return ext;
-  RpcExtensions* e = ext.get();
+  SessionExtensions* e = ext.get();
   e->host.error = [e, written](const std::string& name, std::string_view method,
                                const std::string& error) {
     // Before the first command only get_extensions shows it (section 7.3).
@@ -96,10 +71,10 @@ std::shared_ptr<RpcExtensions> make_extensions(AppParts& app, const fs::path& cw
     if (!e->session) return done();
     e->session->abort(std::move(done));
   };
-  e->host.send_user_message = [e](const protocol::Json& params,
-                                  std::function<void(std::optional<std::string>)> done) {
-    if (!e->session) return done(std::string("No session"));
-    send_user_message(*e->session, params, std::move(done));
+  e->host.send_user_message = [e](session::UserInput input, session::SubmitKind kind,
+                                  std::function<void(session::Status)> done) {
+    if (!e->session) return done(session::Error{session::ErrorKind::failed, "No session"});
+    e->session->submit(std::move(input), kind, std::nullopt, std::move(done));
   };
   e->host.session = [e] {
     protocol::Json out = protocol::Json::object();
@@ -241,7 +216,7 @@ struct AcpKeep {
     }
   }
   std::shared_ptr<SessionFiles> files;
-  std::shared_ptr<RpcExtensions> ext;
+  std::shared_ptr<SessionExtensions> ext;
   std::shared_ptr<ExtensionEventTap> tap;
   std::unique_ptr<session::ToolPreflight> preflight;
   std::unique_ptr<session::RunHooks> run_hooks;
@@ -262,7 +237,7 @@ ModeStart start_acp(AppParts& app) {
     // Its own extensions, from its cwd's settings (extensions.md section 9); their failures and
     // notices are logged.
     keep->ext = make_extensions(app, dir, "acp", std::make_shared<bool>(false));
-    RpcExtensions& ext = *keep->ext;
+    SessionExtensions& ext = *keep->ext;
     if (ext.set) {
       ext.host.dialogs = dialogs;
       keep->tap = std::make_shared<ExtensionEventTap>(sink, *ext.set);

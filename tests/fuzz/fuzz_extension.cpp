@@ -64,9 +64,9 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   };
   host.state = [] { return protocol::Json::object(); };
   host.abort = [&](std::function<void()> done) { loop.post(std::move(done)); };
-  host.send_user_message = [&](const protocol::Json&,
-                               std::function<void(std::optional<std::string>)> d) {
-    loop.post([d] { d(std::nullopt); });
+  host.send_user_message = [&](session::UserInput, session::SubmitKind,
+                               std::function<void(session::Status)> d) {
+    loop.post([d] { d(session::ok()); });
   };
   host.session = [] { return protocol::Json{{"sessionId", "s"}}; };
   extensions::ExtensionConnection connection(loop, spawner, config, options, host);
