@@ -273,6 +273,7 @@ void ExtensionConnection::fail(std::string error, std::string method) {
   if (method.empty())
     method = !intercepts_pending_.empty() ? "tool_call"
              : !calls_.empty()            ? "tools/call"
+             : !command_runs_.empty()     ? "commands/run"
              : starting()                 ? "initialize"
                                           : "process";
   status_ = ExtensionStatus::failed;
@@ -302,6 +303,11 @@ void ExtensionConnection::end_pending(const std::string& intercept_reason,
     ids.push_back(id);
   for (const auto id : ids)
     end_call(id, call_result, cancel_reason);
+  ids.clear();
+  for (const auto& [id, pending] : command_runs_)
+    ids.push_back(id);
+  for (const auto id : ids)
+    end_command(id, intercept_reason, cancel_reason);
   dialogs_.clear();
 }
 

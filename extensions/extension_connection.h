@@ -132,6 +132,12 @@ class ExtensionConnection {
                                                session::Tool::Progress progress,
                                                session::Tool::Done done);
 
+  /// Runs its slash command `command` (section 4.6): `commands/run` with `args`, bounded by
+  /// toolTimeoutMs. `done` once, never inside this call, with ok when it answered, else
+  /// `Extension command /<command> failed: <reason>`.
+  void run_command(const std::string& command, const std::string& args,
+                   std::function<void(session::Status)> done);
+
  private:
   struct PendingIntercept {
     std::string call_id;
@@ -146,13 +152,23 @@ class ExtensionConnection {
     session::Tool::Done done;
     std::unique_ptr<session::Timer> timer;
   };
+  struct PendingCommand {
+    std::string name;
+    std::function<void(session::Status)> done;
+    std::unique_ptr<session::Timer> timer;
+  };
+  /// Ends a command run: ok without `failure`, else its error with that reason.
+  void end_command(std::int64_t id, std::optional<std::string> failure,
+                   const std::string& cancel_reason);
+  /// Tells the extension that request `id` no longer waits (section 4.8).
+  void send_cancelled(std::int64_t id, const std::string& reason);
   void end_call(std::int64_t id, session::ToolResult result, const std::string& cancel_reason);
   void on_call_answer(std::int64_t id, const protocol::Json& response);
   void on_tool_update(const protocol::Json& params);
 
   void fail(std::string error, std::string method);
-  /// Every pending interception fails with `intercept_reason` and every call ends with
-  /// `call_result` (`cancel_reason` set: the extension gets `cancelled`); dialogs close.
+  /// Every pending interception and command run fails with `intercept_reason` and every call
+  /// ends with `call_result` (`cancel_reason` set: the extension gets `cancelled`); dialogs close.
   void end_pending(const std::string& intercept_reason, const session::ToolResult& call_result,
                    const std::string& cancel_reason);
   void post_changed();
@@ -191,6 +207,7 @@ class ExtensionConnection {
   std::unique_ptr<session::Timer> startup_timer_;
   std::map<std::int64_t, PendingIntercept> intercepts_pending_;
   std::map<std::int64_t, PendingCall> calls_;
+  std::map<std::int64_t, PendingCommand> command_runs_;
   std::map<std::uint64_t, std::unique_ptr<session::Waiting>> dialogs_;  // open dialogs
   std::uint64_t next_dialog_ = 1;
   bool change_posted_ = false;

@@ -204,12 +204,7 @@ void ExtensionConnection::end_intercept(std::int64_t id, Interception result, bo
   auto done = std::move(it->second.done);
   intercepts_pending_.erase(it);
   if (peer_) peer_->forget(id);
-  if (cancel && peer_) {
-    Json params = Json::object();
-    params["id"] = id;
-    params["reason"] = why;
-    peer_->notify("cancelled", params);
-  }
+  if (cancel) send_cancelled(id, why);
   if (done)
     scheduler_.post([done = std::move(done), result = std::move(result)]() mutable {
       done(std::move(result));

@@ -11,7 +11,7 @@ ExtensionSet::ExtensionSet(session::Scheduler& scheduler, peer::Spawner spawner,
                            std::vector<ExtensionConfig> configs,
                            ExtensionConnection::Options options, ExtensionHost& host,
                            const HookConfig* hooks)
-    : scheduler_(scheduler), hooks_(hooks) {
+    : scheduler_(scheduler), hooks_(hooks), cwd_(options.session_cwd) {
   for (auto& config : configs)
     connections_.push_back(std::make_unique<ExtensionConnection>(scheduler, spawner,
                                                                  std::move(config), options, host));
@@ -96,6 +96,7 @@ void ExtensionSet::when_settled(std::function<void()> settled) {
 }
 
 void ExtensionSet::on_changed() {
+  warn_collisions();
   if (!unsettled()) {
     auto waiters = std::move(settle_waiters_);
     settle_waiters_.clear();

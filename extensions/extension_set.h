@@ -2,10 +2,12 @@
 // The extension processes of one runner (extensions.md section 4), in extension order: started
 // together, the events each subscribed to (4.3), the chain of `tool_call` interceptors in front
 // of the hooks (sections 2 and 5.2, as a ToolPreflight wrapping the hooks' one), get_extensions
-// and restart_extension (7.1), and the stop of all at shutdown (4.9). Event loop only.
+// and restart_extension (7.1), their slash commands (4.6, 7.5), and the stop of all at shutdown
+// (4.9). Event loop only.
 
 #include <functional>
 #include <memory>
+#include <set>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -14,11 +16,12 @@
 #include "extensions/hook_config.h"
 #include "session/extension_host.h"
 #include "session/run_hooks.h"
+#include "session/slash_commands.h"
 #include "session/tool.h"
 
 namespace rebound::extensions {
 
-class ExtensionSet : public session::ExtensionControl {
+class ExtensionSet : public session::ExtensionControl, public session::SlashCommands {
  public:
   /// `host` outlives the set; `hooks` (listed by get_extensions) too, when given.
   ExtensionSet(session::Scheduler& scheduler, peer::Spawner spawner,
@@ -71,15 +74,30 @@ class ExtensionSet : public session::ExtensionControl {
   /// Status changes reach here (the host's `changed` should call it).
   void on_changed();
 
+  // The ready extensions' slash commands, in extension order; a name an earlier one took is
+  // skipped (section 4.6).
+  bool known() const override { return !unsettled(); }
+  void when_known(std::function<void()> known) override { when_settled(std::move(known)); }
+  bool has(std::string_view name) const override { return owner(name) != nullptr; }
+  void run(const std::string& name, const std::string& args,
+           std::function<void(session::Status)> done) override;
+  std::vector<protocol::Json> list() const override;
+
  private:
   class Preflight;
   protocol::Json list_json() const;
   bool unsettled() const;
+  /// The ready extension whose command `name` runs.
+  ExtensionConnection* owner(std::string_view name) const;
+  /// Warns once of each command a later extension could not take.
+  void warn_collisions();
 
   session::Scheduler& scheduler_;
   std::vector<std::unique_ptr<ExtensionConnection>> connections_;
   const HookConfig* hooks_;
   std::vector<std::pair<std::string, std::string>> hook_errors_;  // command, last error
+  std::string cwd_;
+  std::set<std::string> collisions_warned_;  // "<extension>/<command>"
   std::vector<std::function<void()>> settle_waiters_;
   std::vector<std::pair<std::string, std::function<void(session::Result<protocol::Json>)>>>
       restarts_;

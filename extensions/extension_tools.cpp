@@ -1,5 +1,6 @@
-// ExtensionConnection: an extension's own tools (extensions.md section 4.5): `tools/call`, its
-// partial results, its result in pi's shape, and the error texts.
+// ExtensionConnection: what an extension offers, its own tools (extensions.md section 4.5:
+// `tools/call`, its partial results, its result in pi's shape, the error texts) and its slash
+// commands (section 4.6: `commands/run`).
 #include <spdlog/spdlog.h>
 
 #include <chrono>
@@ -155,16 +156,67 @@ void ExtensionConnection::end_call(std::int64_t id, ToolResult result,
   auto done = std::move(it->second.done);
   calls_.erase(it);
   if (peer_) peer_->forget(id);
-  if (!cancel_reason.empty() && peer_) {
-    Json params = Json::object();
-    params["id"] = id;
-    params["reason"] = cancel_reason;
-    peer_->notify("cancelled", params);
-  }
+  if (!cancel_reason.empty()) send_cancelled(id, cancel_reason);
   if (done)
     scheduler_.post([done = std::move(done), result = std::move(result)]() mutable {
       done(std::move(result));
     });
+}
+
+void ExtensionConnection::send_cancelled(std::int64_t id, const std::string& reason) {
+  if (!peer_) return;
+  Json params = Json::object();
+  params["id"] = id;
+  params["reason"] = reason;
+  peer_->notify("cancelled", params);
+}
+
+// ---- slash commands ----
+
+void ExtensionConnection::run_command(const std::string& command, const std::string& args,
+                                      std::function<void(session::Status)> done) {
+  const std::int64_t id = peer_ && ready() ? peer_->next_id() : 0;
+  PendingCommand& pending = command_runs_[id];
+  pending.name = command;
+  pending.done = std::move(done);
+  if (id == 0) {
+    end_command(0, error_.empty() ? std::string(status_name(status_)) : error_, "");
+    return;
+  }
+  const std::int64_t timeout = options_.settings.tool_timeout_ms;
+  pending.timer = scheduler_.make_timer();
+  pending.timer->start(
+      std::chrono::duration_cast<std::chrono::milliseconds>(session::saturated_delay(timeout)),
+      [this, id, timeout] {
+        end_command(id, "no answer within " + std::to_string(timeout) + " ms",
+                    "Timed out after " + std::to_string(timeout) + " ms");
+      });
+  Json params = Json::object();
+  params["name"] = command;
+  params["args"] = args;
+  peer_->request("commands/run", std::move(params), [this, id](const Json& response) {
+    const auto error = response.find("error");
+    if (error == response.end()) return end_command(id, std::nullopt, "");
+    end_command(id, protocol::jsonrpc_error_text(*error), "");
+  });
+}
+
+void ExtensionConnection::end_command(std::int64_t id, std::optional<std::string> failure,
+                                      const std::string& cancel_reason) {
+  const auto it = command_runs_.find(id);
+  if (it == command_runs_.end()) return;
+  auto done = std::move(it->second.done);
+  const std::string command = std::move(it->second.name);
+  command_runs_.erase(it);
+  if (peer_ && id != 0) peer_->forget(id);
+  if (!cancel_reason.empty()) send_cancelled(id, cancel_reason);
+  session::Status status = session::ok();
+  if (failure)
+    status = session::Error{session::ErrorKind::failed,
+                            "Extension command /" + command + " failed: " + *failure};
+  scheduler_.post([done = std::move(done), status = std::move(status)]() mutable {
+    if (done) done(std::move(status));
+  });
 }
 
 }  // namespace rebound::extensions

@@ -140,6 +140,14 @@ common = {
                  ["event", "command", "timeoutMs", "async", "source", "status"]),
  "Extensions": obj({"extensions": {"type": "array", "items": ref("#", "ExtensionInfo")},
                     "hooks": {"type": "array", "items": ref("#", "HookInfo")}}),
+ # extensions.md section 7.5, sessions.md section 11: one entry of get_commands.
+ "SlashCommand": obj({"name": {"type": "string", "minLength": 1}, "description": S,
+                      "source": {"enum": ["extension", "prompt", "skill"]},
+                      "sourceInfo": obj({"path": S, "source": {"enum": ["auto", "local", "cli"]},
+                                         "scope": {"enum": ["user", "project", "temporary"]},
+                                         "origin": {"const": "top-level"}, "baseDir": S},
+                                        ["path", "source", "scope", "origin", "baseDir"])},
+                     ["name", "description", "source", "sourceInfo"]),
  }}
 common["$defs"]["Model"]["properties"]["cost"] = ref("#", "ModelCost")
 
@@ -161,6 +169,7 @@ cmds = {
  "get_retry_state": {}, "retry_now": {},
  "get_mcp_servers": {"wait": {"type": ["boolean", "null"]}}, "restart_mcp_server": {"name": S},
  "get_extensions": {"wait": {"type": ["boolean", "null"]}}, "restart_extension": {"name": S},
+ "get_commands": {},
  "extension_ui_response": {"id": S, "value": S, "confirmed": B, "cancelled": B},
  "set_event_filter": {"events": {"oneOf": [{"type": "null"}, {"type": "array", "items": {"type": "string", "minLength": 1}}]},
                       "messageUpdates": {"enum": ["full", "delta"]}},
@@ -215,6 +224,7 @@ data = {
  "restart_mcp_server": ref(C, "McpServer"),
  "get_extensions": ref(C, "Extensions"),
  "restart_extension": ref(C, "ExtensionInfo"),
+ "get_commands": obj({"commands": {"type": "array", "items": ref(C, "SlashCommand")}}),
  "set_event_filter": ref(C, "EventFilter"),
  "set_retry_policy": ref(C, "RetryPolicy"),
  "retry_now": {"oneOf": [obj({"skipped": {"const": True}, "attempt": {"type": "integer", "minimum": 1}}),

@@ -141,15 +141,49 @@ Status AgentSession::prompt(UserInput input, std::optional<protocol::StreamingBe
 void AgentSession::submit(UserInput input, SubmitKind kind,
                           std::optional<protocol::StreamingBehavior> behavior,
                           std::function<void(Status)> answered) {
+  if (!commands_)
+    return queue_submission(Submission{std::move(input), kind, behavior, std::move(answered)});
+  const std::string text = input.text;
+  auto held = std::make_shared<Submission>(
+      Submission{std::move(input), kind, behavior, std::move(answered)});
+  route_command(text, kind, [this, held](std::optional<Status> command) {
+    if (command) return held->answered(std::move(*command));
+    queue_submission(std::move(*held));
+  });
+}
+
+void AgentSession::route_command(const std::string& text, SubmitKind kind,
+                                 std::function<void(std::optional<Status>)> then) {
+  const auto call = commands_ ? parse_slash_call(text) : std::nullopt;
+  if (!call) return then(std::nullopt);
+  std::weak_ptr<bool> alive = alive_;
+  // A prompt that may name a command of an extension still starting waits for it (extensions.md
+  // section 4.1), bounded by its start-up timeout.
+  if (kind == SubmitKind::prompt && !commands_->known()) {
+    commands_->when_known([this, alive, text, kind, then = std::move(then)]() mutable {
+      if (!alive.expired()) route_command(text, kind, std::move(then));
+    });
+    return;
+  }
+  if (!commands_->has(call->name)) return then(std::nullopt);
+  if (kind != SubmitKind::prompt)
+    return then(Status(Error{ErrorKind::failed, queued_command_error(call->name)}));
+  // Whatever the session is doing: no hook, user message or LLM request (section 4.6).
+  commands_->run(call->name, call->args, [alive, then = std::move(then)](Status status) {
+    if (!alive.expired()) then(std::move(status));
+  });
+}
+
+void AgentSession::queue_submission(Submission s) {
   // A prompt that could only be refused as busy is refused before any hook runs; a message
   // whose hooks are running counts as a run (extensions.md section 5.1).
   const bool waiting = retry_.in_backoff() || compaction_;
-  if (kind == SubmitKind::prompt && !behavior && !waiting && (run_ || !submissions_.empty())) {
-    answered(Error{ErrorKind::busy, kBusy});
+  if (s.kind == SubmitKind::prompt && !s.behavior && !waiting && (run_ || !submissions_.empty())) {
+    s.answered(Error{ErrorKind::busy, kBusy});
     return;
   }
-  if (input.prompt_id.empty()) input.prompt_id = new_session_id();  // a fresh UUID v4
-  submissions_.push_back(Submission{std::move(input), kind, behavior, std::move(answered)});
+  if (s.input.prompt_id.empty()) s.input.prompt_id = new_session_id();  // a fresh UUID v4
+  submissions_.push_back(std::move(s));
   if (submissions_.size() == 1) judge_submissions();
 }
 

@@ -35,6 +35,7 @@
 #include "session/settings.h"
 #include "session/settings_store.h"
 #include "session/shell_runner.h"
+#include "session/slash_commands.h"
 #include "session/tool.h"
 
 namespace rebound::session {
@@ -122,6 +123,12 @@ class AgentSession {
   /// `Operation aborted`). Messages are judged one after the other in arrival order.
   void submit(UserInput input, SubmitKind kind, std::optional<protocol::StreamingBehavior> behavior,
               std::function<void(Status)> answered);
+  /// Step 1 of extensions.md section 5.1 for a message's text: when it names a slash command,
+  /// a prompt runs it (after waiting for extensions still starting) and a steer or follow-up is
+  /// refused, and `then` gets that outcome; otherwise `then` gets nothing, at once when no
+  /// extension is starting.
+  void route_command(const std::string& text, SubmitKind kind,
+                     std::function<void(std::optional<Status>)> then);
   /// Steering: delivered at the next turn boundary; starts a run when idle.
   void steer(UserInput input, const std::function<void()>& accepted);
   /// Follow-up: runs after the current run ends; starts a run when idle.
@@ -206,6 +213,9 @@ class AgentSession {
   void set_tool_preflight(ToolPreflight* preflight) { preflight_ = preflight; }
   /// Whether a run about to end goes on (Stop hooks); none by default.
   void set_run_hooks(RunHooks* hooks) { run_hooks_ = hooks; }
+  /// The slash commands its prompts can name (extensions.md section 4.6); none by default.
+  void set_slash_commands(SlashCommands* commands) { commands_ = commands; }
+  SlashCommands* slash_commands() const { return commands_; }
   /// The user message the session works on (the latest added to its context), for hooks.
   const std::optional<std::string>& prompt_id() const { return prompt_id_; }
   /// Runs the SessionStart hooks of this session (`source` startup or resume; new_session and
@@ -257,6 +267,7 @@ class AgentSession {
     std::optional<protocol::StreamingBehavior> behavior;
     std::function<void(Status)> answered;
   };
+  void queue_submission(Submission s);
   void judge_submissions();
   void submission_judged(std::uint64_t generation, PromptVerdict verdict);
   void deliver(Submission s);
@@ -362,6 +373,7 @@ class AgentSession {
   std::vector<protocol::AgentMessage> context_;
   ToolPreflight* preflight_ = nullptr;
   RunHooks* run_hooks_ = nullptr;
+  SlashCommands* commands_ = nullptr;
   std::deque<Submission> submissions_;        // waiting for or in their UserPromptSubmit hooks
   std::unique_ptr<Waiting> submission_wait_;  // the first one's hooks
   std::uint64_t submission_generation_ = 0;

@@ -173,6 +173,25 @@ void AcpConnection::start_turn(OpenSession& s, acp::AcpReply reply, session::Use
   s.turn->serial = serial;
   s.tools.clear();
   const session::SessionSlot slot = s.slot;
+  // An extension's slash command runs instead of a turn (extensions.md section 9).
+  const std::string text = input.text;
+  auto held = std::make_shared<session::UserInput>(std::move(input));
+  std::weak_ptr<bool> alive = alive_;
+  s.session->route_command(
+      text, session::SubmitKind::prompt,
+      [this, alive, slot, serial, held](std::optional<session::Status> command) {
+        if (alive.expired()) return;
+        OpenSession* found = find(slot);
+        if (!found || !found->turn || found->turn->serial != serial) return;
+        if (command) return command_ran(*found, std::move(*command));
+        run_turn(*found, std::move(*held));
+      });
+}
+
+void AcpConnection::run_turn(OpenSession& s, session::UserInput input) {
+  s.turn->running = true;
+  const session::SessionSlot slot = s.slot;
+  const std::uint64_t serial = s.turn->serial;
   auto status = s.session->prompt(
       std::move(input), std::nullopt, [] {}, [this, slot, serial] { finish_turn(slot, serial); });
   if (!status) {
@@ -183,9 +202,37 @@ void AcpConnection::start_turn(OpenSession& s, acp::AcpReply reply, session::Use
   }
 }
 
+void AcpConnection::command_ran(OpenSession& s, session::Status status) {
+  acp::Turn turn = std::move(*s.turn);
+  s.turn.reset();
+  if (turn.cancelled) {
+    turn.reply.ok(acp::cancelled_result());
+  } else if (status) {
+    turn.reply.ok(acp::turn_result(acp::TurnEnding{"end_turn", "handled"}, 0, std::nullopt));
+  } else {
+    // A failed command ends like a failed turn: the user sees why (section 6.4).
+    const std::string message = status.error().message;
+    update(s, acp::error_chunk(message, false, "m" + std::to_string(next_message_++)));
+    turn.reply.ok(acp::turn_result(acp::TurnEnding{"end_turn", "error"}, 0, message));
+  }
+  after_turn(s.slot);
+}
+
 void AcpConnection::cancel_turn(OpenSession& s) {
   if (!s.turn || s.turn->cancelled) return;
   s.turn->cancelled = true;
+  if (!s.turn->running) {
+    // A slash command (or the wait for one) is not the session's to abort: the prompt is
+    // answered now and the command's late outcome is dropped.
+    acp::AcpReply reply = std::move(s.turn->reply);
+    s.turn.reset();
+    reply.ok(acp::cancelled_result());
+    const session::SessionSlot slot = s.slot;
+    scheduler_.post([this, alive = std::weak_ptr<bool>(alive_), slot] {
+      if (!alive.expired()) after_turn(slot);
+    });
+    return;
+  }
   s.session->abort();
 }
 
@@ -207,9 +254,14 @@ void AcpConnection::finish_turn(session::SessionSlot slot, std::uint64_t serial)
   s.turn.reset();
   s.tools.clear();
   turn.reply.ok(acp::turn_result(ending, turn.retries, message));
-  for (auto& f : std::exchange(s.when_idle, {}))
-    f();
-  // `s` may be gone now (session/close).
+  after_turn(slot);
+}
+
+void AcpConnection::after_turn(session::SessionSlot slot) {
+  if (OpenSession* s = find(slot))
+    for (auto& f : std::exchange(s->when_idle, {}))
+      f();
+  // The session may be gone now (session/close).
   OpenSession* still = find(slot);
   if (still && still->next && !still->closing && !shutting_down_) {
     acp::NextPrompt next = std::move(*still->next);

@@ -134,12 +134,22 @@ class AcpConnection : public FrontEnd, public session::EventSink {
   OpenSession* find(const std::string& id);
   OpenSession* find(session::SessionSlot slot);
 
+  /// The one available_commands_update of sessions.md section 15, once the session's commands
+  /// are known, when it has any.
+  void advertise_commands(session::SessionSlot slot);
+
   // Turns.
   void start_turn(OpenSession& s, acp::AcpReply reply, session::UserInput input);
   /// A prompt waiting for the turn before it to end is answered `cancelled` and dropped.
   void drop_next(OpenSession& s);
   void cancel_turn(OpenSession& s);
   void finish_turn(session::SessionSlot slot, std::uint64_t serial);
+  /// The prompt's run (no slash command took it).
+  void run_turn(OpenSession& s, session::UserInput input);
+  /// An extension's slash command answered the prompt (`status` its outcome).
+  void command_ran(OpenSession& s, session::Status status);
+  /// A turn was answered: what waited for the session to be idle, then the next prompt.
+  void after_turn(session::SessionSlot slot);
   void enable_retry_control();
   void stop_mcp(std::unique_ptr<mcp::McpManager> manager);
   void stop_extensions(std::shared_ptr<session::ExtensionControl> extensions,

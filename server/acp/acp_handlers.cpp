@@ -153,12 +153,29 @@ void AcpConnection::open_loaded(acp::OpenParams params, OpenKind kind, AcpReply 
     result["sessionId"] = s.id;
     if (const auto& file = s.session->session_file())
       result["_meta"] = Json{{"rebound", Json{{"sessionFile", *file}}}};
-    return reply.ok(std::move(result));
+    reply.ok(std::move(result));
+    return advertise_commands(slot);
   }
   for (auto& body : replay)
     update(s, std::move(body));
   replay.clear();
   reply.ok(Json::object());
+  advertise_commands(slot);
+}
+
+void AcpConnection::advertise_commands(session::SessionSlot slot) {
+  OpenSession* s = find(slot);
+  session::SlashCommands* commands = s ? s->session->slash_commands() : nullptr;
+  if (!commands) return;
+  // Once the session's extensions are up (at once when they are), after the answer.
+  std::weak_ptr<bool> alive = alive_;
+  commands->when_known([this, alive, slot] {
+    if (alive.expired() || shutting_down_) return;
+    OpenSession* open = find(slot);
+    if (!open || open->closing) return;
+    auto list = open->session->slash_commands()->list();
+    if (!list.empty()) update(*open, acp::available_commands_update(list));
+  });
 }
 
 void AcpConnection::prompt(acp::SessionParams params, AcpReply reply) {

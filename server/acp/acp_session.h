@@ -29,6 +29,7 @@ struct Turn {
   AcpReply reply;  // the prompt's, answered when the turn ends
   std::uint64_t serial = 0;
   bool cancelled = false;
+  bool running = false;  // the session runs it (not yet: a slash command may take it)
   std::int64_t retries = 0;
   bool wrote_text = false;
   std::optional<protocol::StopReason> last;

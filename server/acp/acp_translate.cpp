@@ -175,6 +175,14 @@ Json turn_result(const TurnEnding& ending, std::int64_t retries,
   return result;
 }
 
+Json available_commands_update(const std::vector<Json>& commands) {
+  Json available = Json::array();
+  for (const auto& c : commands)
+    available.push_back(Json{{"name", c["name"]}, {"description", c["description"]}});
+  return Json{{"sessionUpdate", "available_commands_update"},
+              {"availableCommands", std::move(available)}};
+}
+
 Json cancelled_result() {
   return turn_result(TurnEnding{"cancelled", "cancelled"}, 0, std::nullopt);
 }

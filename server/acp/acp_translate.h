@@ -8,6 +8,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "protocol/json.h"
 #include "protocol/messages.h"
@@ -47,6 +48,9 @@ std::optional<Json> retry_end_notice(const session::ev::AutoRetryEnd& e);
 Json compaction_started(const std::string& compaction_id);
 Json compaction_notice(session::CompactionReason reason);
 Json compaction_ended(const session::ev::AutoCompactionEnd& e, const std::string& compaction_id);
+
+/// available_commands_update (sessions.md section 15) of get_commands' entries.
+Json available_commands_update(const std::vector<Json>& commands);
 
 /// The agent_message_chunk that tells why a turn ended in an error (section 6.4).
 Json error_chunk(const std::string& message, bool after_text, const std::string& message_id);

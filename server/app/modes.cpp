@@ -193,6 +193,7 @@ ModeStart start_rpc(AppParts& app) {
       made->set_tool_preflight(ext_preflight.get());
       ext_run_hooks = ext->set->run_hooks(run_hooks.get(), ext->host.session);
       made->set_run_hooks(ext_run_hooks.get());
+      made->set_slash_commands(ext->set.get());
     }
     return made;
   };
@@ -267,6 +268,7 @@ ModeStart start_acp(AppParts& app) {
       made->set_tool_preflight(keep->preflight.get());
       keep->run_hooks = ext.set->run_hooks(nullptr, ext.host.session);
       made->set_run_hooks(keep->run_hooks.get());
+      made->set_slash_commands(ext.set.get());
       ext.set->start_all();
     }
     std::shared_ptr<session::ExtensionControl> control;

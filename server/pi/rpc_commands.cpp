@@ -167,6 +167,14 @@ void add_extension_commands(CommandTable& t) {
           pending->ok(std::move(*info));
         });
       });
+  // The slash commands a prompt can name (extensions.md section 7.5, sessions.md section 11).
+  t.add("get_commands", [](C& c, Reply r) {
+    Json commands = Json::array();
+    if (const session::SlashCommands* slash = c.session.slash_commands())
+      for (auto& entry : slash->list())
+        commands.push_back(std::move(entry));
+    r.ok(Json{{"commands", std::move(commands)}});
+  });
   // An answer, not a command: no response line (section 6.1).
   t.add<UiResponseArgs>(
       "extension_ui_response", read_ui_response_args, [](C& c, UiResponseArgs a, Reply r) {

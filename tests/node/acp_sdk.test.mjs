@@ -760,3 +760,41 @@ test("an extension's ui/confirm during its tool_call is session/request_permissi
     assert.equal(final(calls[1].toolCallId).content[0].content.text, "the user said no");
   });
 });
+
+test("an extension's slash command ends the turn as handled, and is advertised after session/new", { timeout: 30000 }, async () => {
+  const fixture = new URL("../extensions/fixtures/ext_fixture.py", import.meta.url).pathname;
+  const init = JSON.stringify({ protocolVersion: 1, commands: [
+    { name: "todos", description: "Show the to-do list" }, { name: "fail" }, { name: "hang" }] });
+  await withAgent({
+    script: [{ text: "from the model" }],
+    settings: { extensions: { guard: { command: "python3", args: [fixture],
+                                       env: { EXT_INIT: init, EXT_START_DELAY: "0.3" } } } },
+  }, async (h) => {
+    const s = await h.newSession();
+    // The one update outside a prompt, once the extension is up (sessions.md section 15).
+    const advertised = await h.waitFor((n) => n.method === "session/update" &&
+      n.params.update.sessionUpdate === "available_commands_update", "available_commands_update");
+    assert.deepEqual(advertised.params, { sessionId: s, update: {
+      sessionUpdate: "available_commands_update",
+      availableCommands: [{ name: "todos", description: "Show the to-do list" },
+                          { name: "fail", description: "" }, { name: "hang", description: "" }] } });
+    const updateAt = h.lines.findIndex((l) => l.params && l.params.update &&
+      l.params.update.sessionUpdate === "available_commands_update");
+    assert.ok(updateAt > h.lines.findIndex((l) => l.result && l.result.sessionId === s),
+              "the update came before session/new's answer");
+    // No run: no agent text, the command's own outcome (extensions.md section 9).
+    assert.deepEqual(await h.prompt(s, "/todos today"),
+                     { stopReason: "end_turn", _meta: { rebound: { outcome: "handled", retries: 0 } } });
+    assert.deepEqual(await h.prompt(s, "/fail"), { stopReason: "end_turn", _meta: { rebound: {
+      outcome: "error", retries: 0, errorMessage: "Extension command /fail failed: JSON-RPC error -32000: no todos" } } });
+    assert.equal(text(h.updates(s)), "Error: Extension command /fail failed: JSON-RPC error -32000: no todos");
+    // A cancel answers a hung command at once; the next prompt then runs.
+    const hung = h.prompt(s, "/hang");
+    await new Promise((r) => setTimeout(r, 200));
+    await h.ctx.notify("session/cancel", { sessionId: s });
+    assert.equal((await hung).stopReason, "cancelled");
+    // Any other text reaches the model.
+    assert.equal((await h.prompt(s, "/elsewhere")).stopReason, "end_turn");
+    assert.ok(text(h.updates(s)).endsWith("from the model"));
+  });
+});

@@ -186,6 +186,7 @@ TEST_CASE("the rpc command table holds exactly the commands of protocol.md secti
                                        "restart_mcp_server",
                                        "get_extensions",
                                        "restart_extension",
+                                       "get_commands",
                                        "extension_ui_response"};
   CHECK(std::set<std::string>(names.begin(), names.end()) == expected);
   CHECK(names.size() == expected.size());
