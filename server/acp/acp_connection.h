@@ -156,6 +156,8 @@ class AcpConnection : public FrontEnd, public session::EventSink {
                        const std::string& reason);
 
   // Events of one session, translated (acp_events.cpp).
+  /// An extension_error or notice of session `s`: shown or logged; false for other events.
+  bool on_extension_event(OpenSession& s, const session::Event& event);
   void on_message_update(OpenSession& s, const session::ev::MessageUpdate& e);
   void on_message_end(OpenSession& s, const session::ev::MessageEnd& e);
   void on_tool_start(OpenSession& s, const session::ev::ToolExecutionStart& e);

@@ -19,6 +19,7 @@ void AcpConnection::on_event(const session::Event& event) {
   OpenSession* found = find(event.session);
   if (!found) return;
   OpenSession& s = *found;
+  if (on_extension_event(s, event)) return;
   if (!s.turn) return;  // nothing for a session outside its prompt (section 12)
   std::visit(
       [&](const auto& e) {
@@ -41,12 +42,9 @@ void AcpConnection::on_event(const session::Event& event) {
         } else if constexpr (std::is_same_v<T, ev::AutoCompactionStart> ||
                              std::is_same_v<T, ev::AutoCompactionEnd>) {
           on_compaction(s, event);
-        } else if constexpr (std::is_same_v<T, ev::ExtensionError>) {
-          // Not a notice yet (extensions.md section 9 wants one when the client takes them).
-          spdlog::warn("{} failed ({}): {}", e.extension_path, e.event, e.error);
-        } else if constexpr (std::is_same_v<T, ev::ExtensionUiRequest>) {
-          // No dialogs in ACP sessions yet (extensions.md section 6.2).
-          spdlog::info("acp: extension_ui_request not shown: {}", e.fields->dump());
+        } else if constexpr (std::is_same_v<T, ev::ExtensionError> ||
+                             std::is_same_v<T, ev::ExtensionUiRequest>) {
+          // on_extension_event took them.
         } else {
           // What ACP shows nothing of (section 7: the prompt's answer ends the turn; MCP status
           // is rpc mode's). A new event type stops the build here until ACP decides.
@@ -57,6 +55,30 @@ void AcpConnection::on_event(const session::Event& event) {
         }
       },
       event.body);
+}
+
+bool AcpConnection::on_extension_event(OpenSession& s, const session::Event& event) {
+  // A notice while a prompt of the session is pending and the client takes notices, else the
+  // log (extensions.md sections 6.2, 9); dialogs are acp_dialogs.cpp's.
+  const bool shown = s.turn.has_value() && caps_.notices;
+  if (const auto* error = std::get_if<ev::ExtensionError>(&event.body)) {
+    if (shown) {
+      update(s, acp::extension_error_notice(*error));
+      return true;
+    }
+    spdlog::warn("{} failed ({}): {}", error->extension_path, error->event, error->error);
+    return true;
+  }
+  if (const auto* request = std::get_if<ev::ExtensionUiRequest>(&event.body)) {
+    auto body = acp::extension_notify_notice(*request->fields);
+    if (shown && body) {
+      update(s, std::move(*body));
+      return true;
+    }
+    spdlog::info("acp: extension notice not shown: {}", request->fields->dump());
+    return true;
+  }
+  return false;
 }
 
 void AcpConnection::on_message_update(OpenSession& s, const ev::MessageUpdate& e) {

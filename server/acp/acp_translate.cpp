@@ -175,6 +175,23 @@ Json turn_result(const TurnEnding& ending, std::int64_t retries,
   return result;
 }
 
+Json extension_error_notice(const ev::ExtensionError& e) {
+  Json body = notice("error", "Extension error: " + std::string(e.extension_path));
+  body["description"] = e.error;
+  return body;
+}
+
+std::optional<Json> extension_notify_notice(const Json& fields) {
+  if (fields.value("method", Json()) != "notify") return std::nullopt;
+  const std::string type = fields.value("notifyType", Json()).is_string()
+                               ? fields["notifyType"].get<std::string>()
+                               : std::string("info");
+  const char* severity = type == "warning" ? "warning" : type == "error" ? "error" : "info";
+  return notice(severity, fields.value("message", Json("")).is_string()
+                              ? fields["message"].get<std::string>()
+                              : std::string());
+}
+
 Json available_commands_update(const std::vector<Json>& commands) {
   Json available = Json::array();
   for (const auto& c : commands)

@@ -49,6 +49,11 @@ Json compaction_started(const std::string& compaction_id);
 Json compaction_notice(session::CompactionReason reason);
 Json compaction_ended(const session::ev::AutoCompactionEnd& e, const std::string& compaction_id);
 
+/// The notices of an extension's failure and of its ui/notify (extensions.md sections 6.2, 9).
+Json extension_error_notice(const session::ev::ExtensionError& e);
+/// `fields` of a `notify` extension_ui_request; none for another dialog.
+std::optional<Json> extension_notify_notice(const Json& fields);
+
 /// available_commands_update (sessions.md section 15) of get_commands' entries.
 Json available_commands_update(const std::vector<Json>& commands);
 

@@ -236,8 +236,8 @@ ModeStart start_acp(AppParts& app) {
     keep->files = app.sessions.files_for(dir);
     auto& files = keep->files;
     // Its own extensions, from its cwd's settings (extensions.md section 9); their failures and
-    // notices are logged.
-    keep->ext = make_extensions(app, dir, "acp", std::make_shared<bool>(false));
+    // notices are events of the session, which the connection shows as notices or logs.
+    keep->ext = make_extensions(app, dir, "acp", std::make_shared<bool>(true));
     SessionExtensions& ext = *keep->ext;
     if (ext.set) {
       ext.host.dialogs = dialogs;

@@ -798,3 +798,31 @@ test("an extension's slash command ends the turn as handled, and is advertised a
     assert.ok(text(h.updates(s)).endsWith("from the model"));
   });
 });
+
+test("an extension's notices and failures are notice updates for a client that takes them", { timeout: 30000 }, async () => {
+  const fixture = new URL("../extensions/fixtures/ext_fixture.py", import.meta.url).pathname;
+  const script = [
+    { toolCalls: [{ name: "bash", arguments: { command: "echo first" } }] },
+    { text: "done" },
+  ];
+  for (const [mode, takesNotices] of [["notify", true], ["error", true], ["error", false]]) {
+    await withAgent({
+      script,
+      capabilities: takesNotices ? { session: { notices: {} } } : {},
+      settings: { extensions: { guard: { command: "python3", args: [fixture], env: { EXT_MODE: mode } } } },
+    }, async (h) => {
+      const s = await h.newSession();
+      assert.equal((await h.prompt(s, "go")).stopReason, "end_turn");
+      const notices = h.updates(s).filter((u) => u.sessionUpdate === "notice");
+      if (!takesNotices) {
+        assert.deepEqual(notices, []);
+        assert.match(h.stderr(), /guard failed \(tool_call\): JSON-RPC error -32000: guard broke/);
+      } else if (mode === "notify") {
+        assert.deepEqual(notices, [{ sessionUpdate: "notice", severity: "warning", title: "checking bash" }]);
+      } else {
+        assert.deepEqual(notices, [{ sessionUpdate: "notice", severity: "error", title: "Extension error: guard",
+                                     description: "JSON-RPC error -32000: guard broke" }]);
+      }
+    });
+  }
+});
