@@ -54,6 +54,9 @@ struct AcpSessionParts {
   std::unique_ptr<session::AgentSession> session;
   /// Its extension processes (extensions.md section 9), started; none configured: null.
   std::shared_ptr<session::ExtensionControl> extensions = nullptr;
+  /// What it offers besides the built-in tools when extensions offer tools too (the MCP servers'
+  /// and then the extensions', owned by `keep`); none: `mcp`'s.
+  session::DynamicTools* offered = nullptr;
 };
 
 /// Builds a session whose tools and files live in `cwd` (absolute, an existing directory), its

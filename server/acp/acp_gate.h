@@ -35,14 +35,15 @@ class ToolGate;
 class GatedMcpTools : public session::DynamicTools {
  public:
   GatedMcpTools(ToolGate& gate, session::SessionSlot slot) : gate_(gate), slot_(slot) {}
-  void set_inner(mcp::McpManager* inner) { inner_ = inner; }
+  /// What is offered besides the built-in tools (the MCP servers', then the extensions').
+  void set_inner(session::DynamicTools* inner) { inner_ = inner; }
   std::unique_ptr<session::Waiting> when_settled(std::function<void()> settled) override;
   std::vector<std::shared_ptr<session::Tool>> offered(std::size_t room) override;
 
  private:
   ToolGate& gate_;
   session::SessionSlot slot_;
-  mcp::McpManager* inner_ = nullptr;
+  session::DynamicTools* inner_ = nullptr;
 };
 
 class ToolGate {

@@ -133,6 +133,7 @@ void AcpConnection::open_loaded(acp::OpenParams params, OpenKind kind, AcpReply 
     open->keep = std::move(made->keep);
     open->mcp = std::move(made->mcp);
     open->extensions = std::move(made->extensions);
+    open->gated_mcp->set_inner(made->offered ? made->offered : open->mcp.get());
     return std::move(made->session);
   });
   if (!slot) return reply.fail(failed.value_or(session::Error{}));
@@ -141,10 +142,7 @@ void AcpConnection::open_loaded(acp::OpenParams params, OpenKind kind, AcpReply 
   if (retry_control_) open->session->enable_retry_control();
   // The session's MCP servers start in the background; the first prompt waits for them
   // (mcp.md section 3.2).
-  if (open->mcp) {
-    open->gated_mcp->set_inner(open->mcp.get());
-    open->mcp->start_all();
-  }
+  if (open->mcp) open->mcp->start_all();
   OpenSession& s = *open;
   by_id_[open->id] = slot;
   open_[slot] = std::move(open);

@@ -261,6 +261,9 @@ ModeStart start_acp(AppParts& app) {
     auto mcp_set =
         make_mcp_set(app.io.get_executor(), app.scheduler, std::move(std::get<McpSources>(sources)),
                      session_cwd, app.getenv, app.active_tools);
+    // The extensions' tools after the MCP servers' (extensions.md section 4.5), behind the
+    // connection's permission gate like them.
+    if (ext.set) ext.tools = ext.set->tools(mcp_set.get(), app.active_tools);
     auto made = app.sessions.make(std::move(spec), *files);
     if (ext.set) {
       ext.session = made.get();
@@ -273,8 +276,9 @@ ModeStart start_acp(AppParts& app) {
     }
     std::shared_ptr<session::ExtensionControl> control;
     if (ext.set) control = std::shared_ptr<session::ExtensionControl>(keep->ext, ext.set.get());
-    return AcpSessionParts{std::move(keep), std::move(mcp_set), std::move(made),
-                           std::move(control)};
+    session::DynamicTools* offered = ext.tools.get();
+    return AcpSessionParts{std::move(keep), std::move(mcp_set), std::move(made), std::move(control),
+                           offered};
   };
   // session/load and session/resume read their file on a thread of the session storage's.
   // GCC 12 takes the Error in this Result's variant for maybe uninitialized once inlined

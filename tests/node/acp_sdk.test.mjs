@@ -826,3 +826,22 @@ test("an extension's notices and failures are notice updates for a client that t
     });
   }
 });
+
+test("an extension's tools are offered and called in an ACP session", { timeout: 30000 }, async () => {
+  const fixture = new URL("../extensions/fixtures/ext_fixture.py", import.meta.url).pathname;
+  const init = JSON.stringify({ protocolVersion: 1, tools: [{ name: "todo_add", description: "Add a to-do item",
+    parameters: { type: "object", required: ["text"], properties: { text: { type: "string" } } } }] });
+  await withAgent({
+    script: [{ toolCalls: [{ name: "todo_add", arguments: { text: "ship it" } }] }, { text: "done" }],
+    settings: { extensions: { todo: { command: "python3", args: [fixture], env: { EXT_INIT: init } } } },
+  }, async (h) => {
+    const s = await h.newSession();
+    assert.equal((await h.prompt(s, "add it")).stopReason, "end_turn");
+    const calls = h.updates(s).filter((u) => u.sessionUpdate === "tool_call");
+    assert.equal(calls.length, 1);
+    assert.equal(calls[0].title, "todo_add");
+    const final = h.updates(s).filter((u) => u.toolCallId === calls[0].toolCallId && u.status === "completed");
+    assert.equal(final.length, 1);
+    assert.equal(final[0].content[0].content.text, "added: ship it");
+  });
+});
