@@ -82,12 +82,13 @@ void HookRunHooks::idle_began() {
 void HookRunHooks::session_end(std::string_view reason) {
   Json fields = Json::object();
   fields["reason"] = reason;
-  if (reason != "other") {
+  if (reason != "other" && reason != "close") {
     run_observer_hooks(runner_, config_, HookEvent::session_end, reason, info_(), fields, report_);
     return;
   }
-  // Shutdown (extensions.md section 8): running hooks are killed, then SessionEnd's run, each
-  // bounded by sessionEndTimeoutMs or its own shorter timeout; the loop ends when they have.
+  // Shutdown, or an acp session's close (extensions.md sections 8, 9): running hooks are killed,
+  // then SessionEnd's run, each bounded by sessionEndTimeoutMs or its own shorter timeout; the
+  // loop ends (the closed session's hooks go) when they have.
   runner_.cancel_all();
   shutdown_handlers_.clear();
   for (const HookHandler* h : handlers_for(config_, HookEvent::session_end, reason)) {

@@ -1,5 +1,7 @@
 #include "extensions/hook_runner.h"
 
+#include <utility>
+
 #include <spdlog/spdlog.h>
 #include <sys/wait.h>
 
@@ -87,6 +89,7 @@ std::uint64_t HookRunner::run(HookEvent event, const std::vector<const HookHandl
       Done finished = std::move(it->second->done);
       batches_.erase(it);
       finished({});
+      check_idle();
     });
   }
   return id;
@@ -187,6 +190,7 @@ void HookRunner::ended(Batch& batch, One& one) {
     Done callback = std::move(done->done);
     done.reset();  // the children are reaped (their groups kept where they exited)
     callback(std::move(runs));
+    check_idle();
   });
 }
 
@@ -198,11 +202,26 @@ void HookRunner::cancel(std::uint64_t id) {
   for (auto& one : batch->ones) {
     if (one->child) one->child->kill_group(SIGKILL);
   }
+  check_idle();
 }
 
 void HookRunner::cancel_all() {
   while (!batches_.empty())
     cancel(batches_.begin()->first);
+}
+
+void HookRunner::when_idle(std::function<void()> idle) {
+  idle_waiters_.push_back(std::move(idle));
+  check_idle();
+}
+
+void HookRunner::check_idle() {
+  if (!batches_.empty() || idle_waiters_.empty()) return;
+  // Posted, so that a waiter may let go of this runner.
+  scheduler_.post([waiters = std::exchange(idle_waiters_, {})] {
+    for (const auto& w : waiters)
+      w();
+  });
 }
 
 }  // namespace rebound::extensions

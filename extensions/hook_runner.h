@@ -58,6 +58,8 @@ class HookRunner {
   void cancel_all();
   /// Runs not yet ended.
   std::size_t running() const { return batches_.size(); }
+  /// Runs `idle` once no run is left (posted; at once when none is). Dropped with the runner.
+  void when_idle(std::function<void()> idle);
 
  private:
   struct One;
@@ -70,7 +72,10 @@ class HookRunner {
   session::Scheduler& scheduler_;
   HookEnvironment environment_;
   std::uint64_t next_id_ = 0;
+  void check_idle();
+
   std::map<std::uint64_t, std::unique_ptr<Batch>> batches_;
+  std::vector<std::function<void()>> idle_waiters_;
   std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
 };
 

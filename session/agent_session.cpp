@@ -140,12 +140,11 @@ Status AgentSession::prompt(UserInput input, std::optional<protocol::StreamingBe
 
 void AgentSession::submit(UserInput input, SubmitKind kind,
                           std::optional<protocol::StreamingBehavior> behavior,
-                          std::function<void(Status)> answered) {
-  if (!commands_)
-    return queue_submission(Submission{std::move(input), kind, behavior, std::move(answered)});
-  const std::string text = input.text;
-  auto held = std::make_shared<Submission>(
-      Submission{std::move(input), kind, behavior, std::move(answered)});
+                          std::function<void(Status)> answered, Completion done) {
+  Submission submission{std::move(input), kind, behavior, std::move(answered), std::move(done)};
+  if (!commands_) return queue_submission(std::move(submission));
+  const std::string text = submission.input.text;
+  auto held = std::make_shared<Submission>(std::move(submission));
   route_command(text, kind, [this, held](std::optional<Status> command) {
     if (command) return held->answered(std::move(*command));
     queue_submission(std::move(*held));
@@ -230,7 +229,7 @@ void AgentSession::deliver(Submission s) {
   };
   switch (s.kind) {
     case SubmitKind::prompt: {
-      auto status = prompt(std::move(s.input), s.behavior, accepted);
+      auto status = prompt(std::move(s.input), s.behavior, accepted, std::move(s.done));
       if (!answered) s.answered(std::move(status));
       return;
     }

@@ -121,8 +121,9 @@ class AgentSession {
   /// (extensions.md section 5.1; without run hooks at once): `answered` runs once, with ok when
   /// the message was accepted (before the run's events), or the error (busy, a hook's refusal,
   /// `Operation aborted`). Messages are judged one after the other in arrival order.
+  /// A prompt's `done` runs as prompt()'s does, once its work is over (never when refused).
   void submit(UserInput input, SubmitKind kind, std::optional<protocol::StreamingBehavior> behavior,
-              std::function<void(Status)> answered);
+              std::function<void(Status)> answered, Completion done = {});
   /// Step 1 of extensions.md section 5.1 for a message's text: when it names a slash command,
   /// a prompt runs it (after waiting for extensions still starting) and a steer or follow-up is
   /// refused, and `then` gets that outcome; otherwise `then` gets nothing, at once when no
@@ -149,12 +150,13 @@ class AgentSession {
   /// retry_now (section 17): `answer` gets the response data; in a backoff it is called first
   /// and the continued run starts after it. Turns retry-control mode on.
   void retry_now(const std::function<void(const protocol::Json&)>& answer);
-  /// End of input or a signal: like abort, and a running bash is killed.
-  void shutdown() {
+  /// End of input or a signal (acp session/close: `end_reason` close): like abort, and a
+  /// running bash is killed; then its SessionEnd hooks.
+  void shutdown(std::string_view end_reason = "other") {
     force_end_tool_batch();
     abort();
     abort_bash();
-    end_session_hooks("other");
+    end_session_hooks(end_reason);
     if (loads_pending_ > 0) deps_.storage.cancel_loads();  // answered "cancelled" at once
   }
   /// A switch_session is reading its file (its answer is still to come).
@@ -266,6 +268,7 @@ class AgentSession {
     SubmitKind kind;
     std::optional<protocol::StreamingBehavior> behavior;
     std::function<void(Status)> answered;
+    Completion done = {};
   };
   void queue_submission(Submission s);
   void judge_submissions();

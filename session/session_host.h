@@ -7,6 +7,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <string_view>
 
 #include "session/agent_session.h"
 
@@ -31,10 +32,10 @@ class SessionHost {
     return it == sessions_.end() ? nullptr : it->second.get();
   }
   /// Shuts the session down (its events are emitted now) and destroys it.
-  void close(SessionSlot slot) {
+  void close(SessionSlot slot, std::string_view end_reason = "other") {
     const auto it = sessions_.find(slot);
     if (it == sessions_.end()) return;
-    it->second->shutdown();
+    it->second->shutdown(end_reason);
     sessions_.erase(it);
   }
   /// End of input or a signal: every session stops its work (the sessions stay).

@@ -192,14 +192,34 @@ void AcpConnection::run_turn(OpenSession& s, session::UserInput input) {
   s.turn->running = true;
   const session::SessionSlot slot = s.slot;
   const std::uint64_t serial = s.turn->serial;
-  auto status = s.session->prompt(
-      std::move(input), std::nullopt, [] {}, [this, slot, serial] { finish_turn(slot, serial); });
-  if (!status) {
-    // A refusal (the session is busy compacting, say): acp_error's code, not an internal error.
-    acp::AcpReply refused = std::move(s.turn->reply);
-    s.turn.reset();
-    refused.fail(status.error());
+  // Its UserPromptSubmit hooks first (extensions.md sections 5.1, 9); the turn ends with the
+  // run's work.
+  std::weak_ptr<bool> alive = alive_;
+  s.session->submit(
+      std::move(input), session::SubmitKind::prompt, std::nullopt,
+      [this, alive, slot, serial](session::Status status) {
+        if (alive.expired() || status) return;
+        OpenSession* found = find(slot);
+        if (found && found->turn && found->turn->serial == serial)
+          prompt_refused(*found, status.error());
+      },
+      [this, slot, serial] { finish_turn(slot, serial); });
+}
+
+void AcpConnection::prompt_refused(OpenSession& s, const session::Error& error) {
+  acp::Turn turn = std::move(*s.turn);
+  s.turn.reset();
+  if (turn.cancelled) {
+    turn.reply.ok(acp::cancelled_result());
+  } else if (error.kind == session::ErrorKind::failed) {
+    // A hook's refusal: the user sees its text, the prompt ends `refusal`.
+    update(s, acp::text_chunk(error.message, "m" + std::to_string(next_message_++)));
+    turn.reply.ok(acp::turn_result(acp::TurnEnding{"refusal", "blocked"}, 0, error.message));
+  } else {
+    // Another refusal (the session is busy compacting, say): acp_error's code.
+    turn.reply.fail(error);
   }
+  after_turn(s.slot);
 }
 
 void AcpConnection::command_ran(OpenSession& s, session::Status status) {

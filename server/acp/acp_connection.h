@@ -149,6 +149,8 @@ class AcpConnection : public FrontEnd, public session::EventSink {
   void finish_turn(session::SessionSlot slot, std::uint64_t serial);
   /// The prompt's run (no slash command took it).
   void run_turn(OpenSession& s, session::UserInput input);
+  /// The prompt was not taken (a UserPromptSubmit hook refused it, an abort, a busy session).
+  void prompt_refused(OpenSession& s, const session::Error& error);
   /// An extension's slash command answered the prompt (`status` its outcome).
   void command_ran(OpenSession& s, session::Status status);
   /// A turn was answered: what waited for the session to be idle, then the next prompt.

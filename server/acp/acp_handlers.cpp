@@ -229,7 +229,7 @@ void AcpConnection::close(acp::SessionParams params, AcpReply reply) {
     std::unique_ptr<OpenSession> open = std::move(found->second);
     open_.erase(found);
     by_id_.erase(open->id);
-    host_.close(slot);  // shut down, then destroyed
+    host_.close(slot, "close");  // shut down (SessionEnd `close`), then destroyed
     open->session = nullptr;
     stop_mcp(std::move(open->mcp));
     stop_extensions(std::move(open->extensions), "close");

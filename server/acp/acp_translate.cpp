@@ -155,12 +155,16 @@ Json compaction_ended(const ev::AutoCompactionEnd& e, const std::string& compact
   return body;
 }
 
-Json error_chunk(const std::string& message, bool after_text, const std::string& message_id) {
+Json text_chunk(const std::string& text, const std::string& message_id) {
   Json chunk = Json::object();
   chunk["sessionUpdate"] = "agent_message_chunk";
-  chunk["content"] = text_content((after_text ? "\n\nError: " : "Error: ") + message);
+  chunk["content"] = text_content(text);
   chunk["messageId"] = message_id;
   return chunk;
+}
+
+Json error_chunk(const std::string& message, bool after_text, const std::string& message_id) {
+  return text_chunk((after_text ? "\n\nError: " : "Error: ") + message, message_id);
 }
 
 Json turn_result(const TurnEnding& ending, std::int64_t retries,

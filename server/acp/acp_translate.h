@@ -57,6 +57,9 @@ std::optional<Json> extension_notify_notice(const Json& fields);
 /// available_commands_update (sessions.md section 15) of get_commands' entries.
 Json available_commands_update(const std::vector<Json>& commands);
 
+/// An agent_message_chunk of `text` (a hook's refusal, extensions.md section 9).
+Json text_chunk(const std::string& text, const std::string& message_id);
+
 /// The agent_message_chunk that tells why a turn ended in an error (section 6.4).
 Json error_chunk(const std::string& message, bool after_text, const std::string& message_id);
 /// A session/prompt's result: stopReason and `_meta.rebound` (outcome, retries, errorMessage).

@@ -84,4 +84,38 @@ void HookObserver::run_hooks(extensions::HookEvent event, const session::Event& 
       fields, report_);
 }
 
+SessionHooks::SessionHooks(boost::asio::any_io_executor executor, session::Scheduler& scheduler,
+                           std::shared_ptr<const HookSetup> setup, std::string cwd,
+                           std::vector<std::string> env, session::EventSink& next,
+                           extensions::HookReport report)
+    : setup_(std::move(setup)),
+      cwd_(std::move(cwd)),
+      report_(std::move(report)),
+      runner_(std::move(executor), scheduler,
+              extensions::HookEnvironment(cwd_, std::move(env), std::string())),
+      observer_(next, setup_->config, runner_, cwd_, report_),
+      scheduler_(scheduler) {}
+
+void SessionHooks::attach(session::AgentSession& session, std::string_view source) {
+  observer_.set_session(&session);
+  using extensions::HookEvent;
+  const auto has = [this](HookEvent e) { return extensions::has_hooks(setup_->config, e); };
+  auto info = [s = &session, cwd = cwd_] {
+    return extensions::HookSessionInfo{s->session_id(), s->session_file(), cwd, s->prompt_id()};
+  };
+  if (has(HookEvent::pre_tool_use) || has(HookEvent::post_tool_use) ||
+      has(HookEvent::post_tool_use_failure)) {
+    preflight_ =
+        std::make_unique<extensions::HookPreflight>(setup_->config, runner_, info, report_);
+    session.set_tool_preflight(preflight_.get());
+  }
+  // With any hook configured: also what kills the running hooks at shutdown.
+  if (setup_->config.handlers.empty()) return;
+  run_hooks_ = std::make_unique<extensions::HookRunHooks>(setup_->config, runner_, scheduler_, info,
+                                                          report_, setup_->runner);
+  session.set_run_hooks(run_hooks_.get());
+  // Before any command: the first LLM request waits for its texts (extensions.md 3.9).
+  session.start_session_hooks(source);
+}
+
 }  // namespace rebound::server

@@ -2,14 +2,20 @@
 // Command hooks as the application wires them (extensions.md sections 1.1, 1.4, 3.4): the
 // configuration read from the global and the project settings under the trust rule, and the
 // observer that runs the `AutoRetryStart`/`AutoRetryEnd` hooks right after their events (the
-// other events' hooks are the session's tool preflight and run hooks, wired in modes.cpp; rpc
-// mode only so far).
+// other events' hooks are the session's tool preflight and run hooks), and the whole wiring of
+// one session's hooks (rpc: the process's; acp: one ACP session's).
 
+#include <boost/asio/any_io_executor.hpp>
 #include <filesystem>
+#include <memory>
 #include <string>
+#include <string_view>
+#include <vector>
 
 #include "extensions/hook_calls.h"
 #include "extensions/hook_config.h"
+#include "extensions/hook_preflight.h"
+#include "extensions/hook_run_hooks.h"
 #include "extensions/hook_runner.h"
 #include "server/app/cli_options.h"
 #include "session/agent_session.h"
@@ -52,6 +58,42 @@ class HookObserver : public session::EventSink {
   std::string cwd_;
   extensions::HookReport report_;
   const session::AgentSession* session_ = nullptr;
+};
+
+/// The command hooks of one session working in `cwd`: the runner (its processes killed when this
+/// goes), the observer in front of the session's events, its tool preflight and run hooks. Built
+/// before the session (the observer is its event sink), attached once it exists. Event loop only.
+class SessionHooks {
+ public:
+  SessionHooks(boost::asio::any_io_executor executor, session::Scheduler& scheduler,
+               std::shared_ptr<const HookSetup> setup, std::string cwd,
+               std::vector<std::string> env, session::EventSink& next,
+               extensions::HookReport report);
+  SessionHooks(const SessionHooks&) = delete;
+  SessionHooks& operator=(const SessionHooks&) = delete;
+
+  const HookSetup& setup() const { return *setup_; }
+  /// Where the session's events go: the observer, then `next`.
+  session::EventSink& events() { return observer_; }
+  /// Gives `session` its hooks (none configured for an event: nothing in its way) and runs its
+  /// SessionStart hooks with `source` (startup, resume); the first LLM request waits for them.
+  void attach(session::AgentSession& session, std::string_view source);
+  session::ToolPreflight* preflight() const { return preflight_.get(); }
+  session::RunHooks* run_hooks() const { return run_hooks_.get(); }
+  /// Hook processes still running.
+  std::size_t running() const { return runner_.running(); }
+  /// Runs `idle` once none is (at once, posted, when none is).
+  void when_idle(std::function<void()> idle) { runner_.when_idle(std::move(idle)); }
+
+ private:
+  std::shared_ptr<const HookSetup> setup_;
+  std::string cwd_;
+  extensions::HookReport report_;
+  extensions::HookRunner runner_;
+  HookObserver observer_;
+  session::Scheduler& scheduler_;
+  std::unique_ptr<extensions::HookPreflight> preflight_;
+  std::unique_ptr<extensions::HookRunHooks> run_hooks_;
 };
 
 }  // namespace rebound::server

@@ -40,15 +40,49 @@ struct SessionExtensions {
   session::AgentSession* session = nullptr;
   session::EventSink* sink = nullptr;  // the tap in front of the connection's output
   session::SessionSlot slot = 0;
-  std::unique_ptr<session::DynamicTools> tools;  // the MCP servers' and the extensions' tools
+  std::unique_ptr<session::DynamicTools> tools;       // the MCP servers' and the extensions' tools
+  std::unique_ptr<session::ToolPreflight> preflight;  // the interceptors, then the hooks'
+  std::unique_ptr<session::RunHooks> run_hooks;       // the hooks', and session changes told
+  std::shared_ptr<const HookSetup> hook_setup;
 };
+
+// What a session's failed hooks and notices become: an extension_error and a `notify`
+// extension_ui_request of the session once `written` says so (section 3.10, 6.1); get_extensions'
+// `lastError` either way.
+extensions::HookReport hook_report(std::shared_ptr<SessionExtensions> ext,
+                                   std::shared_ptr<bool> written) {
+  extensions::HookReport report;
+  report.failure = [ext, written](const std::string& path, std::string_view event,
+                                  const std::string& error) {
+    if (ext->set) ext->set->hook_failed(path.substr(path.find(':') + 1), error);
+    if (*written && ext->sink)
+      ext->sink->on_event(
+          session::Event{ext->slot, session::ev::ExtensionError{path, event, error}});
+  };
+  report.notice = [ext, written](std::string_view type, const std::string& message) {
+    if (ext->sink) write_notice(*ext->sink, ext->slot, *written, type, message);
+  };
+  return report;
+}
+
+// The interceptors first, then the hooks (extensions.md section 2); session changes are told to
+// the extensions (section 8); their slash commands (section 4.6).
+void wire_extensions(SessionExtensions& ext, session::AgentSession& made,
+                     const SessionHooks* hooks) {
+  ext.preflight = ext.set->preflight(hooks ? hooks->preflight() : nullptr);
+  made.set_tool_preflight(ext.preflight.get());
+  ext.run_hooks = ext.set->run_hooks(hooks ? hooks->run_hooks() : nullptr, ext.host.session);
+  made.set_run_hooks(ext.run_hooks.get());
+  made.set_slash_commands(ext.set.get());
+}
 
 // The extensions of a session working in `cwd` (rpc: the process's; acp: one ACP session's),
 // not started yet; none configured: no set. Their failures and notices are events of the
 // session once `written` says so (rpc: the first command was read; acp: never, they are logged).
 std::shared_ptr<SessionExtensions> make_extensions(AppParts& app, const fs::path& cwd,
                                                    const std::string& mode,
-                                                   std::shared_ptr<bool> written) {
+                                                   std::shared_ptr<bool> written,
+                                                   std::shared_ptr<const HookSetup> hooks) {
   auto configs = read_extension_configs(app.options, app.agent_dir, cwd, app.getenv);
   auto ext = std::make_shared<SessionExtensions>();
   if (configs.empty()) return ext;
@@ -86,13 +120,14 @@ std::shared_ptr<SessionExtensions> make_extensions(AppParts& app, const fs::path
   extensions::ExtensionConnection::Options options;
   options.session_cwd = cwd.string();
   options.getenv = app.getenv;
-  options.settings = app.hooks.runner;
+  options.settings = hooks->runner;
   options.version = REBOUND_VERSION;
   options.mode = mode;
   options.ui = mode;
   e->set = std::make_shared<extensions::ExtensionSet>(
       app.scheduler, child_process_spawner(app.io.get_executor()), std::move(configs), options,
-      e->host, &app.hooks.config);
+      e->host, &hooks->config);
+  e->hook_setup = std::move(hooks);  // listed by get_extensions
   return ext;
 }
 
@@ -117,24 +152,16 @@ ModeStart start_rpc(AppParts& app) {
   auto mcp = make_mcp_set(app.io.get_executor(), app.scheduler, std::move(app.mcp_sources),
                           app.cwd.string(), app.getenv, app.active_tools);
   session::DynamicTools* dynamic_tools = mcp.get();
-  // The hooks' runner and observer sit between the session and the front end's event output.
-  auto runner = std::make_shared<extensions::HookRunner>(
-      app.io.get_executor(), app.scheduler,
-      extensions::HookEnvironment(app.cwd.string(), app.shell_env, std::string()));
-  std::shared_ptr<HookObserver> observer;
-  std::shared_ptr<extensions::HookPreflight> preflight;
-  std::shared_ptr<extensions::HookRunHooks> run_hooks;
   auto command_seen = std::make_shared<bool>(false);
-  auto ext = make_extensions(app, app.cwd, "rpc", command_seen);
+  auto hook_setup = std::make_shared<const HookSetup>(app.hooks);
+  auto ext = make_extensions(app, app.cwd, "rpc", command_seen, hook_setup);
   if (ext->set) {
     ext->tools = ext->set->tools(dynamic_tools, app.active_tools);
     dynamic_tools = ext->tools.get();
   }
   std::shared_ptr<ExtensionEventTap> tap;
-  std::shared_ptr<session::ToolPreflight> ext_preflight;
-  std::shared_ptr<session::RunHooks> ext_run_hooks;
-  auto make_session = [&app, files, dynamic_tools, runner, observer, preflight, run_hooks,
-                       command_seen, ext, tap, ext_preflight, ext_run_hooks,
+  std::shared_ptr<SessionHooks> hooks;
+  auto make_session = [&app, files, dynamic_tools, command_seen, ext, tap, hooks, hook_setup,
                        file = std::move(session_file), resume = std::move(resume)](
                           session::SessionSlot slot, session::EventSink& client) mutable {
     // With extensions, every event also goes to those that subscribed (extensions.md 4.3).
@@ -142,59 +169,20 @@ ModeStart start_rpc(AppParts& app) {
     session::EventSink& events = tap ? static_cast<session::EventSink&>(*tap) : client;
     ext->sink = &events;
     ext->slot = slot;
-    // The files, the runner, the observer and the hooks stay with this function object,
-    // which the front end keeps until after its session is gone.
-    // A failed hook is an extension_error event of this session (extensions.md section 3.10),
-    // a notice a `notify` extension_ui_request (section 6.1).
-    extensions::HookReport report;
-    // Neither is written before the first command (a start-up hook's; it is logged).
-    report.failure = [&events, slot, command_seen, ext](const std::string& path,
-                                                        std::string_view event,
-                                                        const std::string& error) {
-      if (ext->set) ext->set->hook_failed(path.substr(path.find(':') + 1), error);
-      if (*command_seen)
-        events.on_event(session::Event{slot, session::ev::ExtensionError{path, event, error}});
-    };
-    report.notice = [&events, slot, command_seen](std::string_view type,
-                                                  const std::string& message) {
-      write_notice(events, slot, *command_seen, type, message);
-    };
-    observer =
-        std::make_shared<HookObserver>(events, app.hooks.config, *runner, app.cwd.string(), report);
+    // The files, the hooks and the extensions stay with this function object, which the front
+    // end keeps until after its session is gone. The hooks' observer sits between the session
+    // and the extensions' tap; their failures and notices are not written before the first
+    // command (a start-up hook's are logged).
+    hooks = std::make_shared<SessionHooks>(app.io.get_executor(), app.scheduler, hook_setup,
+                                           app.cwd.string(), app.shell_env, events,
+                                           hook_report(ext, command_seen));
     const bool resumed = resume.has_value();
-    auto made = app.sessions.make(SessionSpec{app.cwd, slot, *observer, app.tools.registry,
+    auto made = app.sessions.make(SessionSpec{app.cwd, slot, hooks->events(), app.tools.registry,
                                               dynamic_tools, std::move(file), std::move(resume)},
                                   *files);
-    observer->set_session(made.get());
     ext->session = made.get();
-    using extensions::HookEvent;
-    const auto has = [&app](HookEvent e) { return extensions::has_hooks(app.hooks.config, e); };
-    auto info = [s = made.get(), cwd = app.cwd.string()] {
-      return extensions::HookSessionInfo{s->session_id(), s->session_file(), cwd, s->prompt_id()};
-    };
-    if (has(HookEvent::pre_tool_use) || has(HookEvent::post_tool_use) ||
-        has(HookEvent::post_tool_use_failure)) {
-      preflight =
-          std::make_shared<extensions::HookPreflight>(app.hooks.config, *runner, info, report);
-      made->set_tool_preflight(preflight.get());
-    }
-    // With any hook configured: also what kills the running hooks at shutdown.
-    if (!app.hooks.config.handlers.empty()) {
-      run_hooks = std::make_shared<extensions::HookRunHooks>(
-          app.hooks.config, *runner, app.scheduler, info, report, app.hooks.runner);
-      made->set_run_hooks(run_hooks.get());
-      // Before any command: the first LLM request waits for its texts (extensions.md 3.9).
-      made->start_session_hooks(resumed ? "resume" : "startup");
-    }
-    // The interceptors first, then the hooks (extensions.md section 2); session changes are
-    // told to the extensions (section 8).
-    if (ext->set) {
-      ext_preflight = ext->set->preflight(preflight.get());
-      made->set_tool_preflight(ext_preflight.get());
-      ext_run_hooks = ext->set->run_hooks(run_hooks.get(), ext->host.session);
-      made->set_run_hooks(ext_run_hooks.get());
-      made->set_slash_commands(ext->set.get());
-    }
+    hooks->attach(*made, resumed ? "resume" : "startup");
+    if (ext->set) wire_extensions(*ext, *made, hooks.get());
     return made;
   };
   // The front end's handle keeps the whole wiring (the set's host) alive.
@@ -207,24 +195,31 @@ ModeStart start_rpc(AppParts& app) {
   return std::unique_ptr<FrontEnd>(std::move(front));
 }
 
-// What an ACP session depends on besides its MCP servers: its files and its extensions.
+// What an ACP session depends on besides its MCP servers: its files, its hooks and its
+// extensions.
 struct AcpKeep {
-  // The extensions outlive it while they stop: from here on they reach no session.
   ~AcpKeep() {
+    // The extensions outlive it while they stop: from here on they reach no session.
     if (ext) {
       ext->session = nullptr;
       ext->sink = nullptr;
+    }
+    // SessionEnd hooks still running (session/close) keep the hooks until they end (bounded by
+    // sessionEndTimeoutMs); then they go, from a fresh stack.
+    if (hooks && hooks->running() > 0) {
+      auto retired = hooks;
+      retired->when_idle([retired]() mutable { retired.reset(); });
     }
   }
   std::shared_ptr<SessionFiles> files;
   std::shared_ptr<SessionExtensions> ext;
   std::shared_ptr<ExtensionEventTap> tap;
-  std::unique_ptr<session::ToolPreflight> preflight;
-  std::unique_ptr<session::RunHooks> run_hooks;
+  std::shared_ptr<SessionHooks> hooks;
 };
 
 // acp: sessions as the editor opens them, each in its own cwd with its own MCP servers
-// (sources 1 to 4 for that cwd, then the request's).
+// (sources 1 to 4 for that cwd, then the request's), hooks and extensions (from that cwd's
+// settings: extensions.md section 9).
 ModeStart start_acp(AppParts& app) {
   AcpSessionFactory factory =
       [&app](const std::string& session_cwd, session::SessionSlot slot, session::EventSink& sink,
@@ -235,17 +230,25 @@ ModeStart start_acp(AppParts& app) {
     auto keep = std::make_shared<AcpKeep>();
     keep->files = app.sessions.files_for(dir);
     auto& files = keep->files;
-    // Its own extensions, from its cwd's settings (extensions.md section 9); their failures and
-    // notices are events of the session, which the connection shows as notices or logs.
-    keep->ext = make_extensions(app, dir, "acp", std::make_shared<bool>(true));
+    auto hook_setup =
+        std::make_shared<const HookSetup>(read_hook_setup(app.options, app.agent_dir, dir));
+    // Failures and notices of its hooks and extensions are events of the session, which the
+    // connection shows as notices or logs.
+    auto written = std::make_shared<bool>(true);
+    keep->ext = make_extensions(app, dir, "acp", written, hook_setup);
     SessionExtensions& ext = *keep->ext;
     if (ext.set) {
       ext.host.dialogs = dialogs;
       keep->tap = std::make_shared<ExtensionEventTap>(sink, *ext.set);
     }
-    session::EventSink& events = keep->tap ? static_cast<session::EventSink&>(*keep->tap) : sink;
-    ext.sink = &events;
+    session::EventSink& tapped = keep->tap ? static_cast<session::EventSink&>(*keep->tap) : sink;
+    ext.sink = &tapped;
     ext.slot = slot;
+    keep->hooks = std::make_shared<SessionHooks>(app.io.get_executor(), app.scheduler, hook_setup,
+                                                 session_cwd, app.shell_env, tapped,
+                                                 hook_report(keep->ext, written));
+    session::EventSink& events = keep->hooks->events();
+    const bool resumed = load.has_value();
     SessionSpec spec{dir, slot, events, tools, mcp_tools};
     if (load) {
       spec.file = std::move(load->file);
@@ -265,13 +268,10 @@ ModeStart start_acp(AppParts& app) {
     // connection's permission gate like them.
     if (ext.set) ext.tools = ext.set->tools(mcp_set.get(), app.active_tools);
     auto made = app.sessions.make(std::move(spec), *files);
+    ext.session = made.get();
+    keep->hooks->attach(*made, resumed ? "resume" : "startup");
     if (ext.set) {
-      ext.session = made.get();
-      keep->preflight = ext.set->preflight(nullptr);
-      made->set_tool_preflight(keep->preflight.get());
-      keep->run_hooks = ext.set->run_hooks(nullptr, ext.host.session);
-      made->set_run_hooks(keep->run_hooks.get());
-      made->set_slash_commands(ext.set.get());
+      wire_extensions(ext, *made, keep->hooks.get());
       ext.set->start_all();
     }
     std::shared_ptr<session::ExtensionControl> control;

@@ -7,7 +7,7 @@
 
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { mkdtempSync, writeFileSync, readFileSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, writeFileSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -816,7 +816,10 @@ test("an extension's notices and failures are notice updates for a client that t
       const notices = h.updates(s).filter((u) => u.sessionUpdate === "notice");
       if (!takesNotices) {
         assert.deepEqual(notices, []);
-        assert.match(h.stderr(), /guard failed \(tool_call\): JSON-RPC error -32000: guard broke/);
+        // The log line (stderr is read as it comes).
+        const logged = /guard failed \(tool_call\): JSON-RPC error -32000: guard broke/;
+        for (let i = 0; i < 250 && !logged.test(h.stderr()); ++i) await new Promise((r) => setTimeout(r, 20));
+        assert.match(h.stderr(), logged);
       } else if (mode === "notify") {
         assert.deepEqual(notices, [{ sessionUpdate: "notice", severity: "warning", title: "checking bash" }]);
       } else {
@@ -844,4 +847,45 @@ test("an extension's tools are offered and called in an ACP session", { timeout:
     assert.equal(final.length, 1);
     assert.equal(final[0].content[0].content.text, "added: ship it");
   });
+});
+
+test("hooks in an ACP session: SessionStart context, a UserPromptSubmit refusal, a PreToolUse deny, SessionEnd at session/close", { timeout: 30000 }, async () => {
+  const dir = mkdtempSync(join(tmpdir(), "rebound-acp-hooks-"));
+  const ends = join(dir, "ends.log");
+  const log = join(dir, "requests.jsonl");
+  const guard = "grep -q forbidden && { echo 'no forbidden words' >&2; exit 2; }; exit 0";
+  const deny = `echo '{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"deny","permissionDecisionReason":"no bash here"}}'`;
+  const settings = { hooks: {
+    SessionStart: [{ hooks: [{ type: "command", command: "echo 'the project colour is blue'" }] }],
+    UserPromptSubmit: [{ hooks: [{ type: "command", command: guard }] }],
+    PreToolUse: [{ matcher: "Bash", hooks: [{ type: "command", command: deny }] }],
+    SessionEnd: [{ hooks: [{ type: "command", command: `cat >> ${ends}; echo >> ${ends}` }] }],
+  } };
+  const script = [{ toolCalls: [{ name: "bash", arguments: { command: "echo hi" } }] }, { text: "done" }];
+  await withAgent({ script, settings, shared: dir, args: ["--script-log", log] }, async (h) => {
+    const s = await h.newSession();
+    // A refusal ends the turn at once: its text as agent text, `refusal`, `blocked`.
+    const blocked = `UserPromptSubmit operation blocked by hook:\n[${guard}]: no forbidden words`;
+    assert.deepEqual(await h.prompt(s, "a forbidden prompt"), { stopReason: "refusal",
+      _meta: { rebound: { outcome: "blocked", retries: 0, errorMessage: blocked } } });
+    assert.equal(text(h.updates(s)), blocked);
+    assert.equal(existsSync(log) ? readFileSync(log, "utf8") : "", "", "the refused prompt reached the model");
+    // The next one runs: the SessionStart text ends the system prompt, bash is denied.
+    assert.equal((await h.prompt(s, "go")).stopReason, "end_turn");
+    const requests = readFileSync(log, "utf8").trim().split("\n").map((l) => JSON.parse(l));
+    assert.ok(requests[0].systemPrompt.includes("the project colour is blue"), requests[0].systemPrompt);
+    const call = h.updates(s).find((u) => u.sessionUpdate === "tool_call");
+    const final = h.updates(s).filter((u) => u.toolCallId === call.toolCallId && u.status === "failed");
+    assert.equal(final.length, 1);
+    assert.equal(final[0].content[0].content.text, "PreToolUse:bash hook error: no bash here");
+    // session/close: SessionEnd with reason close, after the answer.
+    assert.deepEqual(await h.ctx.request("session/close", { sessionId: s }), {});
+    for (let i = 0; i < 250 && !(existsSync(ends) && readFileSync(ends, "utf8").includes("close")); ++i)
+      await new Promise((r) => setTimeout(r, 20));
+    const end = JSON.parse(readFileSync(ends, "utf8").trim());
+    assert.equal(end.hook_event_name, "SessionEnd");
+    assert.equal(end.reason, "close");
+    assert.equal(end.session_id, s);
+  });
+  rmSync(dir, { recursive: true, force: true });
 });
