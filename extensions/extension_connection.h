@@ -143,6 +143,8 @@ class ExtensionConnection {
     std::string call_id;
     std::function<void(Interception)> done;
     std::unique_ptr<session::Timer> timer;
+    std::int64_t left_ms = -1;  // of its timeout, once armed (a dialog pauses it)
+    std::int64_t armed_at = 0;  // epoch ms
   };
   class InterceptHandle;
   class CallHandle;

@@ -2,6 +2,8 @@
 // extension's own requests (4.7).
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
+
 #include <chrono>
 #include <utility>
 
@@ -169,15 +171,19 @@ void ExtensionConnection::arm_intercept_timer(std::int64_t id) {
   const auto it = intercepts_pending_.find(id);
   if (it == intercepts_pending_.end()) return;
   const std::int64_t timeout = timeout_ms();
-  it->second.timer = scheduler_.make_timer();
-  it->second.timer->start(
-      std::chrono::duration_cast<std::chrono::milliseconds>(session::saturated_delay(timeout)),
-      [this, id, timeout] {
-        const std::string why = "no answer within " + std::to_string(timeout) + " ms";
-        if (host_.error) host_.error(name(), "tool_call", why);
-        end_intercept(id, Interception{Interception::Kind::failed, why, {}}, true,
-                      "Timed out after " + std::to_string(timeout) + " ms");
-      });
+  PendingIntercept& pending = it->second;
+  if (pending.left_ms < 0) pending.left_ms = timeout;
+  pending.armed_at = scheduler_.now_epoch_ms();
+  pending.timer = scheduler_.make_timer();
+  pending.timer->start(std::chrono::duration_cast<std::chrono::milliseconds>(
+                           session::saturated_delay(pending.left_ms)),
+                       [this, id, timeout] {
+                         const std::string why =
+                             "no answer within " + std::to_string(timeout) + " ms";
+                         if (host_.error) host_.error(name(), "tool_call", why);
+                         end_intercept(id, Interception{Interception::Kind::failed, why, {}}, true,
+                                       "Timed out after " + std::to_string(timeout) + " ms");
+                       });
 }
 
 void ExtensionConnection::on_intercept_answer(std::int64_t id, const Json& response) {
@@ -276,10 +282,15 @@ void ExtensionConnection::open_dialog(const std::string& method, const Json& par
     peer_->respond(id, dialog_result(method, params, session::DialogAnswer{{}, {}, true}));
     return;
   }
-  // The interceptor's timeout does not count the time the user takes (section 4.4).
+  // The interceptor's timeout does not count the time the user takes (section 4.4): what is
+  // left of it runs on once the last dialog closes.
   if (dialogs_.empty())
-    for (auto& [pending_id, pending] : intercepts_pending_)
-      if (pending.timer) pending.timer->cancel();
+    for (auto& [pending_id, pending] : intercepts_pending_) {
+      if (!pending.timer) continue;
+      pending.timer->cancel();
+      pending.left_ms = std::max<std::int64_t>(
+          0, pending.left_ms - (scheduler_.now_epoch_ms() - pending.armed_at));
+    }
   const std::uint64_t key = next_dialog_++;
   std::weak_ptr<bool> alive = alive_;
   auto waiting = host_.dialogs->ask(

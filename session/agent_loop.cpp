@@ -580,6 +580,7 @@ void AgentSession::end_run() {
   }
   // Decided before agent_end, so that its willRetry is what happens next.
   const RetryDecision decision = last ? retry_decision(*last) : RetryDecision::not_retryable;
+  stopped_by_hook_ = run->stop_requested;
   emit(ev::AgentEnd{run->produced, decision == RetryDecision::retry});
   if (last) after_run(*last, decision);
   if (!retry_.active()) settle();

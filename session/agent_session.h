@@ -230,6 +230,8 @@ class AgentSession {
   bool auto_retry_enabled() const { return settings_.retry.enabled; }
   bool is_retrying() const { return retry_.active(); }
   bool is_streaming() const { return run_ != nullptr; }
+  /// Whether the last run that ended was ended by a hook's continue:false (extensions.md 3.7).
+  bool last_run_stopped_by_hook() const { return stopped_by_hook_; }
   /// No run, no retry chain, nothing queued.
   bool is_idle() const { return !run_ && !retry_.active() && !compaction_ && queued_count() == 0; }
 
@@ -377,6 +379,7 @@ class AgentSession {
   ToolPreflight* preflight_ = nullptr;
   RunHooks* run_hooks_ = nullptr;
   SlashCommands* commands_ = nullptr;
+  bool stopped_by_hook_ = false;              // the last run that ended
   std::deque<Submission> submissions_;        // waiting for or in their UserPromptSubmit hooks
   std::unique_ptr<Waiting> submission_wait_;  // the first one's hooks
   std::uint64_t submission_generation_ = 0;

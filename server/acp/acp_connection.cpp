@@ -262,7 +262,10 @@ void AcpConnection::finish_turn(session::SessionSlot slot, std::uint64_t serial)
   OpenSession& s = *found;
   acp::Turn turn = std::move(*s.turn);
   const bool error = !turn.cancelled && turn.compaction_error.has_value();
-  const acp::TurnEnding ending = acp::turn_ending(turn.cancelled, turn.last, error);
+  acp::TurnEnding ending = acp::turn_ending(turn.cancelled, turn.last, error);
+  // A hook's continue:false (extensions.md section 9, acp.md section 6.4).
+  if (!turn.cancelled && !error && s.session->last_run_stopped_by_hook())
+    ending = acp::TurnEnding{"end_turn", "stopped"};
   std::optional<std::string> message;
   if (ending.outcome == "error") {
     message = turn.compaction_error && turn.last != protocol::StopReason::stop

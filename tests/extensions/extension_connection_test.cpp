@@ -202,6 +202,19 @@ TEST_CASE("extension: tool_call answers, the timeout with cancelled, a dialog's 
       R"({"jsonrpc":"2.0","method":"cancelled","params":{"id":5,"reason":"Request was aborted"}})");
   f.clock.advance(1000);
   CHECK(got.size() == 3);
+  // The clock resumes where it stopped: 300 ms before the dialog leave 200 ms after it.
+  auto w5 = ask();
+  f.clock.advance(300);
+  f.reply(R"({"jsonrpc":"2.0","id":"e","method":"ui/confirm","params":{"title":"sure?"}})");
+  REQUIRE(f.dialogs.asked.size() == 2);
+  f.clock.advance(5000);
+  f.dialogs.answers[1](session::DialogAnswer{std::nullopt, false, false});
+  f.clock.run_ready();
+  f.clock.advance(199);
+  CHECK(got.size() == 3);
+  f.clock.advance(1);
+  REQUIRE(got.size() == 4);
+  CHECK(got[3].reason == "no answer within 500 ms");
 }
 
 TEST_CASE("extension: its requests, their errors, and a crash ending what is pending") {

@@ -889,3 +889,18 @@ test("hooks in an ACP session: SessionStart context, a UserPromptSubmit refusal,
   });
   rmSync(dir, { recursive: true, force: true });
 });
+
+test("a hook's continue:false ends the ACP turn with the outcome stopped", { timeout: 30000 }, async () => {
+  const stop = `echo '{"continue":false,"stopReason":"enough for today"}'`;
+  await withAgent({
+    script: [{ toolCalls: [{ name: "bash", arguments: { command: "echo hi" } }] }, { text: "never asked" }],
+    settings: { hooks: { PostToolUse: [{ hooks: [{ type: "command", command: stop }] }] } },
+  }, async (h) => {
+    const s = await h.newSession();
+    assert.deepEqual(await h.prompt(s, "go"),
+                     { stopReason: "end_turn", _meta: { rebound: { outcome: "stopped", retries: 0 } } });
+    assert.equal(text(h.updates(s)), "");
+    // The next turn ends normally again.
+    assert.equal((await h.prompt(s, "again")).stopReason, "end_turn");
+  });
+});
