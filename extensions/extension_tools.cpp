@@ -8,6 +8,7 @@
 
 #include "extensions/extension_connection.h"
 #include "protocol/jsonrpc.h"
+#include "tools/truncate.h"
 
 namespace rebound::extensions {
 
@@ -132,6 +133,11 @@ void ExtensionConnection::on_call_answer(std::int64_t id, const Json& response) 
   if (!problem.empty()) {
     end_call(id, failure("Extension " + name() + " sent an invalid result: " + problem), "");
     return;
+  }
+  // Texts truncated as an MCP tool's are (section 4.5, mcp.md section 6).
+  if (auto truncation = tools::truncate_result_head(converted.content)) {
+    if (!converted.details || !converted.details->is_object()) converted.details = Json::object();
+    (*converted.details)["truncation"] = std::move(*truncation);
   }
   end_call(id, std::move(converted), "");
 }

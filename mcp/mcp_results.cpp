@@ -100,39 +100,8 @@ std::variant<session::ToolResult, std::string> convert_call_result(const Json& r
   if (out.content.empty()) out.content.push_back(ContentBlock::make_text("(no output)"));
 
   // Head truncation over the texts joined with \n (section 6).
-  std::string joined;
-  bool first = true;
-  for (const auto& block : out.content) {
-    if (block.kind != ContentBlock::Kind::text) continue;
-    if (!first) joined += '\n';
-    joined += block.text;
-    first = false;
-  }
-  tools::Truncation t = tools::truncate_head(joined);
-  if (t.truncated) {
-    std::string text;
-    if (t.first_line_exceeds_limit) {
-      // A server's answer cannot be re-read with an offset: keep what fits of line 1.
-      const std::string line = joined.substr(0, joined.find('\n'));
-      t.content = std::string(tools::utf8_prefix(line, tools::kMaxBytes));
-      t.output_lines = 1;
-      t.output_bytes = t.content.size();
-      text = t.content + "\n\n[Showing the first " + tools::format_size(tools::kMaxBytes) +
-             " of line 1 (" + tools::format_size(line.size()) + ").]";
-    } else {
-      text = t.content + "\n\n[Showing lines 1-" + std::to_string(t.output_lines) + " of " +
-             std::to_string(t.total_lines) +
-             (t.by == tools::Truncation::By::bytes
-                  ? " (" + tools::format_size(tools::kMaxBytes) + " limit).]"
-                  : ".]");
-    }
-    std::vector<ContentBlock> kept{ContentBlock::make_text(std::move(text))};
-    for (auto& block : out.content) {
-      if (block.kind != ContentBlock::Kind::text) kept.push_back(std::move(block));
-    }
-    out.content = std::move(kept);
-    details["truncation"] = t.to_json();
-  }
+  if (auto truncation = tools::truncate_result_head(out.content))
+    details["truncation"] = std::move(*truncation);
   out.details = std::move(details);
   return out;
 }

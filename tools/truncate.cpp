@@ -148,4 +148,36 @@ std::string format_size(std::size_t bytes) {
   return buf;
 }
 
+std::optional<protocol::Json> truncate_result_head(std::vector<protocol::ContentBlock>& content) {
+  using protocol::ContentBlock;
+  std::string joined;
+  bool first = true;
+  for (const auto& block : content) {
+    if (block.kind != ContentBlock::Kind::text) continue;
+    if (!first) joined += '\n';
+    joined += block.text;
+    first = false;
+  }
+  Truncation t = truncate_head(joined);
+  if (!t.truncated) return std::nullopt;
+  std::string text;
+  if (t.first_line_exceeds_limit) {
+    const std::string line = joined.substr(0, joined.find('\n'));
+    t.content = std::string(utf8_prefix(line, kMaxBytes));
+    t.output_lines = 1;
+    t.output_bytes = t.content.size();
+    text = t.content + "\n\n[Showing the first " + format_size(kMaxBytes) + " of line 1 (" +
+           format_size(line.size()) + ").]";
+  } else {
+    text = t.content + "\n\n[Showing lines 1-" + std::to_string(t.output_lines) + " of " +
+           std::to_string(t.total_lines) +
+           (t.by == Truncation::By::bytes ? " (" + format_size(kMaxBytes) + " limit).]" : ".]");
+  }
+  std::vector<ContentBlock> kept{ContentBlock::make_text(std::move(text))};
+  for (auto& block : content)
+    if (block.kind != ContentBlock::Kind::text) kept.push_back(std::move(block));
+  content = std::move(kept);
+  return t.to_json();
+}
+
 }  // namespace rebound::tools

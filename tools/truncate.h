@@ -8,7 +8,11 @@
 #include <string>
 #include <string_view>
 
+#include <optional>
+#include <vector>
+
 #include "protocol/json.h"
+#include "protocol/messages.h"
 
 namespace rebound::tools {
 
@@ -42,5 +46,12 @@ std::string_view utf8_prefix(std::string_view text, std::size_t max);
 
 /// `<n>B`, `<x>KB`, `<x>MB` with one decimal rounded half up.
 std::string format_size(std::size_t bytes);
+
+/// A peer's tool result (mcp.md section 6, extensions.md section 4.5): head truncation over its
+/// text blocks joined with `\n`. Within the limits `content` is left alone and nothing is
+/// returned; over them it becomes one text block of the kept lines and a notice, then the
+/// non-text blocks in their order, and the truncation object is returned. A first line over
+/// the byte limit keeps its first 50KB (an answer cannot be re-read with an offset).
+std::optional<protocol::Json> truncate_result_head(std::vector<protocol::ContentBlock>& content);
 
 }  // namespace rebound::tools

@@ -452,6 +452,8 @@ TEST_CASE("extensions: an extension's tools are offered after the built-in ones 
       Json::array(
           {Json{{"toolCalls", Json::array({testing::call("todo_add", {{"text", "ship it"}})})}},
            Json{{"toolCalls", Json::array({testing::call("todo_crash", Json::object())})}},
+           Json{{"text", "done"}},
+           Json{{"toolCalls", Json::array({testing::call("todo_add", {{"text", "many"}})})}},
            Json{{"text", "done"}}})
           .dump(),
       {},
@@ -483,4 +485,21 @@ TEST_CASE("extensions: an extension's tools are offered after the built-in ones 
   CHECK(crashed["isError"] == true);
   CHECK(testing::text_of(crashed["result"]) ==
         "Extension cli-1 stopped during the call: Exited with code 4: fixture: tool broke");
+  // Its texts are truncated as an MCP tool's (mcp.md section 6): 2000 of 3000 lines kept.
+  r.command(Json{{"id", "x"}, {"type", "restart_extension"}, {"name", "cli-1"}});
+  r.send(testing::prompt("p2"));
+  const auto again = r.read_until_type("agent_end", 10000ms);
+  Json many;
+  for (const auto& e : again)
+    if (e["type"] == "tool_execution_end") many = e;
+  REQUIRE(many.is_object());
+  const std::string text = testing::text_of(many["result"]);
+  CHECK(text.rfind("added: item 1\nitem 2\n", 0) == 0);
+  CHECK(text.find("item 2001") == std::string::npos);
+  const std::string tail = "item 2000\n\n[Showing lines 1-2000 of 3000.]";
+  REQUIRE(text.size() > tail.size());
+  CHECK(text.substr(text.size() - tail.size()) == tail);
+  CHECK(many["result"]["details"]["count"] == 1);
+  CHECK(many["result"]["details"]["truncation"]["truncatedBy"] == "lines");
+  CHECK(many["result"]["details"]["truncation"]["totalLines"] == 3000);
 }
