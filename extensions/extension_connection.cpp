@@ -311,7 +311,8 @@ void ExtensionConnection::end_pending(const std::string& intercept_reason,
   dialogs_.clear();
 }
 
-void ExtensionConnection::stop(const std::string& reason, std::function<void()> gone) {
+void ExtensionConnection::stop(const std::string& reason, std::function<void()> gone,
+                               bool restarting) {
   if (ready() && peer_) {
     Json params = Json::object();
     params["reason"] = reason;
@@ -321,7 +322,11 @@ void ExtensionConnection::stop(const std::string& reason, std::function<void()> 
   }
   end_pending("Stopped", session::ToolResult::error("Operation aborted"), "Request was aborted");
   if (startup_timer_) startup_timer_->cancel();
-  if (status_ == ExtensionStatus::starting || status_ == ExtensionStatus::ready) {
+  if (restarting) {
+    status_ = ExtensionStatus::starting;
+    error_.clear();
+    post_changed();
+  } else if (status_ == ExtensionStatus::starting || status_ == ExtensionStatus::ready) {
     status_ = ExtensionStatus::failed;
     error_ = "Stopped";
   }

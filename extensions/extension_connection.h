@@ -92,8 +92,9 @@ class ExtensionConnection {
   /// configuration).
   void start();
   /// The stop sequence (section 4.9): session_shutdown when ready, stdin closed, SIGTERM after
-  /// 1000 ms, SIGKILL after another 1000 ms; `gone` once nothing of it is left.
-  void stop(const std::string& reason, std::function<void()> gone);
+  /// 1000 ms, SIGKILL after another 1000 ms; `gone` once nothing of it is left. `restarting`: it
+  /// counts as `starting` meanwhile (start() follows), so that calls wait for it (section 7.1).
+  void stop(const std::string& reason, std::function<void()> gone, bool restarting = false);
 
   const ExtensionConfig& config() const { return config_; }
   const std::string& name() const { return config_.name; }

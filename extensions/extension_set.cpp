@@ -179,14 +179,18 @@ void ExtensionSet::restart(const std::string& name,
     return;
   }
   std::weak_ptr<bool> alive = alive_;
-  connection.stop("quit", [this, alive, name, done = std::move(done)]() mutable {
-    if (alive.expired()) return;
-    const auto it = std::find_if(connections_.begin(), connections_.end(),
-                                 [&](const auto& x) { return x->name() == name; });
-    if (it == connections_.end()) return;
-    restarts_.emplace_back(name, std::move(done));
-    (*it)->start();
-  });
+  // Calls wait for it meanwhile: it counts as starting from now on (section 7.1).
+  connection.stop(
+      "quit",
+      [this, alive, name, done = std::move(done)]() mutable {
+        if (alive.expired()) return;
+        const auto it = std::find_if(connections_.begin(), connections_.end(),
+                                     [&](const auto& x) { return x->name() == name; });
+        if (it == connections_.end()) return;
+        restarts_.emplace_back(name, std::move(done));
+        (*it)->start();
+      },
+      true);
 }
 
 }  // namespace rebound::extensions

@@ -325,6 +325,27 @@ TEST_CASE("extensions: a project's extensions run only when the user's settings 
   }
 }
 
+TEST_CASE("extensions: a call during restart_extension waits for the guard instead of failing") {
+  testing::TempDir logs;
+  // Its stop takes a while (SIGTERM ignored: SIGKILL after 2 s); the call comes meanwhile.
+  ReboundProcess r = with_fixture("allow", (logs.path() / "r.log").string(), "EXT_LINGER=30");
+  extensions_when_ready(r);
+  r.send(Json{{"id", "re"}, {"type", "restart_extension"}, {"name", "cli-1"}});
+  r.send(testing::prompt());
+  bool restarted = false;
+  const auto lines = r.read_until(
+      [&](const Json& l) {
+        if (l["type"] == "response" && l["id"] == "re") {
+          restarted = true;
+          CHECK(l["data"]["status"] == "ready");
+        }
+        return l["type"] == "agent_end";
+      },
+      20000ms);
+  CHECK(restarted);
+  CHECK(testing::text_of(testing::end_of(lines, "call_1")["result"]) == "original\n");
+}
+
 TEST_CASE("extensions: nothing is left running after exit, a guard ignoring SIGTERM included") {
   testing::TempDir logs;
   const std::string pidfile = (logs.path() / "ext.pid").string();
