@@ -15,6 +15,7 @@
 #include <thread>
 #include <vector>
 
+#include "tests/support/ext_fixture.h"
 #include "tests/support/rebound_process.h"
 #include "tests/support/scripted_tools.h"
 #include "tests/support/temp_dir.h"
@@ -26,24 +27,17 @@ using namespace std::chrono_literals;
 
 namespace {
 
-const std::string kFixture =
-    std::string(REBOUND_SOURCE_DIR) + "/tests/extensions/fixtures/ext_fixture.py";
-
 const std::string kCommands =
     R"({"protocolVersion":1,"events":["*"],"interceptors":["tool_call"],"commands":[)"
     R"({"name":"todos","description":"Show the to-do list"},{"name":"fail"},{"name":"hang"},)"
     R"({"name":"crashcmd"},{"name":"ask"},{"name":"say"}]})";
 
 // The fixture as an --extension command: `mode` for its tool_call, declaring `init`, logging
-// what it reads to `log` (and, when the tests capture output, for the schema check).
+// what it reads to `log`.
 std::string fixture(const std::string& mode, const std::string& log,
                     const std::string& init = kCommands, const std::string& env = "") {
-  std::string capture;
-  if (const char* dir = std::getenv("REBOUND_CAPTURE_DIR"); dir && *dir)
-    capture = " EXT_CAPTURE=" + std::string(dir) + "/ext/cmd-" +
-              std::filesystem::path(log).filename().string() + ".jsonl";
-  return "EXT_MODE=" + mode + " EXT_LOG=" + log + capture + " EXT_INIT='" + init + "' " + env +
-         " exec python3 " + kFixture;
+  return testing::ext_fixture_command(mode, log, "EXT_INIT='" + init + "' " + env,
+                                      "cmd-" + std::filesystem::path(log).filename().string());
 }
 
 ReboundProcess with_commands(const std::string& mode, const std::string& log,
@@ -62,22 +56,11 @@ Json prompt_of(const std::string& id, const std::string& text) {
   return Json{{"id", id}, {"type", "prompt"}, {"message", text}};
 }
 
-// The messages of `path` once one of them contains `needle` (a bound of 10 s: the extension is
-// another process).
+// The messages of `path` once one of them contains `needle`.
 std::vector<Json> log_when(const std::string& path, const std::string& needle) {
   std::vector<Json> out;
-  for (int i = 0; i < 500; ++i) {
-    out.clear();
-    std::ifstream in(path);
-    std::string line;
-    bool found = false;
-    while (std::getline(in, line)) {
-      found = found || line.find(needle) != std::string::npos;
-      out.push_back(Json::parse(line));
-    }
-    if (found) break;
-    std::this_thread::sleep_for(20ms);
-  }
+  for (const auto& line : testing::file_lines_when(path, needle))
+    out.push_back(Json::parse(line));
   return out;
 }
 

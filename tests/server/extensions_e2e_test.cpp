@@ -16,6 +16,7 @@
 #include <thread>
 #include <vector>
 
+#include "tests/support/ext_fixture.h"
 #include "tests/support/proc_status.h"
 #include "tests/support/rebound_process.h"
 #include "tests/support/scripted_tools.h"
@@ -28,18 +29,11 @@ using namespace std::chrono_literals;
 
 namespace {
 
-const std::string kFixture =
-    std::string(REBOUND_SOURCE_DIR) + "/tests/extensions/fixtures/ext_fixture.py";
-
-// The --extension command of the fixture in `mode`, logging what it reads to `log` (and, when
-// the tests capture output, to $REBOUND_CAPTURE_DIR/ext/ for the schema check).
+// The --extension command of the fixture in `mode`, logging what it reads to `log`.
 std::string fixture(const std::string& mode, const std::string& log, const std::string& env = "") {
-  std::string capture;
-  if (const char* dir = std::getenv("REBOUND_CAPTURE_DIR"); dir && *dir)
-    capture = " EXT_CAPTURE=" + std::string(dir) + "/ext/" +
-              std::filesystem::path(log).parent_path().filename().string() + "-" +
-              std::filesystem::path(log).filename().string() + ".jsonl";
-  return "EXT_MODE=" + mode + " EXT_LOG=" + log + capture + " " + env + " exec python3 " + kFixture;
+  return testing::ext_fixture_command(mode, log, env,
+                                      std::filesystem::path(log).parent_path().filename().string() +
+                                          "-" + std::filesystem::path(log).filename().string());
 }
 
 // A scripted server whose model calls bash `echo original`, with the fixture as --extension.
@@ -55,23 +49,8 @@ Json extensions_when_ready(ReboundProcess& r) {
   return r.command(Json{{"id", "x"}, {"type", "get_extensions"}, {"wait", true}})["data"];
 }
 
-// The lines of `path` once one of them contains `needle` (a bound of 10 s, not a timing check:
-// the extension is another process).
 std::vector<std::string> log_lines_when(const std::string& path, const std::string& needle) {
-  std::vector<std::string> lines;
-  for (int i = 0; i < 500; ++i) {
-    lines.clear();
-    std::ifstream in(path);
-    std::string line;
-    bool found = false;
-    while (std::getline(in, line)) {
-      found = found || line.find(needle) != std::string::npos;
-      lines.push_back(line);
-    }
-    if (found) break;
-    std::this_thread::sleep_for(20ms);
-  }
-  return lines;
+  return testing::file_lines_when(path, needle);
 }
 
 const Json& only_extension(const Json& data) {
