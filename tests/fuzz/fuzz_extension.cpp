@@ -1,8 +1,9 @@
 // What an extension process writes (extensions.md section 4): any bytes on its stdout, split
 // into the parts of the input (NUL-separated), reach one ExtensionConnection during its
-// handshake, with events forwarded to it and two tool_call interceptions in flight (its dialogs
-// answered, or left open, by a fake client), then the process exits. The connection never
-// crashes, every interception ends exactly once, and the exit leaves it failed.
+// handshake, with events forwarded to it, two tool_call interceptions and a slash command in
+// flight (its dialogs answered, or left open, by a fake client), then the process exits. The
+// connection never crashes, every interception and the command end exactly once, and the exit
+// leaves it failed.
 
 #include <spdlog/spdlog.h>
 
@@ -72,6 +73,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   extensions::ExtensionConnection connection(loop, spawner, config, options, host);
   connection.start();
   int ended = 0;
+  int commands_ended = 0;
+  bool command_sent = false;
   std::vector<std::unique_ptr<session::Waiting>> waits;
   const auto parts = fuzz::split_at_nul(data, size, 64);
   for (std::size_t i = 0; i < parts.size(); ++i) {
@@ -84,6 +87,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         waits.push_back(connection.intercept("call_" + std::to_string(k), "bash",
                                              protocol::Json{{"command", "ls"}},
                                              [&ended](extensions::Interception) { ++ended; }));
+      connection.run_command("todos", "a b", [&](session::Status) { ++commands_ended; });
+      command_sent = true;
       loop.run();
     }
   }
@@ -98,6 +103,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   // Both interceptions ended exactly once (an answer, a failure, the timeout or the exit), and
   // the exit left the extension failed.
   if (!waits.empty() && ended != 2) std::abort();
+  if (command_sent && commands_ended != 1) std::abort();
   if (connection.status() != extensions::ExtensionStatus::failed) std::abort();
   return 0;
 }
