@@ -25,6 +25,7 @@ class ExtensionSet::Preflight : public session::ToolPreflight {
     chain->name = call.name;
     chain->input = call.input;
     chain->mcp_server = call.mcp_server;
+    chain->validate = call.validate;
     chain->done = std::move(done);
     auto handle = std::make_unique<Handle>(chain);
     set_.when_settled([this, weak = std::weak_ptr<Chain>(chain)] {
@@ -43,6 +44,7 @@ class ExtensionSet::Preflight : public session::ToolPreflight {
   struct Chain {
     std::string id, name, mcp_server;
     Json input;
+    std::function<std::optional<std::string>(const Json&)> validate;
     bool modified = false;
     std::size_t next = 0;
     std::function<void(session::PreflightVerdict)> done;
@@ -100,6 +102,14 @@ class ExtensionSet::Preflight : public session::ToolPreflight {
               }
               break;
             case Interception::Kind::modify:
+              // Validated again before a later extension or a hook sees it (section 4.4).
+              if (chain->validate)
+                if (auto problem = chain->validate(result.input)) {
+                  session::PreflightVerdict failed;
+                  failed.refused = session::ToolResult::error(std::move(*problem));
+                  finish(chain, std::move(failed));
+                  return;
+                }
               chain->input = std::move(result.input);
               chain->modified = true;
               break;
@@ -120,7 +130,8 @@ class ExtensionSet::Preflight : public session::ToolPreflight {
       return;
     }
     std::weak_ptr<Chain> weak = chain;
-    const session::PreflightCall call(chain->id, chain->name, chain->input, chain->mcp_server);
+    session::PreflightCall call(chain->id, chain->name, chain->input, chain->mcp_server);
+    call.validate = chain->validate;
     chain->waiting = inner_->check(call, [weak](session::PreflightVerdict verdict) {
       auto chain = weak.lock();
       if (!chain) return;

@@ -314,12 +314,18 @@ void AgentSession::preflight_calls(std::uint64_t generation) {
     call.input = std::move(std::get<protocol::Json>(input));
     if (!preflight_) continue;
     // The next call waits for this one's verdict (extensions.md section 5.2).
+    PreflightCall asked(call.block.id, call.block.name, call.block.arguments,
+                        tool->definition().mcp_server);
+    // Each replacement of the input is checked as the model's was (extensions.md section 4.4).
+    asked.validate = [tool](const protocol::Json& replaced) -> std::optional<std::string> {
+      auto checked = tool_input(*tool, replaced);
+      if (auto* problem = std::get_if<std::string>(&checked)) return std::move(*problem);
+      return std::nullopt;
+    };
     run.preflight =
-        preflight_->check(PreflightCall(call.block.id, call.block.name, call.block.arguments,
-                                        tool->definition().mcp_server),
-                          [this, alive, generation, i](PreflightVerdict verdict) {
-                            if (!alive.expired()) preflighted(generation, i, std::move(verdict));
-                          });
+        preflight_->check(asked, [this, alive, generation, i](PreflightVerdict verdict) {
+          if (!alive.expired()) preflighted(generation, i, std::move(verdict));
+        });
     if (run.preflight) return;
   }
   if (run_ && run_->generation == generation) start_calls(generation);

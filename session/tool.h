@@ -91,6 +91,9 @@ struct PreflightCall {
   const std::string& name;
   const protocol::Json& input;
   const std::string& mcp_server;  // the tool's MCP server, or empty
+  /// The tool's validation of a replaced input: its error text, or nothing when it is valid
+  /// (empty: not offered).
+  std::function<std::optional<std::string>(const protocol::Json&)> validate = {};
 };
 
 /// A text a hook gives the model (extensions.md section 3.9): the session makes it a custom

@@ -147,6 +147,26 @@ TEST_CASE("extensions: tool_call blocks a call with its reason, or rewrites its 
   }
 }
 
+TEST_CASE("extensions: a rewritten input is validated before the next interceptor sees it") {
+  testing::TempDir logs;
+  const std::string second = (logs.path() / "second.log").string();
+  ReboundProcess r = testing::tool_server(
+      testing::script_of(Json::array({testing::call("bash", {{"command", "echo original"}})})), {},
+      {"--extension", fixture("badmodify", (logs.path() / "first.log").string()), "--extension",
+       fixture("allow", second)});
+  r.command(Json{{"id", "w"}, {"type", "get_extensions"}, {"wait", true}});
+  r.send(testing::prompt());
+  const auto events = r.read_until_type("agent_end", 10000ms);
+  const Json end = testing::end_of(events, "call_1");
+  CHECK(end["isError"] == true);
+  CHECK(testing::text_of(end["result"]).rfind("Validation failed for tool \"bash\":\n", 0) == 0);
+  CHECK(testing::text_of(end["result"]).find("Received arguments:\n{\n  \"cmd\": \"ls\"\n}") !=
+        std::string::npos);
+  // The second interceptor was never asked about the invalid input.
+  for (const auto& line : log_lines_when(second, R"({"type":"agent_end")"))
+    CHECK(line.find(R"("method":"tool_call")") == std::string::npos);
+}
+
 TEST_CASE("extensions: a crashed interceptor fails closed, is reported and stays down") {
   testing::TempDir logs;
   ReboundProcess r = with_fixture("crash", (logs.path() / "c.log").string());
