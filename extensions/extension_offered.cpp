@@ -22,6 +22,7 @@ class OfferedTool : public session::Tool {
     definition_.description = tool.description;
     definition_.parameters = tool.parameters;
     definition_.external = true;  // the extension validates its own arguments
+    definition_.extension = c_.name();
   }
   const session::ToolDefinition& definition() const override { return definition_; }
   std::unique_ptr<session::ToolCall> start(const Json& args, const session::ToolContext& context,

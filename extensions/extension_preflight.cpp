@@ -26,6 +26,7 @@ class ExtensionSet::Preflight : public session::ToolPreflight {
     chain->input = call.input;
     chain->mcp_server = call.mcp_server;
     chain->validate = call.validate;
+    chain->extension = call.extension;
     chain->done = std::move(done);
     auto handle = std::make_unique<Handle>(chain);
     set_.when_settled([this, weak = std::weak_ptr<Chain>(chain)] {
@@ -45,6 +46,7 @@ class ExtensionSet::Preflight : public session::ToolPreflight {
     std::string id, name, mcp_server;
     Json input;
     std::function<std::optional<std::string>(const Json&)> validate;
+    std::string extension;
     bool modified = false;
     std::size_t next = 0;
     std::function<void(session::PreflightVerdict)> done;
@@ -132,6 +134,7 @@ class ExtensionSet::Preflight : public session::ToolPreflight {
     std::weak_ptr<Chain> weak = chain;
     session::PreflightCall call(chain->id, chain->name, chain->input, chain->mcp_server);
     call.validate = chain->validate;
+    call.extension = chain->extension;
     chain->waiting = inner_->check(call, [weak](session::PreflightVerdict verdict) {
       auto chain = weak.lock();
       if (!chain) return;

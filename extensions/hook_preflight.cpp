@@ -13,6 +13,7 @@ std::unique_ptr<session::Waiting> HookPreflight::check(
   fields["tool_input"] = call.input;
   fields["tool_use_id"] = call.id;
   if (!call.mcp_server.empty()) fields["mcp_server"] = Json{{"name", call.mcp_server}};
+  if (!call.extension.empty()) fields["extension"] = Json{{"name", call.extension}};
   const auto id = start_awaited_hooks(
       runner_, config_, HookEvent::pre_tool_use, call.name, info_(), fields, report_,
       [report = report_, tool = call.name, call_id = call.id,
@@ -55,6 +56,7 @@ std::unique_ptr<session::Waiting> HookPreflight::after_call(
   }
   fields["duration_ms"] = call.duration_ms;
   if (!call.mcp_server.empty()) fields["mcp_server"] = Json{{"name", call.mcp_server}};
+  if (!call.extension.empty()) fields["extension"] = Json{{"name", call.extension}};
   const auto id =
       start_awaited_hooks(runner_, config_, event, call.name, info_(), fields, report_,
                           [report = report_, event, tool = call.name, call_id = call.id,

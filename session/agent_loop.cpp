@@ -316,6 +316,7 @@ void AgentSession::preflight_calls(std::uint64_t generation) {
     // The next call waits for this one's verdict (extensions.md section 5.2).
     PreflightCall asked(call.block.id, call.block.name, call.block.arguments,
                         tool->definition().mcp_server);
+    asked.extension = tool->definition().extension;
     // Each replacement of the input is checked as the model's was (extensions.md section 4.4).
     asked.validate = [tool](const protocol::Json& replaced) -> std::optional<std::string> {
       auto checked = tool_input(*tool, replaced);
@@ -414,10 +415,11 @@ void AgentSession::end_tool_call(std::uint64_t generation, std::size_t index, To
   if (preflight_ && call.ran && !run_->aborting) {
     std::weak_ptr<bool> alive = alive_;
     call.held = std::move(result);
-    const FinishedCall finished(
+    FinishedCall finished(
         call.block.id, call.block.name, call.input, *call.held,
         std::max<std::int64_t>(0, deps_.scheduler.now_epoch_ms() - call.started_ms),
         call.tool->definition().mcp_server);
+    finished.extension = call.tool->definition().extension;
     call.after = preflight_->after_call(finished,
                                         [this, alive, generation, index](AfterCallVerdict verdict) {
                                           if (!alive.expired())

@@ -27,6 +27,8 @@ struct ToolDefinition {
   bool external = false;
   /// An MCP tool's server (its name in the configuration); empty for the others.
   std::string mcp_server = {};
+  /// An extension's tool: the extension's name (extensions.md section 4.5); empty for the others.
+  std::string extension = {};
 };
 
 /// A call's result, partial or final: `content` and `details` as tools.md section 3 fixes them.
@@ -91,6 +93,7 @@ struct PreflightCall {
   const std::string& name;
   const protocol::Json& input;
   const std::string& mcp_server;  // the tool's MCP server, or empty
+  std::string extension = {};     // the tool's extension, or empty
   /// The tool's validation of a replaced input: its error text, or nothing when it is valid
   /// (empty: not offered).
   std::function<std::optional<std::string>(const protocol::Json&)> validate = {};
@@ -135,6 +138,7 @@ struct FinishedCall {
   const ToolResult& result;
   std::int64_t duration_ms;       // of the tool's own execution
   const std::string& mcp_server;  // the tool's MCP server, or empty
+  std::string extension = {};     // the tool's extension, or empty
 };
 
 /// What runs after a call, before its tool_execution_end: texts for the model and `stop_run`.

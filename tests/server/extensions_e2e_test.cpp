@@ -466,6 +466,20 @@ TEST_CASE("extensions: the JSON-RPC envelope carries the commands, the dialog an
 
 TEST_CASE("extensions: an extension's tools are offered after the built-in ones and called") {
   testing::TempDir logs;
+  // Its tool hooks' stdin names the extension (extensions.md section 3.4).
+  const std::string seen = (logs.path() / "hook-stdin.jsonl").string();
+  const std::string record = "cat >> " + seen + "; echo >> " + seen;
+  const std::string settings =
+      Json{{"hooks",
+            {{"PreToolUse",
+              Json::array({Json{
+                  {"matcher", "todo_add"},
+                  {"hooks", Json::array({Json{{"type", "command"}, {"command", record}}})}}})},
+             {"PostToolUse",
+              Json::array({Json{
+                  {"matcher", "todo_add"},
+                  {"hooks", Json::array({Json{{"type", "command"}, {"command", record}}})}}})}}}}
+          .dump();
   const std::string init =
       R"({"protocolVersion":1,"tools":[{"name":"todo_add","description":"Add a to-do item","parameters":{"type":"object","required":["text"],"properties":{"text":{"type":"string"}}}},{"name":"todo_crash"},{"name":"read"}]})";
   ReboundProcess r = testing::tool_server(
@@ -478,7 +492,8 @@ TEST_CASE("extensions: an extension's tools are offered after the built-in ones 
           .dump(),
       {},
       {"--extension",
-       fixture("allow", (logs.path() / "t.log").string(), "EXT_INIT='" + init + "'")});
+       fixture("allow", (logs.path() / "t.log").string(), "EXT_INIT='" + init + "'")},
+      settings);
   const Json info = only_extension(extensions_when_ready(r));
   CHECK(info["tools"] == Json::array({"todo_add", "todo_crash", "read"}));
   // Offered after the built-in tools; `read` is taken and skipped.
@@ -505,6 +520,15 @@ TEST_CASE("extensions: an extension's tools are offered after the built-in ones 
   CHECK(crashed["isError"] == true);
   CHECK(testing::text_of(crashed["result"]) ==
         "Extension cli-1 stopped during the call: Exited with code 4: fixture: tool broke");
+  const auto stdin_lines = log_lines_when(seen, "PostToolUse");
+  REQUIRE(stdin_lines.size() >= 2);
+  for (const auto& line : stdin_lines) {
+    if (line.empty()) continue;
+    const Json input = Json::parse(line);
+    CHECK(input["tool_name"] == "todo_add");
+    CHECK(input["extension"] == Json{{"name", "cli-1"}});
+    CHECK(!input.contains("mcp_server"));
+  }
   // Its texts are truncated as an MCP tool's (mcp.md section 6): 2000 of 3000 lines kept.
   r.command(Json{{"id", "x"}, {"type", "restart_extension"}, {"name", "cli-1"}});
   r.send(testing::prompt("p2"));
