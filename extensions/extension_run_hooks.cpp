@@ -17,6 +17,7 @@ namespace {
 std::string change_reason(std::string_view source) {
   if (source == "clear") return "new";
   if (source == "resume") return "resume";
+  if (source == "fork") return "fork";  // fork and clone (sessions.md section 4)
   return "";
 }
 

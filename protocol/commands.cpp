@@ -115,6 +115,18 @@ SwitchSessionArgs read_switch_session_args(const FieldReader& f) {
   return SwitchSessionArgs{f.string("sessionPath")};
 }
 
+ForkArgs read_fork_args(const FieldReader& f) {
+  return ForkArgs{f.string("entryId")};
+}
+
+SessionNameArgs read_session_name_args(const FieldReader& f) {
+  return SessionNameArgs{f.string("name")};
+}
+
+EntriesArgs read_entries_args(const FieldReader& f) {
+  return EntriesArgs{f.optional_string("since")};
+}
+
 McpServersArgs read_mcp_servers_args(const FieldReader& f) {
   const Json* wait = f.find("wait");
   return McpServersArgs{wait && !wait->is_null() ? f.boolean("wait") : false};

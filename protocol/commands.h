@@ -57,6 +57,16 @@ struct BashArgs {
 struct SwitchSessionArgs {
   std::string session_path;
 };
+/// The session tree's commands (sessions.md section 2).
+struct ForkArgs {
+  std::string entry_id;
+};
+struct SessionNameArgs {
+  std::string name;
+};
+struct EntriesArgs {
+  std::optional<std::string> since;
+};
 /// get_mcp_servers (mcp.md section 8).
 struct McpServersArgs {
   bool wait = false;
@@ -150,6 +160,9 @@ CompactArgs read_compact_args(const FieldReader& f);
 EnabledArgs read_enabled_args(const FieldReader& f);
 BashArgs read_bash_args(const FieldReader& f);
 SwitchSessionArgs read_switch_session_args(const FieldReader& f);
+ForkArgs read_fork_args(const FieldReader& f);
+SessionNameArgs read_session_name_args(const FieldReader& f);
+EntriesArgs read_entries_args(const FieldReader& f);
 McpServersArgs read_mcp_servers_args(const FieldReader& f);
 RestartMcpServerArgs read_restart_mcp_server_args(const FieldReader& f);
 UiResponseArgs read_ui_response_args(const FieldReader& f);

@@ -84,6 +84,7 @@ Json to_json(const RpcSessionState& s) {
   j["interruptMode"] = to_string(s.interrupt_mode);
   if (s.session_file) j["sessionFile"] = *s.session_file;
   j["sessionId"] = s.session_id;
+  if (s.session_name) j["sessionName"] = *s.session_name;
   j["autoCompactionEnabled"] = s.auto_compaction_enabled;
   j["messageCount"] = s.message_count;
   j["queuedMessageCount"] = s.queued_message_count;

@@ -66,6 +66,7 @@ struct RpcSessionState {
   InterruptMode interrupt_mode = InterruptMode::immediate;
   std::optional<std::string> session_file;
   std::string session_id;
+  std::optional<std::string> session_name;  // sessions.md section 5
   bool auto_compaction_enabled = true;
   std::int64_t message_count = 0;
   std::int64_t queued_message_count = 0;

@@ -109,7 +109,7 @@ common = {
   "RpcSessionState": obj({"model": ref("#", "Model"), "thinkingLevel": ref("#", "ThinkingLevel"),
                           "isStreaming": B, "isCompacting": B, "steeringMode": ref("#", "QueueMode"),
                           "followUpMode": ref("#", "QueueMode"), "interruptMode": ref("#", "InterruptMode"),
-                          "sessionFile": S, "sessionId": S, "autoCompactionEnabled": B,
+                          "sessionFile": S, "sessionId": S, "sessionName": S, "autoCompactionEnabled": B,
                           "messageCount": NN, "queuedMessageCount": NN},
                          ["thinkingLevel", "isStreaming", "isCompacting", "steeringMode", "followUpMode",
                           "interruptMode", "sessionId", "autoCompactionEnabled", "messageCount", "queuedMessageCount"]),
@@ -170,6 +170,9 @@ cmds = {
  "get_mcp_servers": {"wait": {"type": ["boolean", "null"]}}, "restart_mcp_server": {"name": S},
  "get_extensions": {"wait": {"type": ["boolean", "null"]}}, "restart_extension": {"name": S},
  "get_commands": {},
+ # sessions.md section 2
+ "fork": {"entryId": S}, "clone": {}, "get_fork_messages": {}, "set_session_name": {"name": S},
+ "get_entries": {"since": S},
  "extension_ui_response": {"id": S, "value": S, "confirmed": B, "cancelled": B},
  "set_event_filter": {"events": {"oneOf": [{"type": "null"}, {"type": "array", "items": {"type": "string", "minLength": 1}}]},
                       "messageUpdates": {"enum": ["full", "delta"]}},
@@ -185,7 +188,8 @@ required = {"prompt": ["message"], "steer": ["message"], "follow_up": ["message"
             "set_thinking_level": ["level"], "set_steering_mode": ["mode"], "set_follow_up_mode": ["mode"],
             "set_interrupt_mode": ["mode"], "set_auto_compaction": ["enabled"], "set_auto_retry": ["enabled"],
             "bash": ["command"], "switch_session": ["sessionPath"], "restart_mcp_server": ["name"],
-            "restart_extension": ["name"], "extension_ui_response": ["id"]}
+            "restart_extension": ["name"], "extension_ui_response": ["id"], "fork": ["entryId"],
+            "set_session_name": ["name"]}
 cdefs = {}
 for name, props in cmds.items():
     p = {"id": {}, "type": {"const": name}} | props
@@ -197,6 +201,11 @@ commands = {"$schema": "https://json-schema.org/draft/2020-12/schema", "$id": BA
 
 # Responses
 NODATA = "none"
+# A session file entry (sessions.md section 1): its own keys after these are open.
+ENTRY_ID = {"type": "string", "minLength": 1}
+ENTRY = obj({"type": {"type": "string", "minLength": 1}, "id": ENTRY_ID,
+             "parentId": {"oneOf": [ENTRY_ID, {"type": "null"}]}, "timestamp": S},
+            ["type", "id", "parentId", "timestamp"], extra=True)
 model = ref(C, "Model")
 data = {
  "prompt": NODATA, "steer": NODATA, "follow_up": NODATA, "abort": NODATA,
@@ -226,6 +235,13 @@ data = {
  "restart_extension": ref(C, "ExtensionInfo"),
  "get_commands": obj({"commands": {"type": "array", "items": ref(C, "SlashCommand")}}),
  "set_event_filter": ref(C, "EventFilter"),
+ # sessions.md section 14
+ "get_fork_messages": obj({"messages": {"type": "array", "items": obj({"entryId": ENTRY_ID, "text": S})}}),
+ "fork": obj({"text": S, "cancelled": {"const": False}}),
+ "clone": obj({"cancelled": {"const": False}}),
+ "set_session_name": NODATA,
+ "get_entries": obj({"entries": {"type": "array", "items": ENTRY},
+                     "leafId": {"oneOf": [ENTRY_ID, {"type": "null"}]}}),
  "set_retry_policy": ref(C, "RetryPolicy"),
  "retry_now": {"oneOf": [obj({"skipped": {"const": True}, "attempt": {"type": "integer", "minimum": 1}}),
                          obj({"skipped": {"const": False}, "phase": {"enum": ["idle", "request"]}})]},
@@ -336,6 +352,10 @@ edefs = {
           "title": S, "placeholder": S, "timeout": POS}, ["type", "id", "method", "title", "timeout"]),
      obj({"type": {"const": "extension_ui_request"}, "id": UUID4, "method": {"const": "editor"},
           "title": S, "prefill": S, "timeout": POS}, ["type", "id", "method", "title", "timeout"])]},
+ # sessions.md sections 5 and 8
+ "queue_update": obj({"type": {"const": "queue_update"}, "steering": {"type": "array", "items": S},
+                      "followUp": {"type": "array", "items": S}}),
+ "session_info_changed": obj({"type": {"const": "session_info_changed"}, "name": {"type": "string", "minLength": 1}}),
  # extensions.md section 7.3: a hook ("hook:<command>") or an extension (its name) failed.
  "extension_error": obj({"type": {"const": "extension_error"}, "extensionPath": {"type": "string", "minLength": 1},
                          "event": {"type": "string", "minLength": 1}, "error": S}),

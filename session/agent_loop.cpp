@@ -2,6 +2,7 @@
 // batch of tools.md section 6 (calls started in order, run concurrently, results in order).
 
 #include <nlohmann/json.hpp>
+#include <utility>
 
 #include "session/agent_run.h"
 #include "session/tool_arguments.h"
@@ -40,6 +41,8 @@ void AgentSession::continue_run() {
 }
 
 void AgentSession::add_user_messages(std::vector<Queued> inputs) {
+  // Delivered from a queue: the remaining state, right before the first message_start.
+  if (std::exchange(queue_taken_, false) && !inputs.empty()) emit_queue_update();
   for (auto& q : inputs) {
     AgentMessage m = user_message(q.input);
     emit(ev::MessageStart{m});

@@ -225,6 +225,7 @@ void AgentSession::schedule_drain() {
 std::vector<AgentSession::Queued> AgentSession::take(std::deque<Queued>& queue,
                                                      protocol::QueueMode mode) {
   std::vector<Queued> out;
+  queue_taken_ = queue_taken_ || !queue.empty();
   while (!queue.empty()) {
     out.push_back(std::move(queue.front()));
     queue.pop_front();
@@ -233,7 +234,8 @@ std::vector<AgentSession::Queued> AgentSession::take(std::deque<Queued>& queue,
   return out;
 }
 
-void AgentSession::drop_queues() {
+bool AgentSession::drop_queues() {
+  const bool dropped = queued_count() > 0;
   std::vector<Completion> done;
   for (auto* q : {&steering_, &follow_up_}) {
     for (auto& item : *q) {
@@ -243,6 +245,7 @@ void AgentSession::drop_queues() {
   }
   for (auto& f : done)
     f();
+  return dropped;
 }
 
 }  // namespace rebound::session

@@ -74,8 +74,15 @@ void AgentSession::start_session_hooks(std::string_view source) {
 }
 
 void AgentSession::refresh_system_prompt() {
-  system_prompt_ = deps_.build_system_prompt ? deps_.build_system_prompt(settings_.system_prompt)
-                                             : settings_.system_prompt;
+  if (deps_.scan_prompts) {
+    std::vector<std::string> warnings;
+    prompts_ = deps_.scan_prompts(settings_, warnings);
+    for (const auto& w : warnings)
+      spdlog::warn("{}", w);
+  }
+  system_prompt_ = deps_.build_system_prompt
+                       ? deps_.build_system_prompt(settings_.system_prompt, prompts_.skills_block())
+                       : settings_.system_prompt;
 }
 
 AgentSession::~AgentSession() {
@@ -94,6 +101,7 @@ protocol::RpcSessionState AgentSession::state() const {
   s.interrupt_mode = interrupt_mode_;
   s.session_file = recorder_->path();
   s.session_id = session_id_;
+  s.session_name = recorder_->name();
   s.auto_compaction_enabled = settings_.compaction.enabled;
   s.message_count = static_cast<std::int64_t>(context_.size());
   s.queued_message_count = static_cast<std::int64_t>(queued_count());
@@ -134,6 +142,7 @@ Status AgentSession::prompt(UserInput input, std::optional<protocol::StreamingBe
     start_run(std::move(inputs));
     return ok();
   }
+  emit_queue_update();  // before the response (sessions.md section 8)
   accepted();
   return ok();
 }
@@ -142,11 +151,16 @@ void AgentSession::submit(UserInput input, SubmitKind kind,
                           std::optional<protocol::StreamingBehavior> behavior,
                           std::function<void(Status)> answered, Completion done) {
   Submission submission{std::move(input), kind, behavior, std::move(answered), std::move(done)};
-  if (!commands_) return queue_submission(std::move(submission));
+  if (!commands_) {
+    expand_prompt(submission.input);
+    return queue_submission(std::move(submission));
+  }
   const std::string text = submission.input.text;
   auto held = std::make_shared<Submission>(std::move(submission));
+  // An extension's command first; else a template or skill it names (sessions.md 9, 10, 11).
   route_command(text, kind, [this, held](std::optional<Status> command) {
     if (command) return held->answered(std::move(*command));
+    expand_prompt(held->input);
     queue_submission(std::move(*held));
   });
 }
@@ -255,6 +269,7 @@ void AgentSession::drop_submissions() {
 void AgentSession::steer(UserInput input, const std::function<void()>& accepted) {
   if (run_) {
     steering_.push_back({std::move(input), {}});
+    emit_queue_update();
     accepted();
     return;
   }
@@ -268,15 +283,24 @@ void AgentSession::follow_up(UserInput input, const std::function<void()>& accep
 void AgentSession::abort(Completion done) {
   drop_submissions();
   abort_retry();
-  if (run_ && !abort_run(done)) {
-    drop_queues();  // `done` runs when the running tool calls have ended
-    return;
+  if (run_) {
+    // The dropped queue's queue_update follows the aborted run's events (sessions.md 8).
+    const bool queued = queued_count() > 0;
+    std::weak_ptr<bool> alive = alive_;
+    Completion after = [this, alive, queued, done] {
+      if (!alive.expired() && queued && !shutting_down_) emit(ev::QueueUpdate{{}, {}});
+      if (done) done();
+    };
+    if (!abort_run(after)) {
+      drop_queues();  // `after` runs when the running tool calls have ended
+      return;
+    }
   }
   if (compaction_) {
     abort_compaction();
     settle();
   }
-  drop_queues();
+  if (drop_queues() && !shutting_down_) emit_queue_update();
   if (done) done();
 }
 

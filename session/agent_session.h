@@ -24,6 +24,7 @@
 #include "session/llm/provider.h"
 #include "session/message_stats.h"
 #include "session/model_registry.h"
+#include "session/prompt_library.h"
 #include "session/retry_control.h"
 #include "session/retry_state.h"
 #include "session/run_hooks.h"
@@ -73,7 +74,9 @@ struct SessionDeps {
   ToolRegistry& tools;  // the tools offered to the model; may be empty
   /// Builds the system prompt from the settings' `systemPrompt` (tools.md section 10) when a
   /// session starts, at new_session and at switch_session; none: that setting as it is.
-  std::function<std::string(const std::string& settings_prompt)> build_system_prompt = {};
+  /// `skills_block` is the prompt library's (sessions.md section 10.3), "" without skills.
+  std::function<std::string(const std::string& settings_prompt, const std::string& skills_block)>
+      build_system_prompt = {};
   /// The process's jitter generator (retry.md section 15, shared by its sessions); none: the
   /// session's own, seeded 0.
   SplitMix64* jitter = nullptr;
@@ -81,6 +84,24 @@ struct SessionDeps {
   DynamicTools* dynamic_tools = nullptr;
   /// The keys kept out of tool results and bash output (session/secrets.h); none: nothing is.
   const Secrets* secrets = nullptr;
+  /// Finds the session's prompt templates and skills (sessions.md sections 9, 10) whenever a
+  /// session starts, with the warnings to log; none: the session has neither.
+  std::function<PromptLibrary(const Settings& settings, std::vector<std::string>& warnings)>
+      scan_prompts = {};
+  /// Reads a skill file when a message names it.
+  ReadText read_prompt_file = {};
+};
+
+/// A user message a fork can start before (sessions.md section 3).
+struct ForkMessage {
+  std::string entry_id;
+  std::string text;
+};
+
+/// get_entries' answer (sessions.md section 6).
+struct EntriesPage {
+  std::vector<protocol::Json> entries;
+  std::optional<std::string> leaf_id;
 };
 
 /// What `compact` answers with: the result, or the error.
@@ -153,6 +174,7 @@ class AgentSession {
   /// End of input or a signal (acp session/close: `end_reason` close): like abort, and a
   /// running bash is killed; then its SessionEnd hooks.
   void shutdown(std::string_view end_reason = "other") {
+    shutting_down_ = true;  // nothing is written for the dropped queue (sessions.md 8)
     force_end_tool_batch();
     abort();
     abort_bash();
@@ -192,6 +214,23 @@ class AgentSession {
   void new_session(std::optional<std::string> parent_session, Completion done);
   void switch_session(const std::string& path, std::function<void(Status)> done);
 
+  /// The session tree's commands (sessions.md sections 3 to 6, session_tree.cpp).
+  /// get_fork_messages: the user messages of the active path, root first.
+  Result<std::vector<ForkMessage>> fork_messages() const;
+  /// get_entries: every entry in append order, or those after `since`.
+  Result<EntriesPage> entries(const std::optional<std::string>& since) const;
+  /// fork: validates, settles running work as new_session does, then continues in a new
+  /// session holding the path up to the selected user message's parent; `done` gets that
+  /// message's text, or the error (and nothing changed).
+  void fork(const std::string& entry_id, std::function<void(Result<std::string>)> done);
+  /// clone: the same with the whole active path.
+  void clone(std::function<void(Status)> done);
+  /// set_session_name: appends a session_info entry and emits session_info_changed; the
+  /// error for a name that is empty after trimming. `announce` false: no event (--name).
+  Status set_session_name(const std::string& name, bool announce = true);
+  /// The session's name (the last session_info entry on the active path), if any.
+  const std::optional<std::string>& session_name() const { return recorder_->name(); }
+
   /// bash: runs the command; `done` gets the bashExecution message once it ends. The message
   /// joins the context and the file at once when idle, else when the session is next idle.
   /// Returns the error when it cannot start (busy: one bash at a time).
@@ -218,6 +257,10 @@ class AgentSession {
   /// The slash commands its prompts can name (extensions.md section 4.6); none by default.
   void set_slash_commands(SlashCommands* commands) { commands_ = commands; }
   SlashCommands* slash_commands() const { return commands_; }
+  /// The session's prompt templates and skills, as found when it started.
+  const PromptLibrary& prompts() const { return prompts_; }
+  /// get_commands' entries: the extension commands, the templates, the skills (section 11).
+  std::vector<protocol::Json> command_list() const;
   /// The user message the session works on (the latest added to its context), for hooks.
   const std::optional<std::string>& prompt_id() const { return prompt_id_; }
   /// Runs the SessionStart hooks of this session (`source` startup or resume; new_session and
@@ -347,6 +390,16 @@ class AgentSession {
   /// Runs `next` once no tool batch runs: at once, or after aborting the batch.
   void after_batch_aborted(Completion next);
   void take_up_switched(const std::string& path, LoadedSession session);
+  /// Settles, then makes `copy` of the current entries (by the entries read after settling)
+  /// the new session's (sessions.md section 4).
+  using CopyEntries =
+      std::function<Result<std::vector<protocol::Json>>(std::vector<protocol::Json>)>;
+  void fork_into_copy(CopyEntries copy, std::function<void(Status)> done);
+  void take_up_copy(std::vector<protocol::Json> copied);
+  /// queue_update (sessions.md section 8) with the queues as they are now.
+  void emit_queue_update();
+  /// A message naming a template or skill, expanded in place (sessions.md 9.3, 10.4).
+  void expand_prompt(UserInput& input) const;
   void append_model_state();
   void add_bash_result(protocol::AgentMessage message);
 
@@ -360,7 +413,8 @@ class AgentSession {
   void settle();
   void schedule_drain();
   std::vector<Queued> take(std::deque<Queued>& queue, protocol::QueueMode mode);
-  void drop_queues();
+  /// Whether anything was queued.
+  bool drop_queues();
 
   ModelRegistry models_;
   std::function<bool(const std::string&)> provider_available_;
@@ -374,6 +428,7 @@ class AgentSession {
   protocol::QueueMode follow_up_mode_;
   protocol::InterruptMode interrupt_mode_;
   std::string system_prompt_;  // as sent with every request of this session
+  PromptLibrary prompts_;      // rescanned with the system prompt
 
   std::vector<protocol::AgentMessage> context_;
   ToolPreflight* preflight_ = nullptr;
@@ -418,6 +473,8 @@ class AgentSession {
   std::vector<protocol::AgentMessage> pending_bash_;  // finished during a run
   std::vector<Completion> completions_;               // of the work in progress
   bool drain_posted_ = false;
+  bool shutting_down_ = false;
+  bool queue_taken_ = false;  // take() took queued messages: their delivery writes queue_update
   std::size_t loads_pending_ = 0;  // switch_session loads not answered yet
   std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
 };

@@ -157,6 +157,20 @@ struct ExtensionUiRequest {
   const protocol::Json* fields;
 };
 
+/// The steering or the follow-up queue changed (sessions.md section 8): pi's event, every
+/// queued message's text, oldest first.
+struct QueueUpdate {
+  static constexpr std::string_view kName = "queue_update";
+  const std::vector<std::string>& steering;
+  const std::vector<std::string>& follow_up;
+};
+
+/// set_session_name named the session (sessions.md section 5).
+struct SessionInfoChanged {
+  static constexpr std::string_view kName = "session_info_changed";
+  std::string_view name;
+};
+
 }  // namespace ev
 
 /// One alternative per event of protocol.md section 5 (and tool updates of tools.md section 6).
@@ -165,7 +179,8 @@ using EventBody =
                  ev::MessageUpdate, ev::MessageEnd, ev::ToolExecutionStart, ev::ToolExecutionUpdate,
                  ev::ToolExecutionEnd, ev::AutoRetryStart, ev::AutoRetryEnd,
                  ev::AutoCompactionStart, ev::AutoCompactionEnd, ev::McpServerUpdate,
-                 ev::ExtensionError, ev::ExtensionUiRequest>;
+                 ev::ExtensionError, ev::ExtensionUiRequest, ev::QueueUpdate,
+                 ev::SessionInfoChanged>;
 
 /// Each event's wire name (its `type`, the JSON-RPC method of its notification), by its
 /// EventBody alternative: declared beside each type as kName.

@@ -5,7 +5,9 @@
 #include <nlohmann/json.hpp>
 #include <random>
 
+#include "protocol/json_access.h"
 #include "protocol/json_line.h"
+#include "session/session_tree.h"
 
 namespace rebound::session {
 
@@ -29,6 +31,39 @@ SessionRecorder::SessionRecorder(SessionStorage& storage, Clock now, std::string
   for (const auto& e : loaded.entries)
     ids_.insert(e["id"].get<std::string>());
   if (!loaded.entries.empty()) loaded_leaf_ = loaded.entries.back()["id"].get<std::string>();
+  loaded_count_ = loaded.entries.size();
+  // Slim message entries keep their ids and type, and session_info entries are whole.
+  name_ = path_session_name(loaded.entries, active_path(loaded.entries));
+}
+
+Result<std::vector<Json>> SessionRecorder::all_entries() const {
+  std::vector<Json> out;
+  if (loaded_count_ > 0 && path_) {
+    auto loaded = storage_.load(*path_);
+    if (auto* error = std::get_if<std::string>(&loaded)) return Error{ErrorKind::failed, *error};
+    auto& entries = std::get<LoadedSession>(loaded).entries;
+    if (entries.size() < loaded_count_) {
+      return Error{ErrorKind::failed, "The session file " + *path_ + " changed on disk"};
+    }
+    entries.resize(loaded_count_);
+    out = std::move(entries);
+  }
+  out.reserve(out.size() + entries_.size());
+  out.insert(out.end(), entries_.begin(), entries_.end());
+  return out;
+}
+
+void SessionRecorder::adopt(std::vector<Json> entries) {
+  bool assistant = false;
+  for (auto& e : entries) {
+    ids_.insert(protocol::get_string(e, "id"));
+    assistant = assistant ||
+                (protocol::get_string(e, "type") == "message" &&
+                 protocol::get_string(protocol::get_value(e, "message"), "role") == "assistant");
+    entries_.push_back(std::move(e));
+  }
+  name_ = path_session_name(entries_, active_path(entries_));
+  if (assistant) write_pending();
 }
 
 std::string SessionRecorder::leaf_id() const {
@@ -58,6 +93,10 @@ std::string SessionRecorder::append(Json body) {
     if (key != "type") entry[key] = std::move(value);
   }
   const std::string id = entry["id"].get<std::string>();
+  if (entry["type"] == "session_info") {
+    const std::string name = protocol::get_string(entry, "name");
+    name_ = name.empty() ? std::nullopt : std::optional<std::string>(name);
+  }
   const bool assistant = entry["type"] == "message" && entry["message"]["role"] == "assistant";
   entries_.push_back(std::move(entry));
   if (on_disk_ || assistant) write_pending();

@@ -16,6 +16,7 @@
 
 #include "protocol/json.h"
 #include "protocol/messages.h"
+#include "session/error.h"
 #include "session/session_file.h"
 #include "session/session_storage.h"
 
@@ -41,8 +42,20 @@ class SessionRecorder {
   /// Whether the file exists (written or resumed).
   bool on_disk() const { return on_disk_; }
 
+  /// Every entry of the session in append order, as stored (sessions.md section 6): a resumed
+  /// file's own entries are read from it again, then those this recorder appended. The error
+  /// when the file cannot be read back.
+  Result<std::vector<protocol::Json>> all_entries() const;
+  /// How many entries the session has.
+  std::size_t entry_count() const { return loaded_count_ + entries_.size(); }
+  /// The session's name: the last `session_info` entry's on the active path (sessions.md 5).
+  const std::optional<std::string>& name() const { return name_; }
+
   /// Appends an entry body (see session_file.h); returns its id.
   std::string append(protocol::Json body);
+  /// A fork's or clone's copied entries (sessions.md section 4.2), taken verbatim with their
+  /// ids, before anything is appended: written at once when one is an assistant message.
+  void adopt(std::vector<protocol::Json> entries);
   std::string append_message(const protocol::AgentMessage& message);
 
  private:
@@ -55,7 +68,9 @@ class SessionRecorder {
   std::optional<std::string> path_;
   std::vector<protocol::Json> entries_;
   std::set<std::string> ids_;
-  std::string loaded_leaf_;      // a resumed file's last entry id
+  std::string loaded_leaf_;       // a resumed file's last entry id
+  std::size_t loaded_count_ = 0;  // a resumed file's entries (on disk, not held)
+  std::optional<std::string> name_;
   bool on_disk_ = false;         // the file exists with its header
   bool header_pending_ = false;  // a new file: the header goes first
   std::size_t written_ = 0;      // entries_[0, written_) are on disk

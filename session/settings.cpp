@@ -95,6 +95,10 @@ Settings settings_from_json(const Json& merged, std::vector<std::string>& warnin
   std::optional<std::string> system_prompt;
   r.string("systemPrompt", system_prompt);
   s.system_prompt = system_prompt.value_or("");
+  if (merged.is_object()) {
+    if (auto it = merged.find("prompts"); it != merged.end()) s.prompts = *it;
+    if (auto it = merged.find("skills"); it != merged.end()) s.skills = *it;
+  }
   r.boolean("retry.enabled", s.retry.enabled);
   r.non_negative("retry.maxRetries", s.retry.max_retries);
   r.non_negative("retry.baseDelayMs", s.retry.base_delay_ms);

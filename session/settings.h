@@ -39,6 +39,10 @@ struct Settings {
   protocol::QueueMode follow_up_mode = protocol::QueueMode::one_at_a_time;
   protocol::InterruptMode interrupt_mode = protocol::InterruptMode::immediate;
   std::string system_prompt;
+  /// `prompts` and `skills` (sessions.md sections 9.1, 10.1): arrays of paths, as written
+  /// (checked where they are read); null when absent.
+  protocol::Json prompts;
+  protocol::Json skills;
   RetrySettings retry;
   CompactionSettings compaction;
   HttpSettings http;

@@ -214,13 +214,15 @@ std::string default_base_prompt(const std::vector<std::string>& active) {
 }
 
 std::string assemble_system_prompt(const std::string& base, const std::vector<ContextFile>& files,
-                                   const std::string& date, const std::string& cwd) {
+                                   const std::string& date, const std::string& cwd,
+                                   const std::string& skills_block) {
   std::string s = base;
   if (!files.empty()) {
     s += "\n\n# Project Context\n\nProject-specific instructions and guidelines:\n\n";
     for (const auto& f : files)
       s += "## " + f.path + "\n\n" + f.content + "\n\n";
   }
+  s += skills_block;  // between the project context and the date line
   s += "\nCurrent date: " + date;
   s += "\nCurrent working directory: " + cwd;
   return s;

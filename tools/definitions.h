@@ -58,8 +58,9 @@ struct ContextFile {
   std::string content;
 };
 
-/// Section 10: base text, project context, date and cwd.
+/// Section 10: base text, project context, the skills block (sessions.md 10.3), date and cwd.
 std::string assemble_system_prompt(const std::string& base, const std::vector<ContextFile>& files,
-                                   const std::string& date, const std::string& cwd);
+                                   const std::string& date, const std::string& cwd,
+                                   const std::string& skills_block = {});
 
 }  // namespace rebound::tools

@@ -83,14 +83,15 @@ std::vector<ContextFile> find_context_files(const fs::path& agent_dir, const fs:
 
 std::string build_system_prompt(const std::string& settings_prompt,
                                 const std::vector<std::string>& active,
-                                const std::vector<ContextFile>& files, const fs::path& cwd) {
+                                const std::vector<ContextFile>& files, const fs::path& cwd,
+                                const std::string& skills_block) {
   const std::string base = settings_prompt.empty() ? default_base_prompt(active) : settings_prompt;
   const std::time_t now = std::time(nullptr);
   std::tm utc{};
   gmtime_r(&now, &utc);
   char date[16];
   std::strftime(date, sizeof date, "%Y-%m-%d", &utc);
-  return assemble_system_prompt(base, files, date, cwd.string());
+  return assemble_system_prompt(base, files, date, cwd.string(), skills_block);
 }
 
 }  // namespace rebound::tools

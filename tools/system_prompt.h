@@ -39,10 +39,12 @@ std::vector<ContextFile> find_context_files(const std::filesystem::path& agent_d
                                             const ReadContextFile& read);
 
 /// The whole system prompt for a session starting now in `cwd`: the settings' prompt or the
-/// default for `active`, the context files (none when `files` is empty), today's date (UTC).
+/// default for `active`, the context files (none when `files` is empty), the skills block
+/// (sessions.md section 10.3; "" for none), today's date (UTC).
 std::string build_system_prompt(const std::string& settings_prompt,
                                 const std::vector<std::string>& active,
                                 const std::vector<ContextFile>& files,
-                                const std::filesystem::path& cwd);
+                                const std::filesystem::path& cwd,
+                                const std::string& skills_block = {});
 
 }  // namespace rebound::tools

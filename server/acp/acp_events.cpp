@@ -47,10 +47,13 @@ void AcpConnection::on_event(const session::Event& event) {
           // on_extension_event took them.
         } else {
           // What ACP shows nothing of (section 7: the prompt's answer ends the turn; MCP status
-          // is rpc mode's). A new event type stops the build here until ACP decides.
+          // is rpc mode's; ACP has no queue and no title, sessions.md section 15). A new event type
+          // stops the build here until ACP decides.
           static_assert(std::is_same_v<T, ev::AgentStart> || std::is_same_v<T, ev::AgentEnd> ||
                             std::is_same_v<T, ev::TurnStart> || std::is_same_v<T, ev::TurnEnd> ||
-                            std::is_same_v<T, ev::McpServerUpdate>,
+                            std::is_same_v<T, ev::McpServerUpdate> ||
+                            std::is_same_v<T, ev::QueueUpdate> ||
+                            std::is_same_v<T, ev::SessionInfoChanged>,
                         "acp: decide how this event is shown");
         }
       },

@@ -163,16 +163,27 @@ void AcpConnection::open_loaded(acp::OpenParams params, OpenKind kind, AcpReply 
 
 void AcpConnection::advertise_commands(session::SessionSlot slot) {
   OpenSession* s = find(slot);
-  session::SlashCommands* commands = s ? s->session->slash_commands() : nullptr;
-  if (!commands) return;
-  // Once the session's extensions are up (at once when they are), after the answer.
-  std::weak_ptr<bool> alive = alive_;
-  commands->when_known([this, alive, slot] {
-    if (alive.expired() || shutting_down_) return;
+  if (!s) return;
+  // The session's extension commands, then its templates and skills (sessions.md section 15).
+  auto send = [this, slot] {
     OpenSession* open = find(slot);
     if (!open || open->closing) return;
-    auto list = open->session->slash_commands()->list();
-    if (!list.empty()) update(*open, acp::available_commands_update(list));
+    std::vector<Json> list;
+    if (const session::SlashCommands* commands = open->session->slash_commands()) {
+      for (const auto& e : commands->list())
+        list.push_back(Json{{"name", e["name"]}, {"description", e["description"]}});
+    }
+    for (auto& e : open->session->prompts().acp_commands())
+      list.push_back(std::move(e));
+    if (!list.empty()) update(*open, acp::available_commands_update(std::move(list)));
+  };
+  session::SlashCommands* commands = s->session->slash_commands();
+  if (!commands) return send();
+  // Once the session's extensions are up (at once when they are), after the answer.
+  std::weak_ptr<bool> alive = alive_;
+  commands->when_known([this, alive, send] {
+    if (alive.expired() || shutting_down_) return;
+    send();
   });
 }
 

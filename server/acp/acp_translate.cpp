@@ -196,10 +196,10 @@ std::optional<Json> extension_notify_notice(const Json& fields) {
                               : std::string());
 }
 
-Json available_commands_update(const std::vector<Json>& commands) {
+Json available_commands_update(std::vector<Json> commands) {
   Json available = Json::array();
-  for (const auto& c : commands)
-    available.push_back(Json{{"name", c["name"]}, {"description", c["description"]}});
+  for (auto& c : commands)
+    available.push_back(std::move(c));
   return Json{{"sessionUpdate", "available_commands_update"},
               {"availableCommands", std::move(available)}};
 }

@@ -54,8 +54,9 @@ Json extension_error_notice(const session::ev::ExtensionError& e);
 /// `fields` of a `notify` extension_ui_request; none for another dialog.
 std::optional<Json> extension_notify_notice(const Json& fields);
 
-/// available_commands_update (sessions.md section 15) of get_commands' entries.
-Json available_commands_update(const std::vector<Json>& commands);
+/// available_commands_update (sessions.md section 15) of ACP `AvailableCommand` entries
+/// (`name`, `description`, `input`?).
+Json available_commands_update(std::vector<Json> commands);
 
 /// An agent_message_chunk of `text` (a hook's refusal, extensions.md section 9).
 Json text_chunk(const std::string& text, const std::string& message_id);

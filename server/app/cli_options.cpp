@@ -5,6 +5,7 @@
 #include <cstdlib>
 
 #include "server/app/modes.h"
+#include "session/session_tree.h"
 #include "tools/definitions.h"
 
 namespace rebound::server {
@@ -34,6 +35,8 @@ CliParse parse_command_line(const std::vector<std::string>& args) {
   auto* no_session = app.add_flag("--no-session", o.no_session, "Keep nothing on disk");
   session->excludes(session_dir)->excludes(no_session);
   session_dir->excludes(no_session);
+  app.add_option("--name", o.session_name,
+                 "Name the session Rebound starts with (as set_session_name does; rpc mode)");
   app.add_option("--script", o.script, "Script file for the scripted provider");
   app.add_option("--script-log", o.script_log, "Append one JSON line per scripted request here");
   app.add_option("--log-level", o.log_level, "Log level on stderr")
@@ -53,6 +56,12 @@ CliParse parse_command_line(const std::vector<std::string>& args) {
   app.add_flag("--no-tools", o.no_tools, "Offer the model no tools");
   app.add_flag("--no-context-files", o.no_context_files,
                "Leave AGENTS.md/CLAUDE.md out of the system prompt");
+  app.add_flag("--no-prompt-templates", o.no_prompt_templates,
+               "Read no prompt templates from .rebound/prompts, .pi/prompts or the agent "
+               "directory (settings `prompts` still count)");
+  app.add_flag("--no-skills", o.no_skills,
+               "Read no skills from the project's or the user's skill folders (settings "
+               "`skills` still count)");
   app.add_option("--mcp-config", o.mcp_configs,
                  "A file with an mcpServers object (Claude Code .mcp.json shape) whose MCP "
                  "servers are started; may be repeated")
@@ -100,6 +109,18 @@ CliParse parse_command_line(const std::vector<std::string>& args) {
     result.err = "rebound: --session cannot be used with --mode " + o.mode + " (" +
                  std::string(mode->no_session_file) + ")\nRun 'rebound --help' for usage.\n";
     return result;
+  }
+  if (o.session_name) {
+    std::string why;
+    if (o.mode == "acp")
+      why = "--name cannot be used with --mode acp (no ACP request sets a title)";
+    o.session_name = session::trim_unicode_space(*o.session_name);
+    if (why.empty() && o.session_name->empty()) why = "--name: the session name cannot be empty";
+    if (!why.empty()) {
+      result.exit_code = 2;
+      result.err = "rebound: " + why + "\nRun 'rebound --help' for usage.\n";
+      return result;
+    }
   }
   o.acp_ask_permissions = permissions == "ask";
   o.envelope = envelope == "pi"        ? EnvelopeMode::pi

@@ -21,6 +21,7 @@ struct CliOptions {
   std::optional<std::string> api_key;
   std::optional<std::string> agent_dir;
   std::optional<std::string> session_file;
+  std::optional<std::string> session_name;  // --name (sessions.md section 5), trimmed
   std::optional<std::string> session_dir;
   bool no_session = false;
   std::optional<std::string> script;
@@ -31,7 +32,9 @@ struct CliOptions {
   std::optional<std::vector<std::string>> tools;  // --tools LIST, split and checked
   bool no_tools = false;
   bool no_context_files = false;
-  std::optional<std::uint64_t> retry_seed;          // --retry-seed N (retry.md section 15)
+  bool no_prompt_templates = false;         // --no-prompt-templates (sessions.md section 9.1)
+  bool no_skills = false;                   // --no-skills (section 10.1)
+  std::optional<std::uint64_t> retry_seed;  // --retry-seed N (retry.md section 15)
   EnvelopeMode envelope = EnvelopeMode::automatic;  // --envelope (protocol.md section 9)
   bool acp_ask_permissions = false;                 // --acp-permissions ask (acp.md section 7.3)
   std::vector<std::string> mcp_configs;             // --mcp-config FILE… (mcp.md section 1.1)

@@ -181,6 +181,8 @@ ModeStart start_rpc(AppParts& app) {
                                               dynamic_tools, std::move(file), std::move(resume)},
                                   *files);
     ext->session = made.get();
+    // --name: as a first set_session_name, without its event (sessions.md section 5).
+    if (app.options.session_name) (void)made->set_session_name(*app.options.session_name, false);
     hooks->attach(*made, resumed ? "resume" : "startup");
     if (ext->set) wire_extensions(*ext, *made, hooks.get());
     return made;

@@ -2,6 +2,10 @@
 
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
+#include <cstdlib>
+
+#include "config/prompt_discovery.h"
 #include "server/app/tool_setup.h"
 #include "session/session_id.h"
 
@@ -48,9 +52,22 @@ std::unique_ptr<session::AgentSession> SessionFactory::make(SessionSpec spec,
                                                             SessionFiles& files) const {
   const CliOptions& o = deps_.options;
   std::string id = spec.loaded ? spec.loaded->header.id : session::new_session_id();
-  auto prompt = [o = &o, active = deps_.active_tools, agent_dir = deps_.agent_dir,
-                 cwd = spec.cwd](const std::string& base) {
-    return system_prompt_for(base, active, !o->no_context_files, agent_dir, cwd);
+  const bool read_active = std::find(deps_.active_tools.begin(), deps_.active_tools.end(),
+                                     "read") != deps_.active_tools.end();
+  auto prompt = [o = &o, active = deps_.active_tools, agent_dir = deps_.agent_dir, cwd = spec.cwd,
+                 read_active](const std::string& base, const std::string& skills) {
+    // The skills block needs the read tool (sessions.md section 10.3).
+    return system_prompt_for(base, active, !o->no_context_files, agent_dir, cwd,
+                             read_active ? skills : std::string());
+  };
+  auto scan = [o = &o, agent_dir = deps_.agent_dir, cwd = spec.cwd](
+                  const session::Settings& settings, std::vector<std::string>& warnings) {
+    const char* home = std::getenv("HOME");
+    auto found = config::discover_prompts(config::PromptPlaces{
+        cwd, agent_dir, home && *home ? fs::path(home) : fs::path(), settings.prompts,
+        settings.skills, o->no_prompt_templates, o->no_skills});
+    warnings = std::move(found.warnings);
+    return std::move(found.library);
   };
   return std::make_unique<session::AgentSession>(
       session::SessionOptions{deps_.providers.start_model, std::move(id), deps_.providers.has_key,
@@ -59,7 +76,8 @@ std::unique_ptr<session::AgentSession> SessionFactory::make(SessionSpec spec,
       deps_.providers.models,
       session::SessionDeps{deps_.scheduler, spec.events, *deps_.providers.router, deps_.credentials,
                            files.settings, files.storage, deps_.shell, spec.tools,
-                           std::move(prompt), &deps_.jitter, spec.dynamic_tools, deps_.secrets});
+                           std::move(prompt), &deps_.jitter, spec.dynamic_tools, deps_.secrets,
+                           std::move(scan), config::read_prompt_file});
 }
 
 }  // namespace rebound::server

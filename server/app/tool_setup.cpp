@@ -15,7 +15,8 @@ using protocol::Json;
 
 std::string system_prompt_for(const std::string& settings_prompt,
                               const std::vector<std::string>& active, bool context_files,
-                              const fs::path& agent_dir, const fs::path& cwd) {
+                              const fs::path& agent_dir, const fs::path& cwd,
+                              const std::string& skills_block) {
   std::vector<tools::ContextFile> files;
   if (context_files) {
     files = tools::find_context_files(agent_dir, cwd, [](const fs::path& p) {
@@ -27,7 +28,7 @@ std::string system_prompt_for(const std::string& settings_prompt,
       return tools::ContextRead{tools::ContextRead::Status::ok, read.text, {}};
     });
   }
-  return tools::build_system_prompt(settings_prompt, active, files, cwd);
+  return tools::build_system_prompt(settings_prompt, active, files, cwd, skills_block);
 }
 
 void PoolOffload::run(std::function<void()> work) {

@@ -26,7 +26,8 @@ namespace rebound::server {
 std::string system_prompt_for(const std::string& settings_prompt,
                               const std::vector<std::string>& active, bool context_files,
                               const std::filesystem::path& agent_dir,
-                              const std::filesystem::path& cwd);
+                              const std::filesystem::path& cwd,
+                              const std::string& skills_block = {});
 
 /// Worker threads for the file tools.
 class PoolOffload : public tools::Offload {

@@ -110,6 +110,17 @@ Json pi_event_json(const session::Event& event) {
           for (const auto& [key, value] : e.fields->items())
             j[key] = value;
           return j;
+        } else if constexpr (std::is_same_v<T, ev::QueueUpdate>) {
+          Json j = Json::object();
+          j["type"] = T::kName;
+          j["steering"] = e.steering;
+          j["followUp"] = e.follow_up;
+          return j;
+        } else if constexpr (std::is_same_v<T, ev::SessionInfoChanged>) {
+          Json j = Json::object();
+          j["type"] = T::kName;
+          j["name"] = e.name;
+          return j;
         } else if constexpr (std::is_same_v<T, ev::ExtensionError>) {
           Json j = Json::object();
           j["type"] = ev::ExtensionError::kName;

@@ -170,9 +170,8 @@ void add_extension_commands(CommandTable& t) {
   // The slash commands a prompt can name (extensions.md section 7.5, sessions.md section 11).
   t.add("get_commands", [](C& c, Reply r) {
     Json commands = Json::array();
-    if (const session::SlashCommands* slash = c.session.slash_commands())
-      for (auto& entry : slash->list())
-        commands.push_back(std::move(entry));
+    for (auto& entry : c.session.command_list())
+      commands.push_back(std::move(entry));
     r.ok(Json{{"commands", std::move(commands)}});
   });
   // An answer, not a command: no response line (section 6.1).
@@ -309,6 +308,44 @@ void add_sessions_and_output_commands(CommandTable& t) {
           }
         });
       });
+
+  // The session tree (sessions.md sections 3 to 6).
+  t.add("get_fork_messages", [](C& c, Reply r) {
+    auto messages = c.session.fork_messages();
+    if (!messages) return r.fail(messages.error());
+    Json list = Json::array();
+    for (auto& m : *messages)
+      list.push_back(Json{{"entryId", std::move(m.entry_id)}, {"text", std::move(m.text)}});
+    r.ok(Json{{"messages", std::move(list)}});
+  });
+  t.add<ForkArgs>("fork", read_fork_args, [](C& c, ForkArgs a, Reply r) {
+    auto pending = std::make_shared<Reply>(std::move(r));
+    c.session.fork(a.entry_id, [pending](session::Result<std::string> text) {
+      if (!text) return pending->fail(text.error());
+      pending->ok(Json{{"text", std::move(*text)}, {"cancelled", false}});
+    });
+  });
+  t.add("clone", [](C& c, Reply r) {
+    auto pending = std::make_shared<Reply>(std::move(r));
+    c.session.clone([pending](session::Status status) {
+      if (!status) return pending->fail(status.error());
+      pending->ok(Json{{"cancelled", false}});
+    });
+  });
+  t.add<SessionNameArgs>("set_session_name", read_session_name_args,
+                         [](C& c, SessionNameArgs a, Reply r) {
+                           auto status = c.session.set_session_name(a.name);
+                           if (!status) return r.fail(status.error());
+                           r.ok();
+                         });
+  t.add<EntriesArgs>("get_entries", read_entries_args, [](C& c, EntriesArgs a, Reply r) {
+    auto page = c.session.entries(a.since);
+    if (!page) return r.fail(page.error());
+    Json data = Json::object();
+    data["entries"] = Json(std::move(page->entries));
+    data["leafId"] = page->leaf_id ? Json(*page->leaf_id) : Json(nullptr);
+    r.ok(std::move(data));
+  });
 
   // The connection's event filter (protocol.md section 8); it applies from this response on.
   t.add<EventFilterArgs>(

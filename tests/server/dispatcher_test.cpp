@@ -187,7 +187,12 @@ TEST_CASE("the rpc command table holds exactly the commands of protocol.md secti
                                        "get_extensions",
                                        "restart_extension",
                                        "get_commands",
-                                       "extension_ui_response"};
+                                       "extension_ui_response",
+                                       "get_fork_messages",
+                                       "fork",
+                                       "clone",
+                                       "set_session_name",
+                                       "get_entries"};
   CHECK(std::set<std::string>(names.begin(), names.end()) == expected);
   CHECK(names.size() == expected.size());
 }

@@ -285,12 +285,17 @@ TEST_CASE("a prompt during the backoff is queued and runs after the chain ends")
   r.send(prompt("p2", "second"));
   r.send(Json{{"id", "s"}, {"type", "get_state"}});
   auto events = r.read_until_response("s");
-  CHECK(events[0]["success"] == true);
+  // Queued: its queue_update, then its response (sessions.md section 8).
+  CHECK(events[0] == Json::parse(R"({"type":"queue_update","steering":[],"followUp":["second"]})"));
+  CHECK(events[1]["success"] == true);
   CHECK(events.back()["data"]["queuedMessageCount"] == 1);
   CHECK(events.back()["data"]["isStreaming"] == false);
   events = r.read_until_type("auto_retry_end");
   events = r.read_until_type("agent_end");
   CHECK(events.front()["type"] == "agent_start");
+  // Delivered: the emptied queue right before the message's message_start.
+  CHECK(events[2] == Json::parse(R"({"type":"queue_update","steering":[],"followUp":[]})"));
+  CHECK(events[3]["type"] == "message_start");
   const auto log = r.jsonl("script-log.jsonl");
   REQUIRE(log.size() == 3);
   CHECK(log[2]["messages"].back()["content"][0]["text"] == "second");

@@ -110,13 +110,13 @@ TEST_CASE("switch_session during a backoff: the chain ends cancelled, then the o
   CHECK(h.session.state().queued_message_count == 1);
   h.sink.clear();
   CHECK(h.session.switch_session(first_path));
-  CHECK(summarize(h.sink.events) == V{"auto_retry_end:false:1:Retry cancelled"});
+  CHECK(summarize(h.sink.events) == V{"auto_retry_end:false:1:Retry cancelled", "queue_update"});
   CHECK(h.session.session_id() == first_id);
   CHECK(h.session.state().message_count == 2);
   CHECK(h.session.state().queued_message_count == 0);
   CHECK(h.session.session_file() == first_path);
   h.scheduler.advance(10000);
-  CHECK(h.sink.events.size() == 1);  // nothing retried, nothing queued ran
+  CHECK(h.sink.events.size() == 2);  // nothing retried, nothing queued ran
   // The second session's file has the parent in its header and its error entry.
   const auto second = testing::parse_jsonl(h.files.files.at(second_path));
   CHECK(second[0]["parentSession"] == "parent.jsonl");

@@ -98,6 +98,12 @@ class ReboundProcess {
     return true;
   }
 
+  std::string with_dir(std::string text) const {
+    for (auto pos = text.find("@DIR@"); pos != std::string::npos; pos = text.find("@DIR@"))
+      text.replace(pos, 5, dir_.path().string());
+    return text;
+  }
+
   std::vector<std::string> argv(const std::vector<std::string>& extra) {
     // REBOUND_TEST_BINARY runs the tests against another build (e.g. to show a fix's test
     // failing on the binary before it).
@@ -123,6 +129,10 @@ class ReboundProcess {
   }
 
   SubprocessOptions with_defaults(SubprocessOptions o, bool acp) {
+    // "@DIR@" in an environment value or the working directory is the temporary directory.
+    for (auto& [name, value] : o.env)
+      value = with_dir(value);
+    if (o.cwd) o.cwd = with_dir(o.cwd->string());
     o.env.emplace("HOME", dir_.path().string());
     o.env.emplace("REBOUND_AGENT_DIR", (dir_.path() / "agent").string());
     o.unset_env.push_back("OPENAI_API_KEY");
