@@ -127,6 +127,10 @@ EntriesArgs read_entries_args(const FieldReader& f) {
   return EntriesArgs{f.optional_string("since")};
 }
 
+ExportHtmlArgs read_export_html_args(const FieldReader& f) {
+  return ExportHtmlArgs{f.optional_string("outputPath")};
+}
+
 McpServersArgs read_mcp_servers_args(const FieldReader& f) {
   const Json* wait = f.find("wait");
   return McpServersArgs{wait && !wait->is_null() ? f.boolean("wait") : false};

@@ -67,6 +67,9 @@ struct SessionNameArgs {
 struct EntriesArgs {
   std::optional<std::string> since;
 };
+struct ExportHtmlArgs {
+  std::optional<std::string> output_path;
+};
 /// get_mcp_servers (mcp.md section 8).
 struct McpServersArgs {
   bool wait = false;
@@ -163,6 +166,7 @@ SwitchSessionArgs read_switch_session_args(const FieldReader& f);
 ForkArgs read_fork_args(const FieldReader& f);
 SessionNameArgs read_session_name_args(const FieldReader& f);
 EntriesArgs read_entries_args(const FieldReader& f);
+ExportHtmlArgs read_export_html_args(const FieldReader& f);
 McpServersArgs read_mcp_servers_args(const FieldReader& f);
 RestartMcpServerArgs read_restart_mcp_server_args(const FieldReader& f);
 UiResponseArgs read_ui_response_args(const FieldReader& f);

@@ -172,7 +172,7 @@ cmds = {
  "get_commands": {},
  # sessions.md section 2
  "fork": {"entryId": S}, "clone": {}, "get_fork_messages": {}, "set_session_name": {"name": S},
- "get_entries": {"since": S},
+ "get_entries": {"since": S}, "export_html": {"outputPath": S},
  "extension_ui_response": {"id": S, "value": S, "confirmed": B, "cancelled": B},
  "set_event_filter": {"events": {"oneOf": [{"type": "null"}, {"type": "array", "items": {"type": "string", "minLength": 1}}]},
                       "messageUpdates": {"enum": ["full", "delta"]}},
@@ -240,6 +240,7 @@ data = {
  "fork": obj({"text": S, "cancelled": {"const": False}}),
  "clone": obj({"cancelled": {"const": False}}),
  "set_session_name": NODATA,
+ "export_html": obj({"path": {"type": "string", "pattern": "^/"}}),
  "get_entries": obj({"entries": {"type": "array", "items": ENTRY},
                      "leafId": {"oneOf": [ENTRY_ID, {"type": "null"}]}}),
  "set_retry_policy": ref(C, "RetryPolicy"),

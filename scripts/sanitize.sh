@@ -11,7 +11,7 @@
 # With CI=true warnings are errors, as in scripts/test.sh.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
-bash "$root/scripts/deps.sh"
+bash "$root/scripts/deps.sh" --test
 mode=${1:-fast}
 werror=OFF
 [ "${CI:-}" = "true" ] && werror=ON
@@ -28,7 +28,8 @@ case "$mode" in
     cmake --build "$build" --target protocol_tests session_tests tools_tests mcp_tests \
       extensions_tests fuzz_replay_protocol fuzz_replay_sse fuzz_replay_retry_text \
       fuzz_replay_script fuzz_replay_session_file fuzz_replay_walker fuzz_replay_regex \
-      fuzz_replay_edit fuzz_replay_acp fuzz_replay_mcp fuzz_replay_hooks fuzz_replay_extension
+      fuzz_replay_edit fuzz_replay_acp fuzz_replay_mcp fuzz_replay_hooks fuzz_replay_extension \
+      fuzz_replay_prompts
     ctest --test-dir "$build" \
       -R '^(protocol_tests|session_tests|tools_tests|mcp_tests|extensions_tests|fuzz_replay)\.' \
       --output-on-failure -j "$jobs"

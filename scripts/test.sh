@@ -7,7 +7,7 @@
 # Usage: bash scripts/test.sh
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
-bash "$root/scripts/deps.sh"
+bash "$root/scripts/deps.sh" --test
 bash "$root/scripts/node_deps.sh"
 build="$root/build-test"
 werror=OFF

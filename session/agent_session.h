@@ -30,6 +30,7 @@
 #include "session/run_hooks.h"
 #include "session/scheduler.h"
 #include "session/secrets.h"
+#include "session/session_export.h"
 #include "session/session_file.h"
 #include "session/session_recorder.h"
 #include "session/session_storage.h"
@@ -90,6 +91,8 @@ struct SessionDeps {
       scan_prompts = {};
   /// Reads a skill file when a message names it.
   ReadText read_prompt_file = {};
+  /// Writes export_html's page (sessions.md section 12); none: export_html fails.
+  ExportWriter export_html = {};
 };
 
 /// A user message a fork can start before (sessions.md section 3).
@@ -228,6 +231,8 @@ class AgentSession {
   /// set_session_name: appends a session_info entry and emits session_info_changed; the
   /// error for a name that is empty after trimming. `announce` false: no event (--name).
   Status set_session_name(const std::string& name, bool announce = true);
+  /// export_html: the active path as one HTML page; the absolute path written, or the error.
+  Result<std::string> export_html(const std::optional<std::string>& output_path) const;
   /// The session's name (the last session_info entry on the active path), if any.
   const std::optional<std::string>& session_name() const { return recorder_->name(); }
 

@@ -153,6 +153,26 @@ void AgentSession::take_up_copy(std::vector<Json> copied) {
   start_session_hooks("fork");
 }
 
+Result<std::string> AgentSession::export_html(const std::optional<std::string>& output_path) const {
+  auto all = recorder_->all_entries();
+  if (!all) return all.error();
+  const auto path = active_path(*all);
+  if (!path_has_message(*all, path)) {
+    return Error{ErrorKind::failed, "Nothing to export yet - start a conversation first"};
+  }
+  if (!deps_.export_html) return Error{ErrorKind::failed, "Export is not available"};
+  ExportRequest request;
+  request.entries = take_path(*all, path);
+  request.session_id = session_id_;
+  request.session_file = recorder_->path();
+  request.session_name = recorder_->name();
+  request.cwd = deps_.storage.cwd();
+  request.model = model_.provider + "/" + model_.id;
+  request.output_path = output_path;
+  request.now_ms = deps_.scheduler.now_epoch_ms();
+  return deps_.export_html(request);
+}
+
 Status AgentSession::set_session_name(const std::string& name, bool announce) {
   const std::string trimmed = trim_unicode_space(name);
   if (trimmed.empty()) return Error{ErrorKind::failed, "Session name cannot be empty"};

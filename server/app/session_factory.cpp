@@ -6,6 +6,7 @@
 #include <cstdlib>
 
 #include "config/prompt_discovery.h"
+#include "server/app/export_setup.h"
 #include "server/app/tool_setup.h"
 #include "session/session_id.h"
 
@@ -77,7 +78,7 @@ std::unique_ptr<session::AgentSession> SessionFactory::make(SessionSpec spec,
       session::SessionDeps{deps_.scheduler, spec.events, *deps_.providers.router, deps_.credentials,
                            files.settings, files.storage, deps_.shell, spec.tools,
                            std::move(prompt), &deps_.jitter, spec.dynamic_tools, deps_.secrets,
-                           std::move(scan), config::read_prompt_file});
+                           std::move(scan), config::read_prompt_file, write_html_export});
 }
 
 }  // namespace rebound::server

@@ -347,6 +347,13 @@ void add_sessions_and_output_commands(CommandTable& t) {
     r.ok(std::move(data));
   });
 
+  // export_html (sessions.md section 12): answered at once, also during a run.
+  t.add<ExportHtmlArgs>("export_html", read_export_html_args, [](C& c, ExportHtmlArgs a, Reply r) {
+    auto path = c.session.export_html(a.output_path);
+    if (!path) return r.fail(path.error());
+    r.ok(Json{{"path", std::move(*path)}});
+  });
+
   // The connection's event filter (protocol.md section 8); it applies from this response on.
   t.add<EventFilterArgs>(
       "set_event_filter", read_event_filter_args, [](C& c, EventFilterArgs a, Reply r) {

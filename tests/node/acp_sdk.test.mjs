@@ -7,7 +7,7 @@
 
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { existsSync, mkdtempSync, writeFileSync, readFileSync, rmSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, writeFileSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -903,4 +903,60 @@ test("a hook's continue:false ends the ACP turn with the outcome stopped", { tim
     // The next turn ends normally again.
     assert.equal((await h.prompt(s, "again")).stopReason, "end_turn");
   });
+});
+
+test("templates and skills: expanded in session/prompt, advertised after session/new, load and resume", { timeout: 30000 }, async () => {
+  const shared = mkdtempSync(join(tmpdir(), "rebound-acp-prompts-"));
+  const write = (path, text) => {
+    mkdirSync(dirname(join(shared, path)), { recursive: true });
+    writeFileSync(join(shared, path), text);
+  };
+  write("proj/.rebound/prompts/greet.md",
+        "---\ndescription: Greet people by name\nargument-hint: <name> [more names]\n---\nHello $1 and ${@:2}!\n");
+  write("agent/skills/demo-skill/SKILL.md", "---\nname: demo-skill\ndescription: Demo skill.\n---\nSteps.\n");
+  const log = join(shared, "log.jsonl");
+  const expected = { sessionUpdate: "available_commands_update", availableCommands: [
+    { name: "greet", description: "Greet people by name", input: { hint: "<name> [more names]" } },
+    { name: "skill:demo-skill", description: "Demo skill." }] };
+  // The one available_commands_update not seen yet; it must follow the answer at `answerAt`.
+  const advertisedAfter = async (h, answerAt) => {
+    const n = await h.waitFor((x) => x.method === "session/update" && !h.used.has(x) &&
+      x.params.update.sessionUpdate === "available_commands_update", "available_commands_update");
+    h.used.add(n);
+    const at = h.lines.findIndex((l, i) => i > answerAt && l.params && l.params.update &&
+      l.params.update.sessionUpdate === "available_commands_update");
+    assert.ok(answerAt >= 0 && at > answerAt, "the update follows the answer");
+    return n.params;
+  };
+  const answerFrom = (h, before) => h.lines.findIndex((l, i) => i >= before && "result" in l && !("method" in l));
+  try {
+    const id = await withAgent({ script: [{ text: "ok" }], shared, keepSessions: true,
+                                 args: ["--script-log", log] }, async (h) => {
+      h.used = new Set();
+      const created = await h.ctx.request("session/new", { cwd: h.cwd, mcpServers: [] });
+      const s = created.sessionId;
+      const params = await advertisedAfter(h, h.lines.findIndex((l) => l.result && l.result.sessionId === s));
+      assert.deepEqual(params, { sessionId: s, update: expected });
+      assert.equal((await h.prompt(s, "/greet Ann \"Bo Li\" Cy")).stopReason, "end_turn");
+      assert.equal((await h.prompt(s, "/skill:demo-skill go")).stopReason, "end_turn");
+      return s;
+    });
+    const sent = readFileSync(log, "utf8").trim().split("\n").map((l) => JSON.parse(l));
+    const lastUser = (r) => r.messages.filter((m) => m.role === "user").at(-1).content[0].text;
+    assert.equal(lastUser(sent[0]), "Hello Ann and Bo Li Cy!");
+    assert.ok(lastUser(sent[1]).startsWith(`<skill name="demo-skill" location="${join(shared, "agent/skills/demo-skill/SKILL.md")}">`));
+    assert.ok(lastUser(sent[1]).endsWith("Steps.\n</skill>\n\ngo"));
+    await withAgent({ script: [{ text: "again" }], shared, keepSessions: true }, async (h) => {
+      h.used = new Set();
+      let before = h.lines.length;
+      await h.ctx.request("session/load", { sessionId: id, cwd: h.cwd, mcpServers: [] });
+      assert.deepEqual((await advertisedAfter(h, answerFrom(h, before))).update, expected);
+      await h.ctx.request("session/close", { sessionId: id });
+      before = h.lines.length;
+      await h.ctx.request("session/resume", { sessionId: id, cwd: h.cwd, mcpServers: [] });
+      assert.deepEqual((await advertisedAfter(h, answerFrom(h, before))).update, expected);
+    });
+  } finally {
+    rmSync(shared, { recursive: true, force: true });
+  }
 });

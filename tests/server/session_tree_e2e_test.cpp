@@ -423,3 +423,56 @@ TEST_CASE("queue_update: queued before the response, delivered before message_st
   CHECK(first["type"] == "response");
   r.read_until_type("agent_end");
 }
+
+TEST_CASE("export_html: errors, the default path, a relative path in new folders, replaced") {
+  ReboundProcess r(
+      args({"--session-dir", "@DIR@/sessions"}), {},
+      files(R"([{"error":"503 overloaded"},{"text":"Done. <script>x()</script> **bold**"}])"));
+  CHECK(r.command(cmd("x0", "export_html"))["error"] ==
+        "Nothing to export yet - start a conversation first");
+  CHECK(r.command(cmd("x0", "export_html", {{"outputPath", 5}}))["error"] ==
+        "Invalid field 'outputPath': expected string");
+  r.send(cmd("p", "prompt", {{"message", "<b>hi</b>"}}));
+  r.read_until_type("auto_retry_end");
+  const Json st = state(r);
+  const std::string cwd = r.dir().path().string();
+  const Json x1 = r.command(cmd("x1", "export_html"));
+  const std::string stem = fs::path(st["sessionFile"].get<std::string>()).stem().string();
+  CHECK(x1["data"]["path"] == cwd + "/rebound-session-" + stem + ".html");
+  const std::string page = r.dir().read("rebound-session-" + stem + ".html");
+  CHECK(page.starts_with("<!DOCTYPE html>\n<html lang=\"en\">"));
+  CHECK(page.find("<title>Rebound session " + st["sessionId"].get<std::string>() + "</title>") !=
+        std::string::npos);
+  CHECK(page.find("<script") == std::string::npos);
+  CHECK(page.find("<div class=\"text\">&lt;b&gt;hi&lt;/b&gt;</div>") != std::string::npos);
+  CHECK(page.find("Done. &lt;script&gt;x()&lt;/script&gt; <strong>bold</strong>") !=
+        std::string::npos);
+  CHECK(page.find("<section class=\"msg assistant retried\"") != std::string::npos);
+  CHECK(page.find("<div class=\"status\">Attempt failed, retried: 503 overloaded</div>") !=
+        std::string::npos);
+  CHECK(page.find("<dt>Retried attempts</dt><dd>1</dd>") != std::string::npos);
+  // A relative path in folders that do not exist yet; a second export replaces the file.
+  const Json x2 = r.command(cmd("x2", "export_html", {{"outputPath", "a/b/page.html"}}));
+  CHECK(x2["data"]["path"] == cwd + "/a/b/page.html");
+  CHECK(r.command(cmd("n", "set_session_name", {{"name", "Named <now>"}}))["success"] == true);
+  CHECK(r.command(cmd("x3", "export_html", {{"outputPath", cwd + "/a/b/page.html"}}))["success"] ==
+        true);
+  CHECK(r.dir().read("a/b/page.html").find("<title>Named &lt;now&gt;</title>") !=
+        std::string::npos);
+  // A folder that cannot be made: the tools' error style, nothing changed.
+  r.dir().write("plain", "x");
+  CHECK(r.command(cmd("x4", "export_html", {{"outputPath", "plain/page.html"}}))["error"] ==
+        "ENOTDIR: not a directory, open '" + cwd + "/plain/page.html'");
+  CHECK(r.command(cmd("x5", "export_html", {{"outputPath", "a/b"}}))["error"] ==
+        "EISDIR: illegal operation on a directory, open '" + cwd + "/a/b'");
+}
+
+TEST_CASE("export_html with --no-session works from memory and names the session id") {
+  ReboundProcess r(args({"--no-session"}), {}, files(R"([{"text":"a"}])"));
+  exchange(r, "p", "q");
+  const std::string id = state(r)["sessionId"];
+  const Json x = r.command(cmd("x", "export_html"));
+  CHECK(x["data"]["path"] == r.dir().path().string() + "/rebound-session-" + id + ".html");
+  CHECK(r.dir().read("rebound-session-" + id + ".html").find("<dd>(in memory)</dd>") !=
+        std::string::npos);
+}

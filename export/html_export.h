@@ -1,0 +1,37 @@
+#pragma once
+// export_html's page (sessions.md section 12): one self-contained HTML file of a session's
+// active path, without any script and without a reference to anything outside the file.
+// Every text is escaped; assistant Markdown is parsed with cmark and walked as a tree, so raw
+// HTML stays text, links show their URL and images are never fetched. Pure.
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "protocol/json.h"
+
+namespace rebound::exporter {
+
+struct ExportPage {
+  std::vector<protocol::Json> entries;  // the active path, root first, as stored
+  std::string title;                    // the session name, else "Rebound session <id>"
+  std::string session_id;
+  std::optional<std::string> session_file;
+  std::string cwd;
+  std::string model;        // "provider/modelId"
+  std::string exported_at;  // ISO 8601 UTC
+  std::string version;      // Rebound's
+};
+
+std::string render_html(const ExportPage& page);
+
+/// Markdown as HTML by section 12.2's rules (for tests and the page).
+std::string render_markdown(std::string_view markdown);
+
+/// `text` with invalid UTF-8 and NUL replaced by U+FFFD, then `&`, `<`, `>` escaped (and `"`,
+/// `'` too when `attribute`).
+std::string escape_html(std::string_view text, bool attribute = false);
+
+}  // namespace rebound::exporter
