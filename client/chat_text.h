@@ -3,7 +3,9 @@
 // extensions.md), as pure functions so they are tested without a terminal.
 
 #include <cstdint>
+#include <optional>
 #include <string>
+#include <vector>
 
 namespace rebound::chat {
 
@@ -47,6 +49,42 @@ inline std::string notice(const std::string& notify_type, const std::string& mes
 inline std::string extension_error(const std::string& path, const std::string& event,
                                    const std::string& error) {
   return "[extension error] " + path + " (" + event + "): " + error;
+}
+
+/// A line that starts with `:` is one of rebound-chat's own commands (a `/` line is a prompt:
+/// templates, skills and extension commands are the server's): `:fork [N]`, `:clone`,
+/// `:name TEXT`, `:export [PATH]`, `:help`. `word` is the command, `arg` the rest, trimmed.
+struct LocalCommand {
+  std::string word;
+  std::string arg;
+};
+inline std::optional<LocalCommand> local_command(const std::string& line) {
+  if (line.size() < 2 || line[0] != ':' || line[1] == ' ') return std::nullopt;
+  const auto space = line.find(' ');
+  LocalCommand c{line.substr(1, space == std::string::npos ? std::string::npos : space - 1), ""};
+  if (space != std::string::npos) {
+    const auto b = line.find_first_not_of(' ', space);
+    const auto e = line.find_last_not_of(' ');
+    if (b != std::string::npos) c.arg = line.substr(b, e - b + 1);
+  }
+  return c;
+}
+
+inline constexpr const char* kLocalHelp =
+    ":fork lists the messages to fork before; :fork N forks before message N and puts its text "
+    "back in the input line\n:clone copies the conversation into a new session\n:name TEXT names "
+    "the session\n:export [PATH] writes the conversation as an HTML page\n";
+
+/// The fork list: `  1  <first line of the text, 60 characters at most>` per message.
+inline std::string fork_list(const std::vector<std::string>& texts) {
+  if (texts.empty()) return "(nothing to fork from yet)\n";
+  std::string out;
+  for (std::size_t i = 0; i < texts.size(); ++i) {
+    std::string first = texts[i].substr(0, texts[i].find('\n'));
+    if (first.size() > 60) first = first.substr(0, 57) + "...";
+    out += "  " + std::to_string(i + 1) + "  " + first + "\n";
+  }
+  return out;
 }
 
 }  // namespace rebound::chat

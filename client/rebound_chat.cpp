@@ -7,7 +7,8 @@
 // Ctrl-R ends it now (retry_now, when the server has retry control), Esc otherwise
 // interrupts a run (abort), Ctrl-C interrupts, Ctrl-D quits. When stdin or stdout is not a
 // terminal it reads one prompt per input line and prints plain lines, waiting for each prompt's
-// work to end before the next.
+// work to end before the next. A line that starts with `:` is one of its own commands:
+// `:fork [N]`, `:clone`, `:name TEXT`, `:export [PATH]`, `:help`.
 
 #include <poll.h>
 #include <sys/ioctl.h>
@@ -234,6 +235,49 @@ bool enable_retry_control(rebound::RpcClient& client) {
   }
 }
 
+// One of rebound-chat's own commands (chat_text.h): what to print, and for :fork N the text to
+// put back in the input line. Throws RpcError as the client does.
+struct LocalResult {
+  std::string print;
+  std::optional<std::string> input;
+};
+LocalResult run_local(rebound::RpcClient& client, const rebound::chat::LocalCommand& c) {
+  namespace chat = rebound::chat;
+  if (c.word == "fork") {
+    const Json listed = client.get_fork_messages();
+    std::vector<std::string> texts;
+    std::vector<std::string> ids;
+    for (const auto& m : listed) {
+      texts.push_back(m.value("text", ""));
+      ids.push_back(m.value("entryId", ""));
+    }
+    if (c.arg.empty()) return {chat::fork_list(texts), std::nullopt};
+    std::size_t n = 0;
+    try {
+      n = static_cast<std::size_t>(std::stoul(c.arg));
+    } catch (const std::exception&) {
+    }
+    if (n == 0 || n > ids.size())
+      return {"(no message " + c.arg + " to fork before)\n", std::nullopt};
+    std::string text = client.fork(ids[n - 1]);
+    return {"(forked before message " + c.arg + ": a new session)\n", std::move(text)};
+  }
+  if (c.word == "clone") {
+    client.clone();
+    return {"(cloned into a new session)\n", std::nullopt};
+  }
+  if (c.word == "name") {
+    client.set_session_name(c.arg);
+    return {"(named: " + c.arg + ")\n", std::nullopt};
+  }
+  if (c.word == "export") {
+    const std::string path =
+        client.export_html(c.arg.empty() ? std::nullopt : std::optional<std::string>(c.arg));
+    return {"(exported to " + path + ")\n", std::nullopt};
+  }
+  return {chat::kLocalHelp, std::nullopt};
+}
+
 int run_plain(rebound::RpcClient& client) {
   Activity a;
   enable_retry_control(client);  // the error class in failure lines; no keys here
@@ -248,6 +292,11 @@ int run_plain(rebound::RpcClient& client) {
   while (std::getline(std::cin, line)) {
     if (line.empty()) continue;
     try {
+      if (const auto local = rebound::chat::local_command(line)) {
+        const LocalResult r = run_local(client, *local);
+        std::cout << r.print << (r.input ? *r.input + "\n" : "") << std::flush;
+        continue;
+      }
       client.prompt(line);
       client.wait_for_idle(std::chrono::hours(24));
     } catch (const rebound::RpcError& e) {
@@ -319,6 +368,17 @@ int run_terminal(rebound::RpcClient& client) {
           std::string line = std::exchange(screen.input(), {});
           screen.redraw();
           if (line.empty()) continue;
+          if (const auto local = rebound::chat::local_command(line)) {
+            send([&] {
+              LocalResult r = run_local(client, *local);
+              screen.print(r.print);
+              if (r.input) {
+                screen.input() = std::move(*r.input);
+                screen.redraw();
+              }
+            });
+            continue;
+          }
           const bool busy = a.streaming || a.compacting || a.retry_deadline;
           send([&] {
             if (busy) {

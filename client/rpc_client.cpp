@@ -531,6 +531,38 @@ std::optional<std::string> RpcClient::get_last_assistant_text() {
   return it->get<std::string>();
 }
 
+Json RpcClient::get_fork_messages() {
+  return data_of(request(Json{{"type", "get_fork_messages"}})).value("messages", Json::array());
+}
+
+std::string RpcClient::fork(const std::string& entry_id) {
+  return data_of(request(Json{{"type", "fork"}, {"entryId", entry_id}})).value("text", "");
+}
+
+void RpcClient::clone() {
+  request(Json{{"type", "clone"}});
+}
+
+void RpcClient::set_session_name(const std::string& name) {
+  request(Json{{"type", "set_session_name"}, {"name", name}});
+}
+
+Json RpcClient::get_entries(std::optional<std::string> since) {
+  Json c{{"type", "get_entries"}};
+  if (since) c["since"] = *since;
+  return data_of(request(std::move(c)));
+}
+
+Json RpcClient::get_commands() {
+  return data_of(request(Json{{"type", "get_commands"}})).value("commands", Json::array());
+}
+
+std::string RpcClient::export_html(std::optional<std::string> output_path) {
+  Json c{{"type", "export_html"}};
+  if (output_path) c["outputPath"] = *output_path;
+  return data_of(request(std::move(c))).value("path", "");
+}
+
 Json RpcClient::get_messages() {
   return data_of(request(Json{{"type", "get_messages"}})).value("messages", Json::array());
 }

@@ -28,3 +28,16 @@ TEST_CASE("hook lines: context, notices, extension errors") {
   CHECK(extension_error("hook:guard.sh", "PreToolUse", "Hook timed out after 30000 ms") ==
         "[extension error] hook:guard.sh (PreToolUse): Hook timed out after 30000 ms");
 }
+
+TEST_CASE("local commands: a leading colon, the word and the trimmed rest, and the fork list") {
+  using rebound::chat::local_command;
+  CHECK(local_command(":fork")->word == "fork");
+  CHECK(local_command(":fork 2")->arg == "2");
+  CHECK(local_command(":name   Nightly run  ")->arg == "Nightly run");
+  CHECK_FALSE(local_command("/review").has_value());
+  CHECK_FALSE(local_command(": not a command").has_value());
+  CHECK_FALSE(local_command(":").has_value());
+  CHECK(rebound::chat::fork_list({}) == "(nothing to fork from yet)\n");
+  CHECK(rebound::chat::fork_list({"first\nsecond line", std::string(70, 'x')}) ==
+        "  1  first\n  2  " + std::string(57, 'x') + "...\n");
+}

@@ -76,3 +76,15 @@ Retrying (1/1) in 0s… (esc to cancel)
 Retry failed after 1 attempts: 503 overloaded (overloaded)"
 [ "$out" = "$expected" ] || { echo "FAIL: plain output was:"; echo "$out"; exit 1; } >&2
 echo "ok: plain-line mode"
+
+# Its own commands in plain-line mode: a name, the fork list, an export, a fork before the
+# first message (its text comes back), a clone.
+echo '[{"text":"the answer"}]' >"$work/script.json"
+out=$(printf 'first\n:name demo run\n:fork\n:export %s\n:clone\n:fork 1\n:what\n' "$work/page.html" |
+  "$chat" --server "$server" -- "${server_args[@]}" 2>/dev/null)
+for want in "(named: demo run)" "  1  first" "(exported to $work/page.html)" \
+  "(forked before message 1: a new session)" "(cloned into a new session)" ":name TEXT names the session"; do
+  printf '%s\n' "$out" | grep -qF -- "$want" || { echo "FAIL: '$want' not in:"; echo "$out"; exit 1; } >&2
+done
+grep -qF "<title>demo run</title>" "$work/page.html" || { echo "FAIL: the export has no title" >&2; exit 1; }
+echo "ok: :name, :fork, :export, :clone in plain-line mode"

@@ -124,6 +124,30 @@ TEST_CASE("every helper round-trips against the real server") {
   CHECK_THROWS_AS(c.get_state(), RpcError);
 }
 
+TEST_CASE("the session tree's helpers: fork, clone, names, entries, commands, export") {
+  Server s(R"([{"text":"one"},{"text":"two"}])");
+  s.dir.write(".rebound/prompts/hi.md", "Hello $1\n");
+  RpcClient c(s.options);
+  c.prompt_and_wait("first", 5000ms);
+  c.prompt_and_wait("second", 5000ms);
+  const Json listed = c.get_fork_messages();
+  REQUIRE(listed.size() == 2);
+  c.set_session_name("tree test");
+  CHECK(c.get_state()["sessionName"] == "tree test");
+  const Json all = c.get_entries();
+  CHECK(all["leafId"] == all["entries"].back()["id"]);
+  CHECK(c.get_entries(all["leafId"].get<std::string>())["entries"].empty());
+  CHECK(c.get_commands()[0]["name"] == "hi");
+  const std::string page = c.export_html("out/page.html");
+  CHECK(page == (s.dir.path() / "out/page.html").string());
+  CHECK(s.dir.read("out/page.html").find("<title>tree test</title>") != std::string::npos);
+  c.clone();
+  CHECK(c.get_messages().size() == 4);
+  CHECK(c.fork(listed[1]["entryId"]) == "second");
+  CHECK(c.get_messages().size() == 2);
+  CHECK_THROWS_AS(c.fork("nope"), RpcError);
+}
+
 TEST_CASE("wait_for_idle returns after the retry chain, not at the first agent_end") {
   Server s(R"([{"error":"503 overloaded"},{"error":"503 overloaded"},{"text":"finally"}])",
            R"({"retry":{"enabled":true,"maxRetries":3,"baseDelayMs":50}})");

@@ -192,7 +192,8 @@ TEST_CASE("the rpc command table holds exactly the commands of protocol.md secti
                                        "fork",
                                        "clone",
                                        "set_session_name",
-                                       "get_entries"};
+                                       "get_entries",
+                                       "export_html"};
   CHECK(std::set<std::string>(names.begin(), names.end()) == expected);
   CHECK(names.size() == expected.size());
 }

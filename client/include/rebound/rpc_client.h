@@ -167,6 +167,19 @@ class RpcClient {
   bool switch_session(const std::string& session_path);
   std::optional<std::string> get_last_assistant_text();
   Json get_messages();  // the "messages" array
+  /// The session tree (sessions.md): the user messages a fork can start before
+  /// ([{"entryId","text"}…]); a fork before one of them, which returns that message's text (for
+  /// the input box); a clone of the whole conversation; the session's name (written as a
+  /// session_info entry, seen in get_state's sessionName); every entry after `since` (an entry
+  /// id: a cursor) as {"entries","leafId"}; the slash commands ([{"name","description","source",
+  /// "sourceInfo"}…]); the conversation as one HTML page, whose absolute path is returned.
+  Json get_fork_messages();
+  std::string fork(const std::string& entry_id);
+  void clone();
+  void set_session_name(const std::string& name);
+  Json get_entries(std::optional<std::string> since = {});
+  Json get_commands();
+  std::string export_html(std::optional<std::string> output_path = {});
 
   /// Waits until the work is really over: no run streaming (the last agent_end had
   /// willRetry:false), no retry chain, no compaction, nothing queued, as confirmed by a
