@@ -100,7 +100,9 @@ class Server:
             if not line:
                 raise RuntimeError(f"{command['type']}: the server ended")
             obj = json.loads(line)
-            if obj.get("type") == "response" and obj.get("id") == command["id"]:
+            # pi 0.73.1 answers an unknown command without its id.
+            if obj.get("type") == "response" and (obj.get("id") == command["id"] or (
+                    "id" not in obj and obj.get("command") == command["type"])):
                 return (time.perf_counter() - start) * 1000, obj
 
     def close(self):

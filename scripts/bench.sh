@@ -24,3 +24,12 @@ done
 "$build/bench/bench_load" 1000000 200
 "$build/bench/bench_load" 100000 4000
 "$build/bench/bench_hooks" 100 3
+# The session tree's commands on 1,000 to 100,000 entries, beside the pi agent 0.73.1 in the same
+# run (npm, installed into build-bench/pi once).
+pi_dir="$build/pi"
+pi_cli="$pi_dir/node_modules/@mariozechner/pi-coding-agent/dist/cli.js"
+if [ ! -f "$pi_cli" ]; then
+  mkdir -p "$pi_dir"
+  (cd "$pi_dir" && npm install --no-audit --no-fund @mariozechner/pi-coding-agent@0.73.1 >&2)
+fi
+python3 "$root/bench/session_tree_bench.py" "$build/server/rebound" "$pi_cli"
