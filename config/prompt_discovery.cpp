@@ -17,6 +17,9 @@ namespace {
 
 constexpr std::size_t kMaxPromptFileBytes = 4u << 20;
 constexpr int kMaxSkillDepth = 8;  // folders below a skills folder that are searched
+// Folders searched for skills in all, so that a symlink to `/` in a cloned repository's skills
+// folder cannot make a session's start walk the whole file system.
+constexpr std::size_t kMaxSkillFolders = 2000;
 
 bool is_dir(const fs::path& p) {
   std::error_code ec;
@@ -139,6 +142,12 @@ class Finder {
     std::error_code ec;
     const fs::path real = fs::canonical(dir, ec);
     if (ec || !walked_.insert(real.string()).second) return;  // a folder reached twice
+    if (walked_.size() > kMaxSkillFolders) {
+      if (walked_.size() == kMaxSkillFolders + 1)
+        warnings_.push_back("skills: more than " + std::to_string(kMaxSkillFolders) +
+                            " folders to search (at " + dir.string() + "); the rest is skipped");
+      return;
+    }
     for (const auto& p : sorted_entries(dir)) {
       const std::string name = p.filename().string();
       if (name.starts_with(".") || name == "node_modules" || !is_dir(p)) continue;

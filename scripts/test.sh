@@ -7,6 +7,9 @@
 # Usage: bash scripts/test.sh
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
+# The compiler cache keys on paths relative to the checkout, so a clone in another folder (CI's)
+# reuses what an earlier build compiled from the same sources.
+export CCACHE_BASEDIR="$root" CCACHE_NOHASHDIR=1
 bash "$root/scripts/deps.sh" --test
 bash "$root/scripts/node_deps.sh"
 build="$root/build-test"

@@ -261,3 +261,21 @@ TEST_CASE("--no-prompt-templates and --no-skills leave only the settings' entrie
   run(r, "p", "/x one two");
   CHECK(sent(r, 0) == "X one");
 }
+
+TEST_CASE("a skills folder that links to / is searched within a bound, the session starts") {
+  auto files = layout();
+  ReboundProcess::Files extra = files;
+  ReboundProcess r(args(), in_repo(), extra);
+  fs::create_directory_symlink("/", r.dir().path() / "repo/sub/.agents/skills/root");
+  // A new session scans again: it answers (bounded), and the real skills are still there.
+  const Json ns = r.command(cmd("n", "new_session"));
+  CHECK(ns["success"] == true);
+  const Json list = r.command(cmd("c", "get_commands"))["data"]["commands"];
+  bool agents = false;
+  for (const auto& c : list)
+    agents = agents || c["name"] == "skill:agents-skill";
+  CHECK(agents);
+  r.proc().close_stdin();
+  REQUIRE(r.proc().wait() == 0);
+  CHECK(r.proc().stderr_text().find("folders to search") != std::string::npos);
+}
