@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "tests/support/rebound_process.h"
+#include "tests/support/scripted_tools.h"
 
 using namespace rebound;
 using protocol::Json;
@@ -76,15 +77,8 @@ testing::SubprocessOptions in_repo() {
 }
 
 std::vector<std::string> args(std::vector<std::string> more = {}) {
-  std::vector<std::string> a{"--no-session",
-                             "--provider",
-                             "scripted",
-                             "--script",
-                             "@DIR@/script.json",
-                             "--script-log",
-                             "@DIR@/script-log.jsonl"};
-  a.insert(a.end(), more.begin(), more.end());
-  return a;
+  more.insert(more.begin(), "--no-session");
+  return testing::scripted_args(more);
 }
 
 Json cmd(const std::string& id, const std::string& type, Json fields = Json::object()) {

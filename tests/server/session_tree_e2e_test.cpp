@@ -11,6 +11,7 @@
 
 #include "session/session_file.h"
 #include "tests/support/rebound_process.h"
+#include "tests/support/scripted_tools.h"
 
 using namespace rebound;
 using namespace std::chrono_literals;
@@ -27,11 +28,8 @@ ReboundProcess::Files files(const std::string& script, const std::string& settin
   return {{"agent/settings.json", settings}, {"script.json", script}};
 }
 
-std::vector<std::string> args(std::vector<std::string> more) {
-  std::vector<std::string> a{"--provider",        "scripted",     "--script",
-                             "@DIR@/script.json", "--script-log", "@DIR@/script-log.jsonl"};
-  a.insert(a.end(), more.begin(), more.end());
-  return a;
+std::vector<std::string> args(const std::vector<std::string>& more) {
+  return testing::scripted_args(more);
 }
 
 Json cmd(const std::string& id, const std::string& type, Json fields = Json::object()) {

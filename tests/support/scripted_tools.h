@@ -20,6 +20,15 @@ inline protocol::Json call(const std::string& name, protocol::Json arguments) {
   return protocol::Json{{"name", name}, {"arguments", std::move(arguments)}};
 }
 
+/// The command line of a server on the scripted provider (script.json, its log script-log.jsonl
+/// in the temporary directory), then `extra`.
+inline std::vector<std::string> scripted_args(const std::vector<std::string>& extra) {
+  std::vector<std::string> args{"--provider",        "scripted",     "--script",
+                                "@DIR@/script.json", "--script-log", "@DIR@/script-log.jsonl"};
+  args.insert(args.end(), extra.begin(), extra.end());
+  return args;
+}
+
 /// A scripted server in its temporary directory (the session cwd), with `files` under work/.
 inline ReboundProcess tool_server(const std::string& script, ReboundProcess::Files files = {},
                                   std::vector<std::string> extra = {},
@@ -29,15 +38,8 @@ inline ReboundProcess tool_server(const std::string& script, ReboundProcess::Fil
       {"agent/settings.json", settings}, {"script.json", script}, {"work/.keep", ""}};
   for (auto& [name, text] : files)
     all["work/" + name] = text;
-  std::vector<std::string> args{"--no-session",
-                                "--provider",
-                                "scripted",
-                                "--script",
-                                "@DIR@/script.json",
-                                "--script-log",
-                                "@DIR@/script-log.jsonl"};
-  args.insert(args.end(), extra.begin(), extra.end());
-  return ReboundProcess(args, std::move(options), all);
+  extra.insert(extra.begin(), "--no-session");
+  return ReboundProcess(scripted_args(extra), std::move(options), all);
 }
 
 inline protocol::Json prompt(const std::string& id = "p1") {
