@@ -395,11 +395,12 @@ class AgentSession {
   /// Runs `next` once no tool batch runs: at once, or after aborting the batch.
   void after_batch_aborted(Completion next);
   void take_up_switched(const std::string& path, LoadedSession session);
-  /// Settles, then makes `copy` of the current entries (by the entries read after settling)
-  /// the new session's (sessions.md section 4).
+  /// Settles, then makes `copy` of the current entries the new session's (sessions.md
+  /// section 4): `read`, the entries as they were, unless settling appended one (read again).
   using CopyEntries =
       std::function<Result<std::vector<protocol::Json>>(std::vector<protocol::Json>)>;
-  void fork_into_copy(CopyEntries copy, std::function<void(Status)> done);
+  void fork_into_copy(std::vector<protocol::Json> read, CopyEntries copy,
+                      std::function<void(Status)> done);
   void take_up_copy(std::vector<protocol::Json> copied);
   /// queue_update (sessions.md section 8) with the queues as they are now.
   void emit_queue_update();

@@ -73,7 +73,6 @@ void AgentSession::fork(const std::string& entry_id,
   const auto at = find_entry(*all, entry_id);
   auto text = at ? user_entry_text((*all)[*at]) : std::nullopt;
   if (!text) return done(Error{ErrorKind::failed, kInvalidForkEntry});
-  all = Error{};  // not held while the running work settles
   auto copy = [entry_id](std::vector<Json> entries) -> Result<std::vector<Json>> {
     const auto selected = find_entry(entries, entry_id);
     if (!selected) return Error{ErrorKind::failed, kInvalidForkEntry};
@@ -83,10 +82,11 @@ void AgentSession::fork(const std::string& entry_id,
     if (!p) return std::vector<Json>{};
     return take_path(entries, chain_to(entries, *p));
   };
-  fork_into_copy(std::move(copy), [done = std::move(done), text = std::move(*text)](Status s) {
-    if (!s) return done(s.error());
-    done(text);
-  });
+  fork_into_copy(std::move(*all), std::move(copy),
+                 [done = std::move(done), text = std::move(*text)](Status s) {
+                   if (!s) return done(s.error());
+                   done(text);
+                 });
 }
 
 void AgentSession::clone(std::function<void(Status)> done) {
@@ -95,8 +95,8 @@ void AgentSession::clone(std::function<void(Status)> done) {
   if (!path_has_message(*all, active_path(*all))) {
     return done(Error{ErrorKind::failed, kNothingToClone});
   }
-  all = Error{};
   fork_into_copy(
+      std::move(*all),
       [](std::vector<Json> entries) -> Result<std::vector<Json>> {
         const auto path = active_path(entries);
         return take_path(entries, path);
@@ -104,21 +104,31 @@ void AgentSession::clone(std::function<void(Status)> done) {
       std::move(done));
 }
 
-void AgentSession::fork_into_copy(CopyEntries copy, std::function<void(Status)> done) {
+void AgentSession::fork_into_copy(std::vector<Json> read, CopyEntries copy,
+                                  std::function<void(Status)> done) {
   std::weak_ptr<bool> alive = alive_;
+  // The entries read to validate are the ones to copy unless settling appends one (an aborted
+  // answer): then the file is read again (one read of the file instead of two otherwise).
+  auto entries = std::make_shared<std::vector<Json>>(std::move(read));
+  const auto count = recorder_->entry_count();
+  auto leaf = recorder_->leaf_id();
   // A running tool batch ends first (its calls' abort results, the aborted turn, agent_end),
   // then the rest of the running work settles as new_session settles it (section 4.1 step 2).
-  after_batch_aborted([this, alive, copy = std::move(copy), done = std::move(done)] {
-    if (alive.expired()) return;
-    cancel_everything();
-    // Read after settling: an aborted answer is on the active path now.
-    auto all = recorder_->all_entries();
-    if (!all) return done(all.error());
-    auto copied = copy(std::move(*all));
-    if (!copied) return done(copied.error());
-    take_up_copy(std::move(*copied));
-    done(ok());
-  });
+  after_batch_aborted(
+      [this, alive, count, leaf = std::move(leaf), entries, copy = std::move(copy),
+       done = std::move(done)] {
+        if (alive.expired()) return;
+        cancel_everything();
+        if (recorder_->entry_count() != count || recorder_->leaf_id() != leaf) {
+          auto all = recorder_->all_entries();
+          if (!all) return done(all.error());
+          *entries = std::move(*all);
+        }
+        auto copied = copy(std::move(*entries));
+        if (!copied) return done(copied.error());
+        take_up_copy(std::move(*copied));
+        done(ok());
+      });
 }
 
 void AgentSession::take_up_copy(std::vector<Json> copied) {
