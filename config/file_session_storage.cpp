@@ -142,24 +142,45 @@ std::optional<std::string> FileSessionStorage::find_session_file(
 
 namespace {
 
-// With `restore`: parsed slim (message entries keep where their line is) and restored from
-// the text before it is freed, so the conversation is held as messages once, not as JSON too.
+// With `restore`: parsed slim (message entries keep only ids and types; their messages are
+// converted as read) and restored, so the conversation is held as messages once, not as JSON too.
 std::variant<session::LoadedSession, std::string> load_file(const std::string& path,
                                                             const std::atomic<bool>* cancelled,
                                                             bool restore) {
-  const FileRead file = read_regular_file(path, kMaxSessionFileBytes);
+  // A line at a time as the file is read: the whole text is never held.
+  session::SessionFileParser parser(cancelled, !restore);
+  std::string carry;  // a line begun in an earlier piece
+  const FileRead file = read_regular_file_in_pieces(
+      path, kMaxSessionFileBytes, [&parser, &carry](std::string_view piece) {
+        std::size_t start = 0;
+        for (std::size_t lf = piece.find('\n'); lf != std::string_view::npos;
+             lf = piece.find('\n', start)) {
+          std::string_view line = piece.substr(start, lf - start);
+          if (!carry.empty()) {
+            carry.append(line);
+            line = carry;
+          }
+          const bool more = parser.line(line, true);
+          carry.clear();
+          start = lf + 1;
+          if (!more) return false;
+        }
+        carry.append(piece.substr(start));
+        return true;
+      });
   if (file.status == FileReadStatus::missing) return "Session file not found: " + path;
   if (file.status == FileReadStatus::failed) {
     if (file.refused) return "Not a session file: " + path + " " + file.error;
     return "Cannot read session file " + path + ": " + file.error;
   }
-  auto parsed = session::parse_session_file(file.text, cancelled, !restore);
+  if (!carry.empty()) parser.line(carry, false);  // the last line, without its LF
+  auto parsed = parser.finish();
   if (auto* error = std::get_if<std::string>(&parsed)) {
     return "Cannot load session file " + path + ": " + *error;
   }
   if (restore) {
     auto& s = std::get<session::LoadedSession>(parsed);
-    s.restored = session::restore_session_releasing(s.entries, file.text);
+    s.restored = session::restore_session_releasing(s);
   }
   return parsed;
 }
@@ -209,14 +230,17 @@ std::variant<session::LoadedSession, std::string> FileSessionStorage::load(
   return load_file(path, nullptr, false);
 }
 
+std::variant<session::LoadedSession, std::string> FileSessionStorage::load_restored(
+    const std::string& path) {
+  return load_file(path, nullptr, true);
+}
+
 void FileSessionStorage::cancel_loads() {
   loads_->cancel_all();
 }
 
 void FileSessionStorage::load_async(const std::string& path, LoadDone done) {
-  if (!options_.scheduler) {
-    return done(load_file(path, nullptr, true));
-  }
+  if (!options_.scheduler) return done(load_restored(path));
   loads_->join_finished();
   session::Scheduler& scheduler = *options_.scheduler;
   auto finished = std::make_shared<std::atomic<bool>>(false);

@@ -4,8 +4,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <memory>
 #include <nlohmann/json.hpp>
 
 #include "protocol/json_line.h"
@@ -14,7 +16,8 @@ namespace rebound::config {
 
 namespace fs = std::filesystem;
 
-FileRead read_regular_file(const fs::path& path, std::size_t max_bytes) {
+FileRead read_regular_file_in_pieces(const fs::path& path, std::size_t max_bytes,
+                                     const std::function<bool(std::string_view)>& take) {
   FileRead r;
   const int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
   if (fd < 0) {
@@ -41,27 +44,41 @@ FileRead read_regular_file(const fs::path& path, std::size_t max_bytes) {
     refuse(too_large);
   } else {
     // Read to the end, not to the size seen: the file may grow meanwhile, but never past the
-    // limit.
-    std::string text;
-    text.reserve(static_cast<std::size_t>(st.st_size));
-    char buf[65536];
+    // limit. One buffer, reused: a large file is never held whole here.
+    const std::size_t size = std::min<std::size_t>(static_cast<std::size_t>(st.st_size) + 1,
+                                                   kReadPieceBytes);
+    const std::unique_ptr<char[]> buf(new char[size]);
+    std::size_t total = 0;
     while (r.error.empty()) {
-      const ssize_t n = ::read(fd, buf, sizeof buf);
+      const ssize_t n = ::read(fd, buf.get(), size);
       if (n < 0 && errno == EINTR) continue;
       if (n < 0) {
         r.error = std::strerror(errno);
       } else if (n == 0) {
         r.status = FileReadStatus::ok;
-        r.text = std::move(text);
         break;
-      } else if (text.size() + static_cast<std::size_t>(n) > max_bytes) {
+      } else if (total + static_cast<std::size_t>(n) > max_bytes) {
         refuse(too_large);
       } else {
-        text.append(buf, static_cast<std::size_t>(n));
+        total += static_cast<std::size_t>(n);
+        if (!take(std::string_view(buf.get(), static_cast<std::size_t>(n)))) {
+          r.status = FileReadStatus::ok;  // the reader has what it wanted
+          break;
+        }
       }
     }
   }
   ::close(fd);
+  return r;
+}
+
+FileRead read_regular_file(const fs::path& path, std::size_t max_bytes) {
+  std::string text;
+  FileRead r = read_regular_file_in_pieces(path, max_bytes, [&text](std::string_view piece) {
+    text.append(piece);
+    return true;
+  });
+  if (r.status == FileReadStatus::ok) r.text = std::move(text);
   return r;
 }
 

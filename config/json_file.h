@@ -4,8 +4,10 @@
 
 #include <cstddef>
 #include <filesystem>
+#include <functional>
 #include <optional>
 #include <string>
+#include <string_view>
 
 #include "protocol/json.h"
 #include "session/size_text.h"
@@ -39,6 +41,15 @@ struct FileRead {
 /// error at once instead of a hang or an endless read.
 FileRead read_regular_file(const std::filesystem::path& path,
                            std::size_t max_bytes = kMaxConfigFileBytes);
+
+/// How much read_regular_file_in_pieces reads at a time.
+inline constexpr std::size_t kReadPieceBytes = 1u << 20;
+
+/// read_regular_file handing the content to `take` in pieces of at most kReadPieceBytes as they
+/// are read, instead of in FileRead::text (left empty). `take` returns false to stop reading
+/// (the status is ok then). On a failure, `take` may have seen some of the content.
+FileRead read_regular_file_in_pieces(const std::filesystem::path& path, std::size_t max_bytes,
+                                     const std::function<bool(std::string_view)>& take);
 
 /// Reads a file that must hold a JSON object. A malformed file's error names the line and
 /// column only (the file may hold API keys), e.g. "invalid JSON at line 3, column 7".

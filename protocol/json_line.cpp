@@ -1,45 +1,14 @@
 #include "protocol/json_line.h"
 
+#include "protocol/json_fast.h"
+#include "protocol/utf8.h"
+
 #include <cctype>
 #include <nlohmann/json.hpp>
 #include <random>
 
 namespace rebound::protocol {
 
-namespace {
-
-// The UTF-8 sequence that starts with the non-ASCII byte s[i]: its length when it is valid, else
-// 0 with `prefix` set to the length of its longest valid beginning (at least 1: the maximal
-// invalid subsequence that one U+FFFD replaces).
-std::size_t utf8_sequence(const unsigned char* s, std::size_t n, std::size_t i,
-                          std::size_t& prefix) {
-  const unsigned char c = s[i];
-  prefix = 1;
-  std::size_t len;
-  unsigned char lo = 0x80, hi = 0xBF;  // allowed range of the second byte
-  if (c >= 0xC2 && c <= 0xDF) {
-    len = 2;
-  } else if (c >= 0xE0 && c <= 0xEF) {
-    len = 3;
-    if (c == 0xE0) lo = 0xA0;  // no overlongs
-    if (c == 0xED) hi = 0x9F;  // no UTF-16 surrogates
-  } else if (c >= 0xF0 && c <= 0xF4) {
-    len = 4;
-    if (c == 0xF0) lo = 0x90;  // no overlongs
-    if (c == 0xF4) hi = 0x8F;  // nothing above U+10FFFF
-  } else {
-    return 0;
-  }
-  if (i + 1 >= n || s[i + 1] < lo || s[i + 1] > hi) return 0;
-  std::size_t k = 2;
-  while (k < len && i + k < n && (s[i + k] & 0xC0) == 0x80)
-    ++k;
-  if (k == len) return len;
-  prefix = k;
-  return 0;
-}
-
-}  // namespace
 
 std::optional<std::size_t> find_invalid_utf8(std::string_view text) {
   const auto* s = reinterpret_cast<const unsigned char*>(text.data());
@@ -276,6 +245,8 @@ void unmark_lone_surrogates(std::string& text) {
 }
 
 JsonLine parse_json_line(std::string_view line) {
+  // Well-formed JSON without a lone surrogate escape: the fast parser's value is the one below.
+  if (auto fast = parse_json_fast(line, kMaxJsonDepth)) return {std::move(*fast), {}, {}, 0};
   if (const auto bad = find_invalid_utf8(line)) {
     return {std::nullopt, "invalid UTF-8 at byte " + std::to_string(*bad), "invalid UTF-8", *bad};
   }
@@ -284,6 +255,7 @@ JsonLine parse_json_line(std::string_view line) {
 }
 
 JsonLine parse_provider_json(std::string_view text) {
+  if (auto fast = parse_json_fast(text, kMaxJsonDepth)) return {std::move(*fast), {}, {}, 0};
   std::string fixed;
   if (find_invalid_utf8(text)) {
     fixed = replace_invalid_utf8(text);

@@ -83,7 +83,7 @@ void AgentSession::new_session(std::optional<std::string> parent_session) {
 }
 
 Status AgentSession::switch_session(const std::string& path) {
-  auto loaded = deps_.storage.load(path);
+  auto loaded = deps_.storage.load_restored(path);
   if (auto* error = std::get_if<std::string>(&loaded)) return Error{ErrorKind::failed, *error};
   take_up_switched(path, std::move(std::get<LoadedSession>(loaded)));
   return ok();

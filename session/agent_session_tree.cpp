@@ -180,7 +180,7 @@ Result<std::string> AgentSession::export_html(const std::optional<std::string>& 
   request.model = model_.provider + "/" + model_.id;
   request.output_path = output_path;
   request.now_ms = deps_.scheduler.now_epoch_ms();
-  return deps_.export_html(request);
+  return deps_.export_html(std::move(request));
 }
 
 Status AgentSession::set_session_name(const std::string& name, bool announce) {

@@ -26,6 +26,6 @@ struct ExportRequest {
 
 /// Renders and writes the page; the absolute path written, or the error (`<CODE>: <reason>,
 /// open '<abs>'`).
-using ExportWriter = std::function<Result<std::string>(const ExportRequest&)>;
+using ExportWriter = std::function<Result<std::string>(ExportRequest)>;
 
 }  // namespace rebound::session

@@ -20,19 +20,25 @@ bool is_string_or_null(const Json& j) {
   return j.is_string() || j.is_null();
 }
 
-// Where a slim message entry's line is in the file's text: [offset, length].
-constexpr const char* kLineKey = "_line";
+// A slim message entry's place in LoadedSession::messages (parse_session_file without
+// keep_messages).
+constexpr const char* kMessageKey = "_message";
 
 // A usable entry: an object with string type and id, a parentId that is a string or null, and
 // for a message entry a message that reads back.
-std::optional<std::string> entry_problem(const Json& e) {
+// Why an entry line cannot be used, or nullopt; a message entry's message, converted to check
+// it, is left in `message` when asked for.
+std::optional<std::string> entry_problem(const Json& e,
+                                         std::optional<AgentMessage>* message = nullptr) {
   if (!e.is_object()) return "not a JSON object";
   if (!protocol::get_value(e, "type").is_string()) return "no string 'type'";
   if (!protocol::get_value(e, "id").is_string()) return "no string 'id'";
   if (!e.contains("parentId") || !is_string_or_null(e["parentId"])) return "no 'parentId'";
   if (e["type"] == "message") {
     std::string error;
-    if (!protocol::message_from_json(protocol::get_value(e, "message"), &error)) return error;
+    auto m = protocol::message_from_json(protocol::get_value(e, "message"), &error);
+    if (!m) return error;
+    if (message) *message = std::move(m);
   }
   if (e["type"] == "custom_message") {
     if (!protocol::get_value(e, "customType").is_string()) return "no string 'customType'";
@@ -141,71 +147,104 @@ Json compaction_entry(const std::string& summary, const std::string& first_kept_
   return j;
 }
 
+SessionFileParser::SessionFileParser(const std::atomic<bool>* cancelled, bool keep_messages)
+    : cancelled_(cancelled), keep_messages_(keep_messages) {}
+
+bool SessionFileParser::line(std::string_view line, bool complete) {
+  if (error_) return false;
+  ++line_no_;
+  if (cancelled_ && cancelled_->load(std::memory_order_relaxed)) {
+    error_ = "cancelled";
+    return false;
+  }
+  if (line.find_first_not_of(" \t\r") == std::string_view::npos) return true;
+  protocol::JsonLine parsed = protocol::parse_json_line(line);
+  Json j = parsed.value ? std::move(*parsed.value) : Json(Json::value_t::discarded);
+  LoadedSession& out = out_;
+  if (!have_header_) {
+    if (j.is_discarded() || !j.is_object() || protocol::get_string(j, "type") != "session") {
+      error_ = "not a session file: line 1 is not a session header";
+      return false;
+    }
+    const Json& version = protocol::get_value(j, "version");
+    if (!version.is_number_integer() || version.get<std::int64_t>() != kSessionFileVersion) {
+      error_ = "unsupported session file version " +
+               (version.is_null() ? "(none)" : version.dump()) + " (this server reads version 3)";
+      return false;
+    }
+    out.header.id = protocol::get_string(j, "id");
+    out.header.timestamp = protocol::get_string(j, "timestamp");
+    out.header.cwd = protocol::get_string(j, "cwd");
+    if (const Json& p = protocol::get_value(j, "parentSession"); p.is_string()) {
+      out.header.parent_session = p.get<std::string>();
+    }
+    if (out.header.id.empty()) {
+      error_ = "not a session file: the header has no id";
+      return false;
+    }
+    have_header_ = true;
+    return true;
+  }
+  const std::string where = "line " + std::to_string(line_no_) + ": ";
+  if (j.is_discarded() && !complete) {
+    out.warnings.push_back(where + "torn last line skipped (" + std::to_string(line.size()) +
+                           " bytes; the writer stopped mid-line)");
+    return true;
+  }
+  if (j.is_discarded()) {
+    // Invalid UTF-8 or nesting past protocol::kMaxJsonDepth is named; neither is read.
+    const std::string why = parsed.what == protocol::kInvalidJson ? "not valid JSON" : parsed.what;
+    out.warnings.push_back(where + why + ", skipped");
+    return true;
+  }
+  std::optional<AgentMessage> message;
+  if (auto problem = entry_problem(j, keep_messages_ ? nullptr : &message)) {
+    out.warnings.push_back(where + "entry skipped: " + *problem);
+    return true;
+  }
+  if (message) {
+    // The message as converted to check it; its JSON tree is freed now, and its slim entry
+    // made at the end.
+    const Json& parent = j["parentId"];
+    slim_.push_back({out.entries.size(), std::move(j["id"].get_ref<std::string&>()),
+                     parent.is_string() ? std::optional<std::string>(parent.get<std::string>())
+                                        : std::nullopt});
+    out.messages.push_back(std::move(*message));
+    out.entries.emplace_back();
+    return true;
+  }
+  out.entries.push_back(std::move(j));  // moved: a copy doubled the peak of a large file
+  return true;
+}
+
+std::variant<LoadedSession, std::string> SessionFileParser::finish() {
+  if (error_) return *error_;
+  if (!have_header_) return std::string("not a session file: it has no header");
+  for (std::size_t k = 0; k < slim_.size(); ++k) {
+    Json& slim = out_.entries[slim_[k].entry];
+    slim = Json::object();
+    slim["type"] = "message";
+    slim["id"] = std::move(slim_[k].id);
+    slim["parentId"] = slim_[k].parent_id ? Json(std::move(*slim_[k].parent_id)) : Json(nullptr);
+    slim[kMessageKey] = k;
+  }
+  slim_ = {};
+  return std::move(out_);
+}
+
 std::variant<LoadedSession, std::string> parse_session_file(std::string_view text,
                                                             const std::atomic<bool>* cancelled,
                                                             bool keep_messages) {
-  LoadedSession out;
+  SessionFileParser parser(cancelled, keep_messages);
   std::size_t pos = 0;
-  std::size_t line_no = 0;
-  bool have_header = false;
   while (pos < text.size()) {
     const std::size_t lf = text.find('\n', pos);
     const bool complete = lf != std::string_view::npos;
     const std::string_view line = text.substr(pos, (complete ? lf : text.size()) - pos);
     pos = complete ? lf + 1 : text.size();
-    ++line_no;
-    if (cancelled && cancelled->load(std::memory_order_relaxed)) return std::string("cancelled");
-    if (line.find_first_not_of(" \t\r") == std::string_view::npos) continue;
-    protocol::JsonLine parsed = protocol::parse_json_line(line);
-    Json j = parsed.value ? std::move(*parsed.value) : Json(Json::value_t::discarded);
-    if (!have_header) {
-      if (j.is_discarded() || !j.is_object() || protocol::get_string(j, "type") != "session") {
-        return std::string("not a session file: line 1 is not a session header");
-      }
-      const Json& version = protocol::get_value(j, "version");
-      if (!version.is_number_integer() || version.get<std::int64_t>() != kSessionFileVersion) {
-        return "unsupported session file version " +
-               (version.is_null() ? "(none)" : version.dump()) + " (this server reads version 3)";
-      }
-      out.header.id = protocol::get_string(j, "id");
-      out.header.timestamp = protocol::get_string(j, "timestamp");
-      out.header.cwd = protocol::get_string(j, "cwd");
-      if (const Json& p = protocol::get_value(j, "parentSession"); p.is_string()) {
-        out.header.parent_session = p.get<std::string>();
-      }
-      if (out.header.id.empty()) return std::string("not a session file: the header has no id");
-      have_header = true;
-      continue;
-    }
-    if (j.is_discarded() && !complete) {
-      out.warnings.push_back("line " + std::to_string(line_no) + ": torn last line skipped (" +
-                             std::to_string(line.size()) + " bytes; the writer stopped mid-line)");
-      continue;
-    }
-    if (j.is_discarded()) {
-      // Invalid UTF-8 or nesting past protocol::kMaxJsonDepth is named; neither is read.
-      const std::string why =
-          parsed.what == protocol::kInvalidJson ? "not valid JSON" : parsed.what;
-      out.warnings.push_back("line " + std::to_string(line_no) + ": " + why + ", skipped");
-      continue;
-    }
-    if (auto problem = entry_problem(j)) {
-      out.warnings.push_back("line " + std::to_string(line_no) + ": entry skipped: " + *problem);
-      continue;
-    }
-    if (!keep_messages && protocol::get_string(j, "type") == "message") {
-      // Only where the line is: the message is parsed again when restored, one at a time.
-      Json slim = Json::object();
-      slim["type"] = "message";
-      slim["id"] = std::move(j["id"]);
-      slim["parentId"] = std::move(j["parentId"]);
-      slim[kLineKey] = Json::array({line.data() - text.data(), line.size()});
-      j = std::move(slim);
-    }
-    out.entries.push_back(std::move(j));  // moved: a copy doubled the peak of a large file
+    if (!parser.line(line, complete)) break;
   }
-  if (!have_header) return std::string("not a session file: it has no header");
-  return out;
+  return parser.finish();
 }
 
 namespace {
@@ -213,7 +252,7 @@ namespace {
 // restore_session's work; with `release`, each message entry's "message" member is freed
 // once converted (the entries then hold ids and types only).
 RestoredSession restore_entries(const std::vector<Json>& entries, std::vector<Json>* release,
-                                std::string_view text) {
+                                MessageBlocks* converted) {
   RestoredSession out;
   if (entries.empty()) return out;
   std::map<std::string, std::size_t> by_id;
@@ -248,18 +287,19 @@ RestoredSession restore_entries(const std::vector<Json>& entries, std::vector<Js
     if (type == "message" || type == "custom_message") {
       Json reparsed;
       const Json* body = &reparsed;
+      std::optional<AgentMessage> m;
       if (type == "custom_message") {
         reparsed = custom_entry_message(*e);
-      } else if (const auto at = e->find(kLineKey); at != e->end()) {
-        // A slim entry (parse_session_file without its messages): parsed again from its line.
-        const auto off = (*at)[0].get<std::size_t>(), len = (*at)[1].get<std::size_t>();
-        protocol::JsonLine line = protocol::parse_json_line(text.substr(off, len));
-        if (line.value && line.value->contains("message"))
-          reparsed = std::move((*line.value)["message"]);
+      } else if (const auto at = e->find(kMessageKey); at != e->end()) {
+        // A slim entry (parse_session_file without its messages): converted already.
+        const auto index = at->get<std::size_t>();
+        // Each slim entry names its own message, so each is taken once.
+        if (converted) m = converted->take(index);
       } else if (const auto message = e->find("message"); message != e->end()) {
         body = &*message;
       }
-      auto m = protocol::message_from_json(*body);
+      if (!m) m = protocol::message_from_json(*body);
+      if (!m) continue;  // only a slim entry without its message (never from the parser)
       m->entry_id = (*e)["id"].get<std::string>();
       messages.push_back({m->entry_id, out.history.size(), std::nullopt});
       out.stats.add(*m);
@@ -359,11 +399,13 @@ std::vector<AgentMessage> RestoredSession::take_context() {
 }
 
 RestoredSession restore_session(const std::vector<Json>& entries) {
-  return restore_entries(entries, nullptr, {});
+  return restore_entries(entries, nullptr, nullptr);
 }
 
-RestoredSession restore_session_releasing(std::vector<Json>& entries, std::string_view text) {
-  return restore_entries(entries, &entries, text);
+RestoredSession restore_session_releasing(LoadedSession& loaded) {
+  auto out = restore_entries(loaded.entries, &loaded.entries, &loaded.messages);
+  loaded.messages.clear();  // the messages off the path
+  return out;
 }
 
 }  // namespace rebound::session

@@ -61,9 +61,49 @@ struct RestoredSession {
   std::vector<protocol::AgentMessage> take_context();
 };
 
+/// Messages in blocks of kBlock: never moved as more arrive (a vector's growth moves them all,
+/// again and again), and a block is one allocation, freed whole (a deque of messages this size
+/// allocates each alone, and their holes among the strings kept were never given back).
+class MessageBlocks {
+ public:
+  static constexpr std::size_t kBlock = 1024;
+  void push_back(protocol::AgentMessage message) {
+    if (size_ % kBlock == 0) {
+      blocks_.emplace_back().reserve(kBlock);
+      taken_.push_back(0);
+    }
+    blocks_.back().push_back(std::move(message));
+    ++size_;
+  }
+  /// Moves message `i` out (once); a block is freed when all its messages are taken, so that a
+  /// restore moving them into a history does not hold them twice.
+  /// Nothing when there is no such message (or its block was freed).
+  std::optional<protocol::AgentMessage> take(std::size_t i) {
+    if (i >= size_ || blocks_[i / kBlock].empty()) return std::nullopt;
+    auto& block = blocks_[i / kBlock];
+    protocol::AgentMessage m = std::move(block[i % kBlock]);
+    if (++taken_[i / kBlock] == block.size()) block = {};
+    return m;
+  }
+  std::size_t size() const { return size_; }
+  bool empty() const { return size_ == 0; }
+  void clear() {
+    blocks_ = {};
+    taken_ = {};
+    size_ = 0;
+  }
+
+ private:
+  std::vector<std::vector<protocol::AgentMessage>> blocks_;
+  std::vector<std::size_t> taken_;  // per block
+  std::size_t size_ = 0;
+};
+
 struct LoadedSession {
   SessionHeader header;
   std::vector<protocol::Json> entries;  // the valid entry lines, in file order
+  /// The messages of slim message entries (parse_session_file without keep_messages).
+  MessageBlocks messages;
   std::vector<std::string> warnings;    // what was skipped, with line numbers
   /// restore_session(entries), when the loader computed it already (off the event loop).
   std::optional<RestoredSession> restored;
@@ -72,11 +112,40 @@ struct LoadedSession {
 /// Parses a session file's text. The error text says why a file cannot be used at all (no
 /// header, a header that is not a session header, a version other than 3).
 /// `cancelled`, checked per line, ends the parse early with an error ("cancelled"). Without
-/// `keep_messages`, a message entry keeps only its type, ids and where its line is in `text`
-/// (restore_session_releasing parses it again then): a loader's way to hold the file's bytes
-/// and a small index instead of every entry's JSON tree.
+/// `keep_messages`, a message entry keeps only its type and ids, and its message (converted to
+/// check it anyway) goes to LoadedSession::messages: a loader's way to hold the conversation
+/// once, as messages, instead of every entry's JSON tree.
 std::variant<LoadedSession, std::string> parse_session_file(
     std::string_view text, const std::atomic<bool>* cancelled = nullptr, bool keep_messages = true);
+
+/// parse_session_file a line at a time, for a loader that reads the file in pieces.
+class SessionFileParser {
+ public:
+  explicit SessionFileParser(const std::atomic<bool>* cancelled = nullptr,
+                             bool keep_messages = true);
+  /// One line without its LF (`complete`: it had one; only the file's last line may not).
+  /// False once the file cannot be used (or `cancelled`): further lines are not read.
+  bool line(std::string_view line, bool complete);
+  /// The session, or why the file cannot be used.
+  std::variant<LoadedSession, std::string> finish();
+
+ private:
+  const std::atomic<bool>* cancelled_;
+  bool keep_messages_;
+  bool have_header_ = false;
+  std::size_t line_no_ = 0;
+  std::optional<std::string> error_;
+  LoadedSession out_;
+  // Slim message entries, made at finish(): made line by line, their small allocations lay
+  // among the messages' strings and, freed once the session is taken up, left holes no page of
+  // which could go back to the system (about 370 bytes a message held for nothing).
+  struct Slim {
+    std::size_t entry = 0;  // its place in out_.entries
+    std::string id;
+    std::optional<std::string> parent_id;
+  };
+  std::vector<Slim> slim_;
+};
 
 /// Rebuilds the session from the path root → leaf (the last entry): from the last compaction
 /// on, its summary then the kept messages; leaving out an error message with no content or
@@ -84,9 +153,8 @@ std::variant<LoadedSession, std::string> parse_session_file(
 /// compaction removed.
 RestoredSession restore_session(const std::vector<protocol::Json>& entries);
 /// The same, freeing each message entry's `message` as it is converted (the entries keep their
-/// ids and types): a loader's way to hold the conversation once, not twice.
-/// Slim entries are parsed again from `text`, the file's text they were parsed from.
-RestoredSession restore_session_releasing(std::vector<protocol::Json>& entries,
-                                          std::string_view text = {});
+/// ids and types) and taking slim entries' messages out of `loaded.messages`: a loader's way to
+/// hold the conversation once, not twice.
+RestoredSession restore_session_releasing(LoadedSession& loaded);
 
 }  // namespace rebound::session

@@ -34,11 +34,18 @@ class SessionStorage {
   virtual std::string cwd() const = 0;
   /// Reads and parses a session file; the error text when it does not exist or cannot be used.
   virtual std::variant<LoadedSession, std::string> load(const std::string& path) = 0;
-  /// load() with its result restored (LoadedSession::restored) and handed to `done` on the
-  /// event loop; a storage that can, does the work on another thread so the loop goes on. This
-  /// one runs it at once.
+  /// load() with its result restored (LoadedSession::restored), for taking the session up: a
+  /// storage that can keeps only ids, types and line places of the message entries then.
+  virtual std::variant<LoadedSession, std::string> load_restored(const std::string& path) {
+    auto loaded = load(path);
+    if (auto* s = std::get_if<LoadedSession>(&loaded))
+      s->restored = restore_session_releasing(*s);
+    return loaded;
+  }
+  /// load_restored() with its result handed to `done` on the event loop; a storage that can,
+  /// does the work on another thread so the loop goes on. This one runs it at once.
   using LoadDone = std::function<void(std::variant<LoadedSession, std::string>)>;
-  virtual void load_async(const std::string& path, LoadDone done) { done(load(path)); }
+  virtual void load_async(const std::string& path, LoadDone done) { done(load_restored(path)); }
   /// The loads running now end soon with an error ("cancelled"), still through their `done`.
   virtual void cancel_loads() {}
   /// Opens a file for appending, creating it and its directory. An existing file's torn last

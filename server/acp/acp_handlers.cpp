@@ -109,7 +109,7 @@ void AcpConnection::open_loaded(acp::OpenParams params, OpenKind kind, AcpReply 
   std::vector<Json> replay;
   if (kind == OpenKind::load && loaded) {
     auto& file = loaded->loaded;
-    if (!file.restored) file.restored = session::restore_session_releasing(file.entries);
+    if (!file.restored) file.restored = session::restore_session_releasing(file);
     replay = acp::replay_updates(file.restored->history, params.cwd);
   }
   std::optional<session::Error> failed;

@@ -48,7 +48,7 @@ int replace_file(const fs::path& target, const std::string& text) {
 
 }  // namespace
 
-session::Result<std::string> write_html_export(const session::ExportRequest& r) {
+session::Result<std::string> write_html_export(session::ExportRequest r) {
   const fs::path cwd(r.cwd);
   fs::path target;
   if (!r.output_path) {
@@ -66,7 +66,7 @@ session::Result<std::string> write_html_export(const session::ExportRequest& r) 
   fs::create_directories(target.parent_path(), ec);
   if (ec) return write_error(ec.value(), abs);
   exporter::ExportPage page;
-  page.entries = r.entries;
+  page.entries = std::move(r.entries);
   page.title = r.session_name ? *r.session_name : "Rebound session " + r.session_id;
   page.session_id = r.session_id;
   page.session_file = r.session_file;

@@ -6,6 +6,6 @@
 
 namespace rebound::server {
 
-session::Result<std::string> write_html_export(const session::ExportRequest& request);
+session::Result<std::string> write_html_export(session::ExportRequest request);
 
 }  // namespace rebound::server

@@ -142,7 +142,7 @@ ModeStart start_rpc(AppParts& app) {
     std::error_code ec;
     session_file = fs::absolute(*o.session_file, ec).string();
     if (fs::exists(*session_file, ec) && fs::file_size(*session_file, ec) > 0) {
-      auto loaded = files->storage.load(*session_file);
+      auto loaded = files->storage.load_restored(*session_file);
       if (auto* error = std::get_if<std::string>(&loaded)) return *error;
       resume = std::move(std::get<session::LoadedSession>(loaded));
       for (const auto& w : resume->warnings)

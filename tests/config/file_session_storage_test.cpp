@@ -4,6 +4,7 @@
 
 #include <doctest/doctest.h>
 
+#include "config/json_file.h"
 #include "tests/support/temp_dir.h"
 
 using namespace rebound;
@@ -109,4 +110,48 @@ TEST_CASE("only regular files are sessions: a FIFO, a device or a directory is r
   // A valid file still loads.
   const auto ok = dir.write("ok.jsonl", kHeader + kEntry);
   CHECK(std::holds_alternative<session::LoadedSession>(storage.load(ok.string())));
+}
+
+TEST_CASE("a file read in pieces loads as its whole text parses: lines across pieces, a torn end") {
+  TempDir dir;
+  FileSessionStorage storage(SessionStorageOptions{dir.path(), "/w", std::nullopt, false});
+  // Messages of many lengths, one longer than a whole piece, so that lines start and end at
+  // every kind of place relative to the pieces' edges.
+  std::string text = kHeader;
+  std::string parent = "null";
+  for (int i = 0; i < 400; ++i) {
+    const std::size_t size = i == 200 ? config::kReadPieceBytes + 1234 : 3000 + 97 * i;
+    const std::string id = "e" + std::to_string(i);
+    text += R"({"type":"message","id":")" + id + R"(","parentId":)" + parent +
+            R"(,"timestamp":"2026-11-30T08:00:00.000Z","message":{"role":"user","content":[{"type":"text","text":")" +
+            std::string(size, static_cast<char>('a' + i % 26)) + R"("}],"timestamp":1}})" + "\n";
+    if (i == 7) text += "   \n";  // a blank line is skipped
+    parent = "\"" + id + "\"";
+  }
+  text += R"({"type":"message","id":"torn")";  // the writer stopped mid-line
+  REQUIRE(text.size() > 3 * config::kReadPieceBytes);
+  const auto path = dir.write("long.jsonl", text).string();
+  auto whole = session::parse_session_file(text);
+  REQUIRE(std::holds_alternative<session::LoadedSession>(whole));
+  const auto& expected = std::get<session::LoadedSession>(whole);
+  REQUIRE(expected.entries.size() == 400);
+  REQUIRE(expected.warnings.size() == 1);
+
+  auto loaded = storage.load(path);
+  REQUIRE(std::holds_alternative<session::LoadedSession>(loaded));
+  const auto& got = std::get<session::LoadedSession>(loaded);
+  CHECK(got.entries == expected.entries);
+  CHECK(got.warnings == expected.warnings);
+
+  auto restored = storage.load_restored(path);
+  REQUIRE(std::holds_alternative<session::LoadedSession>(restored));
+  auto& slim = std::get<session::LoadedSession>(restored);
+  REQUIRE(slim.restored);
+  CHECK(slim.messages.empty());  // taken into the restored history
+  const auto context = slim.restored->context();
+  REQUIRE(context.size() == 400);
+  CHECK(context[200].text().size() == config::kReadPieceBytes + 1234);
+  CHECK(context[399].entry_id == "e399");
+  CHECK(protocol::to_json(context) ==
+        protocol::to_json(session::restore_session(expected.entries).context()));
 }

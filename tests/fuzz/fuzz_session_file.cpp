@@ -31,7 +31,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   auto slim = rebound::session::parse_session_file(text, nullptr, false);
   auto* slim_loaded = std::get_if<rebound::session::LoadedSession>(&slim);
   if (!slim_loaded || slim_loaded->entries.size() != loaded->entries.size()) std::abort();
-  const auto same = rebound::session::restore_session_releasing(slim_loaded->entries, text);
+  const auto same = rebound::session::restore_session_releasing(*slim_loaded);
   if (rebound::protocol::to_json(same.history) != rebound::protocol::to_json(restored.history) ||
       rebound::protocol::to_json(same.context()) !=
           rebound::protocol::to_json(restored.context()) ||
