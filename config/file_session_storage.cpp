@@ -148,7 +148,9 @@ std::variant<session::LoadedSession, std::string> load_file(const std::string& p
                                                             const std::atomic<bool>* cancelled,
                                                             bool restore) {
   // A line at a time as the file is read: the whole text is never held.
-  session::SessionFileParser parser(cancelled, !restore);
+  std::error_code size_error;
+  const auto size = fs::file_size(path, size_error);
+  session::SessionFileParser parser(cancelled, !restore, size_error ? 0 : size);
   std::string carry;  // a line begun in an earlier piece
   const FileRead file = read_regular_file_in_pieces(
       path, kMaxSessionFileBytes, [&parser, &carry](std::string_view piece) {

@@ -147,8 +147,13 @@ Json compaction_entry(const std::string& summary, const std::string& first_kept_
   return j;
 }
 
-SessionFileParser::SessionFileParser(const std::atomic<bool>* cancelled, bool keep_messages)
-    : cancelled_(cancelled), keep_messages_(keep_messages) {}
+SessionFileParser::SessionFileParser(const std::atomic<bool>* cancelled, bool keep_messages,
+                                     std::size_t size_hint)
+    : cancelled_(cancelled), keep_messages_(keep_messages) {
+  // Room for a message every 512 bytes (a message line is rarely shorter; more only moves them
+  // once more), at most 256 Ki messages ahead: pages not yet written are not resident.
+  if (!keep_messages) out_.messages.reserve(std::min<std::size_t>(size_hint / 512, 1u << 18));
+}
 
 bool SessionFileParser::line(std::string_view line, bool complete) {
   if (error_) return false;
@@ -252,7 +257,7 @@ namespace {
 // restore_session's work; with `release`, each message entry's "message" member is freed
 // once converted (the entries then hold ids and types only).
 RestoredSession restore_entries(const std::vector<Json>& entries, std::vector<Json>* release,
-                                MessageBlocks* converted) {
+                                std::vector<AgentMessage>* converted) {
   RestoredSession out;
   if (entries.empty()) return out;
   std::map<std::string, std::size_t> by_id;
@@ -272,7 +277,25 @@ RestoredSession restore_entries(const std::vector<Json>& entries, std::vector<Js
     i = it->second;
   }
   std::reverse(path.begin(), path.end());
-  out.history.reserve(path.size() + 1);  // the messages, and room for take_context's summary
+  // A linear file (its messages all on the path, in file order, no custom messages): the
+  // converted messages are the history as they are, taken whole instead of moved one by one.
+  bool in_place = converted != nullptr && !converted->empty();
+  std::size_t expected = 0;
+  for (std::size_t k = 0; in_place && k < path.size(); ++k) {
+    const Json& type = (*path[k])["type"];
+    if (type == "custom_message") in_place = false;
+    if (type != "message") continue;
+    const auto at = path[k]->find(kMessageKey);
+    in_place = at != path[k]->end() && at->get<std::size_t>() == expected++;
+  }
+  in_place = in_place && expected == converted->size();
+  if (in_place) {
+    out.history = std::move(*converted);
+    converted->clear();
+  } else {
+    out.history.reserve(path.size() + 1);  // the messages, and room for take_context's summary
+  }
+  std::size_t next_in_place = 0;
 
   struct Item {
     std::string id;
@@ -284,7 +307,12 @@ RestoredSession restore_entries(const std::vector<Json>& entries, std::vector<Js
   std::vector<std::size_t> removed_by_overflow;
   for (const Json* e : path) {
     const std::string type = (*e)["type"].get<std::string>();
-    if (type == "message" || type == "custom_message") {
+    if (in_place && type == "message") {
+      AgentMessage& m = out.history[next_in_place];
+      m.entry_id = (*e)["id"].get<std::string>();
+      messages.push_back({m.entry_id, next_in_place++, std::nullopt});
+      out.stats.add(m);
+    } else if (type == "message" || type == "custom_message") {
       Json reparsed;
       const Json* body = &reparsed;
       std::optional<AgentMessage> m;
@@ -294,7 +322,7 @@ RestoredSession restore_entries(const std::vector<Json>& entries, std::vector<Js
         // A slim entry (parse_session_file without its messages): converted already.
         const auto index = at->get<std::size_t>();
         // Each slim entry names its own message, so each is taken once.
-        if (converted) m = converted->take(index);
+        if (converted && index < converted->size()) m = std::move((*converted)[index]);
       } else if (const auto message = e->find("message"); message != e->end()) {
         body = &*message;
       }
@@ -404,7 +432,7 @@ RestoredSession restore_session(const std::vector<Json>& entries) {
 
 RestoredSession restore_session_releasing(LoadedSession& loaded) {
   auto out = restore_entries(loaded.entries, &loaded.entries, &loaded.messages);
-  loaded.messages.clear();  // the messages off the path
+  loaded.messages = {};  // the messages off the path
   return out;
 }
 

@@ -61,49 +61,12 @@ struct RestoredSession {
   std::vector<protocol::AgentMessage> take_context();
 };
 
-/// Messages in blocks of kBlock: never moved as more arrive (a vector's growth moves them all,
-/// again and again), and a block is one allocation, freed whole (a deque of messages this size
-/// allocates each alone, and their holes among the strings kept were never given back).
-class MessageBlocks {
- public:
-  static constexpr std::size_t kBlock = 1024;
-  void push_back(protocol::AgentMessage message) {
-    if (size_ % kBlock == 0) {
-      blocks_.emplace_back().reserve(kBlock);
-      taken_.push_back(0);
-    }
-    blocks_.back().push_back(std::move(message));
-    ++size_;
-  }
-  /// Moves message `i` out (once); a block is freed when all its messages are taken, so that a
-  /// restore moving them into a history does not hold them twice.
-  /// Nothing when there is no such message (or its block was freed).
-  std::optional<protocol::AgentMessage> take(std::size_t i) {
-    if (i >= size_ || blocks_[i / kBlock].empty()) return std::nullopt;
-    auto& block = blocks_[i / kBlock];
-    protocol::AgentMessage m = std::move(block[i % kBlock]);
-    if (++taken_[i / kBlock] == block.size()) block = {};
-    return m;
-  }
-  std::size_t size() const { return size_; }
-  bool empty() const { return size_ == 0; }
-  void clear() {
-    blocks_ = {};
-    taken_ = {};
-    size_ = 0;
-  }
-
- private:
-  std::vector<std::vector<protocol::AgentMessage>> blocks_;
-  std::vector<std::size_t> taken_;  // per block
-  std::size_t size_ = 0;
-};
-
 struct LoadedSession {
   SessionHeader header;
   std::vector<protocol::Json> entries;  // the valid entry lines, in file order
-  /// The messages of slim message entries (parse_session_file without keep_messages).
-  MessageBlocks messages;
+  /// The messages of slim message entries (parse_session_file without keep_messages), in file
+  /// order: for a linear file, the restore takes the whole vector as its history.
+  std::vector<protocol::AgentMessage> messages;
   std::vector<std::string> warnings;    // what was skipped, with line numbers
   /// restore_session(entries), when the loader computed it already (off the event loop).
   std::optional<RestoredSession> restored;
@@ -121,8 +84,9 @@ std::variant<LoadedSession, std::string> parse_session_file(
 /// parse_session_file a line at a time, for a loader that reads the file in pieces.
 class SessionFileParser {
  public:
+  /// `size_hint`: the file's size, for reserving room for its messages at once.
   explicit SessionFileParser(const std::atomic<bool>* cancelled = nullptr,
-                             bool keep_messages = true);
+                             bool keep_messages = true, std::size_t size_hint = 0);
   /// One line without its LF (`complete`: it had one; only the file's last line may not).
   /// False once the file cannot be used (or `cancelled`): further lines are not read.
   bool line(std::string_view line, bool complete);
