@@ -79,17 +79,35 @@ class FastParser {
     return true;
   }
 
+  // The members of an object or the items of an array (`item` reads one), separated by
+  // commas and ended by `close`; i_ is just past the opening bracket.
+  template <typename Item>
+  bool sequence(unsigned char close, Item item) {
+    skip_space();
+    if (at(close)) {
+      ++i_;
+      return true;
+    }
+    for (;;) {
+      if (!item()) return false;
+      skip_space();
+      if (at(',')) {
+        ++i_;
+        skip_space();
+        continue;
+      }
+      if (!at(close)) return false;
+      ++i_;
+      return true;
+    }
+  }
+
   bool object(Json& out, std::size_t depth) {
     if (depth > max_depth_) return false;
     ++i_;
     out = Json::object();
     auto& members = *out.get_ptr<Json::object_t*>();
-    skip_space();
-    if (at('}')) {
-      ++i_;
-      return true;
-    }
-    for (;;) {
+    return sequence('}', [&] {
       if (!at('"')) return false;
       std::string key;
       if (!string(key)) return false;
@@ -99,17 +117,8 @@ class FastParser {
       skip_space();
       // As nlohmann_json's ordered_json: a repeated key keeps its first place and its last value.
       Json& slot = members.emplace(std::move(key), Json()).first->second;
-      if (!value(slot, depth)) return false;
-      skip_space();
-      if (at(',')) {
-        ++i_;
-        skip_space();
-        continue;
-      }
-      if (!at('}')) return false;
-      ++i_;
-      return true;
-    }
+      return value(slot, depth);
+    });
   }
 
   bool array(Json& out, std::size_t depth) {
@@ -117,24 +126,10 @@ class FastParser {
     ++i_;
     out = Json::array();
     auto& items = *out.get_ptr<Json::array_t*>();
-    skip_space();
-    if (at(']')) {
-      ++i_;
-      return true;
-    }
-    for (;;) {
+    return sequence(']', [&] {
       items.emplace_back();
-      if (!value(items.back(), depth)) return false;
-      skip_space();
-      if (at(',')) {
-        ++i_;
-        skip_space();
-        continue;
-      }
-      if (!at(']')) return false;
-      ++i_;
-      return true;
-    }
+      return value(items.back(), depth);
+    });
   }
 
   bool string(std::string& out) {
