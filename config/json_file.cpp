@@ -45,8 +45,8 @@ FileRead read_regular_file_in_pieces(const fs::path& path, std::size_t max_bytes
   } else {
     // Read to the end, not to the size seen: the file may grow meanwhile, but never past the
     // limit. One buffer, reused: a large file is never held whole here.
-    const std::size_t size = std::min<std::size_t>(static_cast<std::size_t>(st.st_size) + 1,
-                                                   kReadPieceBytes);
+    const std::size_t size =
+        std::min<std::size_t>(static_cast<std::size_t>(st.st_size) + 1, kReadPieceBytes);
     const std::unique_ptr<char[]> buf(new char[size]);
     std::size_t total = 0;
     while (r.error.empty()) {

@@ -9,7 +9,6 @@
 
 namespace rebound::protocol {
 
-
 std::optional<std::size_t> find_invalid_utf8(std::string_view text) {
   const auto* s = reinterpret_cast<const unsigned char*>(text.data());
   const std::size_t n = text.size();

@@ -9,7 +9,7 @@ namespace rebound::protocol {
 // 0 with `prefix` set to the length of its longest valid beginning (at least 1: the maximal
 // invalid subsequence that one U+FFFD replaces).
 inline std::size_t utf8_sequence(const unsigned char* s, std::size_t n, std::size_t i,
-                          std::size_t& prefix) {
+                                 std::size_t& prefix) {
   const unsigned char c = s[i];
   prefix = 1;
   std::size_t len;
@@ -35,6 +35,5 @@ inline std::size_t utf8_sequence(const unsigned char* s, std::size_t n, std::siz
   prefix = k;
   return 0;
 }
-
 
 }  // namespace rebound::protocol

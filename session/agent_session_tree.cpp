@@ -114,21 +114,20 @@ void AgentSession::fork_into_copy(std::vector<Json> read, CopyEntries copy,
   auto leaf = recorder_->leaf_id();
   // A running tool batch ends first (its calls' abort results, the aborted turn, agent_end),
   // then the rest of the running work settles as new_session settles it (section 4.1 step 2).
-  after_batch_aborted(
-      [this, alive, count, leaf = std::move(leaf), entries, copy = std::move(copy),
-       done = std::move(done)] {
-        if (alive.expired()) return;
-        cancel_everything();
-        if (recorder_->entry_count() != count || recorder_->leaf_id() != leaf) {
-          auto all = recorder_->all_entries();
-          if (!all) return done(all.error());
-          *entries = std::move(*all);
-        }
-        auto copied = copy(std::move(*entries));
-        if (!copied) return done(copied.error());
-        take_up_copy(std::move(*copied));
-        done(ok());
-      });
+  after_batch_aborted([this, alive, count, leaf = std::move(leaf), entries, copy = std::move(copy),
+                       done = std::move(done)] {
+    if (alive.expired()) return;
+    cancel_everything();
+    if (recorder_->entry_count() != count || recorder_->leaf_id() != leaf) {
+      auto all = recorder_->all_entries();
+      if (!all) return done(all.error());
+      *entries = std::move(*all);
+    }
+    auto copied = copy(std::move(*entries));
+    if (!copied) return done(copied.error());
+    take_up_copy(std::move(*copied));
+    done(ok());
+  });
 }
 
 void AgentSession::take_up_copy(std::vector<Json> copied) {

@@ -67,7 +67,7 @@ struct LoadedSession {
   /// The messages of slim message entries (parse_session_file without keep_messages), in file
   /// order: for a linear file, the restore takes the whole vector as its history.
   std::vector<protocol::AgentMessage> messages;
-  std::vector<std::string> warnings;    // what was skipped, with line numbers
+  std::vector<std::string> warnings;  // what was skipped, with line numbers
   /// restore_session(entries), when the loader computed it already (off the event loop).
   std::optional<RestoredSession> restored;
 };

@@ -38,8 +38,7 @@ class SessionStorage {
   /// storage that can keeps only ids, types and line places of the message entries then.
   virtual std::variant<LoadedSession, std::string> load_restored(const std::string& path) {
     auto loaded = load(path);
-    if (auto* s = std::get_if<LoadedSession>(&loaded))
-      s->restored = restore_session_releasing(*s);
+    if (auto* s = std::get_if<LoadedSession>(&loaded)) s->restored = restore_session_releasing(*s);
     return loaded;
   }
   /// load_restored() with its result handed to `done` on the event loop; a storage that can,

@@ -122,9 +122,10 @@ TEST_CASE("a file read in pieces loads as its whole text parses: lines across pi
   for (int i = 0; i < 400; ++i) {
     const std::size_t size = i == 200 ? config::kReadPieceBytes + 1234 : 3000 + 97 * i;
     const std::string id = "e" + std::to_string(i);
-    text += R"({"type":"message","id":")" + id + R"(","parentId":)" + parent +
-            R"(,"timestamp":"2026-11-30T08:00:00.000Z","message":{"role":"user","content":[{"type":"text","text":")" +
-            std::string(size, static_cast<char>('a' + i % 26)) + R"("}],"timestamp":1}})" + "\n";
+    text +=
+        R"({"type":"message","id":")" + id + R"(","parentId":)" + parent +
+        R"(,"timestamp":"2026-11-30T08:00:00.000Z","message":{"role":"user","content":[{"type":"text","text":")" +
+        std::string(size, static_cast<char>('a' + i % 26)) + R"("}],"timestamp":1}})" + "\n";
     if (i == 7) text += "   \n";  // a blank line is skipped
     parent = "\"" + id + "\"";
   }

@@ -13,7 +13,9 @@ using rebound::protocol::parse_json_fast;
 namespace {
 
 // The value nlohmann_json builds, with its exact dump (which tells 1 from 1.0).
-std::string careful(const std::string& text) { return Json::parse(text).dump(); }
+std::string careful(const std::string& text) {
+  return Json::parse(text).dump();
+}
 
 }  // namespace
 
@@ -44,16 +46,34 @@ TEST_CASE("the fast JSON parser builds nlohmann_json's value for well-formed tex
 
 TEST_CASE("the fast JSON parser declines what it leaves to the careful path") {
   for (const std::string& text : {
-           std::string(""), std::string("   "), std::string("{"), std::string("[1,]"),
-           std::string("{\"a\":1,}"), std::string("01"), std::string("-"), std::string("1."),
-           std::string("1e"), std::string("tru"), std::string("nul"), std::string("[1] x"),
-           std::string("\"a\nb\""), std::string("\"\\x\""), std::string("\"\\u12G4\""),
-           std::string("\"\\ud800\""), std::string("\"\\udc00\""), std::string("\"\\ud800\\u0041\""),
-           std::string("\"\xFF\""), std::string("\"\xC0\xAF\""), std::string("\"\xED\xA0\x80\""),
-           std::string("\xEF\xBB\xBF{}"),       // a byte-order mark: nlohmann_json's own rule
+           std::string(""),
+           std::string("   "),
+           std::string("{"),
+           std::string("[1,]"),
+           std::string("{\"a\":1,}"),
+           std::string("01"),
+           std::string("-"),
+           std::string("1."),
+           std::string("1e"),
+           std::string("tru"),
+           std::string("nul"),
+           std::string("[1] x"),
+           std::string("\"a\nb\""),
+           std::string("\"\\x\""),
+           std::string("\"\\u12G4\""),
+           std::string("\"\\ud800\""),
+           std::string("\"\\udc00\""),
+           std::string("\"\\ud800\\u0041\""),
+           std::string("\"\xFF\""),
+           std::string("\"\xC0\xAF\""),
+           std::string("\"\xED\xA0\x80\""),
+           std::string("\xEF\xBB\xBF{}"),        // a byte-order mark: nlohmann_json's own rule
            std::string("18446744073709551616"),  // past 64 bits: nlohmann_json makes a double
-           std::string("-9223372036854775809"), std::string("1e400"),
-           std::string("{\"a\":1}\0", 8), std::string("'a'"), std::string("{a:1}"),
+           std::string("-9223372036854775809"),
+           std::string("1e400"),
+           std::string("{\"a\":1}\0", 8),
+           std::string("'a'"),
+           std::string("{a:1}"),
        }) {
     CAPTURE(text);
     CHECK_FALSE(parse_json_fast(text, kMaxJsonDepth));
@@ -75,7 +95,8 @@ TEST_CASE("parse_json_line gives the same answers with the fast path in front") 
   CHECK_FALSE(bad.value);
   CHECK(bad.what == "invalid UTF-8");
   const std::string deep(kMaxJsonDepth + 1, '[');
-  const auto nested = rebound::protocol::parse_json_line(deep + std::string(kMaxJsonDepth + 1, ']'));
+  const auto nested =
+      rebound::protocol::parse_json_line(deep + std::string(kMaxJsonDepth + 1, ']'));
   CHECK_FALSE(nested.value);
   CHECK(nested.what == "nesting deeper than 512 levels");
   const auto broken = rebound::protocol::parse_json_line("{\"a\":}");
