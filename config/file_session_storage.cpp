@@ -6,10 +6,13 @@
 #include <vector>
 
 #include <fcntl.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include <cerrno>
+#include <climits>
 #include <cstring>
 
 #include "config/json_file.h"
@@ -25,6 +28,45 @@ std::string errno_text() {
   return std::strerror(errno);
 }
 
+// Memory for a file read back: mapped with its pages populated in one call, since a fault per
+// page of a fresh buffer cost more than reading the file (docs/benchmarks.md, the fork).
+class PopulatedBytes final : public session::FileBytes, public ReadTarget {
+ public:
+  PopulatedBytes(std::size_t capacity, std::uint64_t fingerprint_bytes)
+      : capacity_(capacity), fingerprint_bytes_(fingerprint_bytes) {
+    void* p = ::mmap(nullptr, capacity_, PROT_READ | PROT_WRITE,
+                     MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
+    data_ = p == MAP_FAILED ? nullptr : static_cast<char*>(p);
+  }
+  ~PopulatedBytes() override {
+    if (data_) ::munmap(data_, capacity_);
+  }
+  PopulatedBytes(const PopulatedBytes&) = delete;
+  PopulatedBytes& operator=(const PopulatedBytes&) = delete;
+
+  bool mapped() const { return data_ != nullptr; }
+  /// Filled to the last byte: the file may have had more.
+  bool full() const { return size_ == capacity_; }
+  // Pieces small enough to be in the cache still when the fingerprint reads them.
+  std::pair<char*, std::size_t> room(std::size_t) override {
+    return {data_ + size_, std::min<std::size_t>(capacity_ - size_, 256u << 10)};
+  }
+  void filled(std::size_t n) override {
+    if (size_ < fingerprint_bytes_) {
+      const std::size_t take = std::min<std::uint64_t>(n, fingerprint_bytes_ - size_);
+      fingerprint.add(std::string_view(data_ + size_, take));
+    }
+    size_ += n;
+  }
+  std::string_view view() const override { return {data_, size_}; }
+
+ private:
+  char* data_ = nullptr;
+  std::size_t capacity_ = 0;
+  std::uint64_t fingerprint_bytes_ = 0;
+  std::size_t size_ = 0;
+};
+
 class FileSink : public session::SessionFileSink {
  public:
   FileSink(int fd, off_t size) : fd_(fd), size_(size) {}
@@ -32,12 +74,22 @@ class FileSink : public session::SessionFileSink {
   FileSink(const FileSink&) = delete;
   FileSink& operator=(const FileSink&) = delete;
 
-  bool append(std::string_view lines) override {
+  bool append(std::string_view lines) override { return append_parts({lines}); }
+
+  bool append_parts(const std::vector<std::string_view>& parts) override {
+    if (parts.size() > IOV_MAX) return SessionFileSink::append_parts(parts);  // one buffer
+    std::vector<iovec> iov;
+    iov.reserve(parts.size());
+    std::size_t total = 0;
+    for (auto p : parts) {
+      iov.push_back({const_cast<char*>(p.data()), p.size()});
+      total += p.size();
+    }
     ssize_t n;
     do {
-      n = ::write(fd_, lines.data(), lines.size());
+      n = ::writev(fd_, iov.data(), static_cast<int>(iov.size()));
     } while (n < 0 && errno == EINTR);
-    if (n == static_cast<ssize_t>(lines.size())) {
+    if (n == static_cast<ssize_t>(total)) {
       size_ += n;
       return true;
     }
@@ -235,6 +287,19 @@ std::variant<session::LoadedSession, std::string> FileSessionStorage::load(
 std::variant<session::LoadedSession, std::string> FileSessionStorage::load_restored(
     const std::string& path) {
   return load_file(path, nullptr, true);
+}
+
+std::shared_ptr<const session::FileBytes> FileSessionStorage::read_back(
+    const std::string& path, std::uint64_t fingerprint_bytes) {
+  std::error_code size_error;
+  const auto size = fs::file_size(path, size_error);
+  if (size_error || size > kMaxSessionFileBytes) return nullptr;
+  auto bytes = std::make_shared<PopulatedBytes>(static_cast<std::size_t>(size) + (64u << 10),
+                                                fingerprint_bytes);
+  if (!bytes->mapped()) return nullptr;
+  const FileRead file = read_regular_file_into(path, kMaxSessionFileBytes, *bytes);
+  if (file.status != FileReadStatus::ok || bytes->full()) return nullptr;  // it grew too much
+  return bytes;
 }
 
 void FileSessionStorage::cancel_loads() {

@@ -48,6 +48,11 @@ class FileSessionStorage : public session::SessionStorage {
   /// On a thread of its own (with a scheduler): read, parse and restore, then `done` posted.
   void load_async(const std::string& path, LoadDone done) override;
   void cancel_loads() override;
+  /// Read into memory mapped and populated at once (no fault per page), a piece at a time with
+  /// the fingerprint taken of each piece while it is in the cache; null when the file cannot
+  /// be read or grows past its size and 64 KiB while being read.
+  std::shared_ptr<const session::FileBytes> read_back(const std::string& path,
+                                                      std::uint64_t fingerprint_bytes) override;
   std::unique_ptr<session::SessionFileSink> open_for_append(const std::string& path,
                                                             std::string& error) override;
 

@@ -16,8 +16,7 @@ namespace rebound::config {
 
 namespace fs = std::filesystem;
 
-FileRead read_regular_file_in_pieces(const fs::path& path, std::size_t max_bytes,
-                                     const std::function<bool(std::string_view)>& take) {
+FileRead read_regular_file_into(const fs::path& path, std::size_t max_bytes, ReadTarget& target) {
   FileRead r;
   const int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
   if (fd < 0) {
@@ -44,13 +43,15 @@ FileRead read_regular_file_in_pieces(const fs::path& path, std::size_t max_bytes
     refuse(too_large);
   } else {
     // Read to the end, not to the size seen: the file may grow meanwhile, but never past the
-    // limit. One buffer, reused: a large file is never held whole here.
-    const std::size_t size =
-        std::min<std::size_t>(static_cast<std::size_t>(st.st_size) + 1, kReadPieceBytes);
-    const std::unique_ptr<char[]> buf(new char[size]);
+    // limit.
     std::size_t total = 0;
     while (r.error.empty()) {
-      const ssize_t n = ::read(fd, buf.get(), size);
+      const auto [at, room] = target.room(static_cast<std::size_t>(st.st_size));
+      if (room == 0) {
+        r.status = FileReadStatus::ok;  // the reader has what it wanted
+        break;
+      }
+      const ssize_t n = ::read(fd, at, room);
       if (n < 0 && errno == EINTR) continue;
       if (n < 0) {
         r.error = std::strerror(errno);
@@ -61,15 +62,37 @@ FileRead read_regular_file_in_pieces(const fs::path& path, std::size_t max_bytes
         refuse(too_large);
       } else {
         total += static_cast<std::size_t>(n);
-        if (!take(std::string_view(buf.get(), static_cast<std::size_t>(n)))) {
-          r.status = FileReadStatus::ok;  // the reader has what it wanted
-          break;
-        }
+        target.filled(static_cast<std::size_t>(n));
       }
     }
   }
   ::close(fd);
   return r;
+}
+
+FileRead read_regular_file_in_pieces(const fs::path& path, std::size_t max_bytes,
+                                     const std::function<bool(std::string_view)>& take) {
+  // One buffer, reused: a large file is never held whole here.
+  class Pieces final : public ReadTarget {
+   public:
+    explicit Pieces(const std::function<bool(std::string_view)>& take) : take_(take) {}
+    std::pair<char*, std::size_t> room(std::size_t file_size) override {
+      if (stop_) return {nullptr, 0};
+      if (!buf_) {
+        size_ = std::min<std::size_t>(file_size + 1, kReadPieceBytes);
+        buf_.reset(new char[size_]);
+      }
+      return {buf_.get(), size_};
+    }
+    void filled(std::size_t n) override { stop_ = !take_(std::string_view(buf_.get(), n)); }
+
+   private:
+    const std::function<bool(std::string_view)>& take_;
+    std::unique_ptr<char[]> buf_;
+    std::size_t size_ = 0;
+    bool stop_ = false;
+  } pieces(take);
+  return read_regular_file_into(path, max_bytes, pieces);
 }
 
 FileRead read_regular_file(const fs::path& path, std::size_t max_bytes) {

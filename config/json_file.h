@@ -51,6 +51,20 @@ inline constexpr std::size_t kReadPieceBytes = 1u << 20;
 FileRead read_regular_file_in_pieces(const std::filesystem::path& path, std::size_t max_bytes,
                                      const std::function<bool(std::string_view)>& take);
 
+/// Where read_regular_file_into puts a file's bytes, read straight into it (no copy).
+class ReadTarget {
+ public:
+  virtual ~ReadTarget() = default;
+  /// Room for the next read, given the size the file had when opened: empty to stop (ok).
+  virtual std::pair<char*, std::size_t> room(std::size_t file_size) = 0;
+  /// `n` bytes landed in the last room.
+  virtual void filled(std::size_t n) = 0;
+};
+
+/// read_regular_file with the same refusals, each read landing in `target`'s room.
+FileRead read_regular_file_into(const std::filesystem::path& path, std::size_t max_bytes,
+                                ReadTarget& target);
+
 /// Reads a file that must hold a JSON object. A malformed file's error names the line and
 /// column only (the file may hold API keys), e.g. "invalid JSON at line 3, column 7".
 JsonFileRead read_json_file(const std::filesystem::path& path);

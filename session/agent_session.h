@@ -395,13 +395,20 @@ class AgentSession {
   /// Runs `next` once no tool batch runs: at once, or after aborting the batch.
   void after_batch_aborted(Completion next);
   void take_up_switched(const std::string& path, LoadedSession session);
-  /// Settles, then makes `copy` of the current entries the new session's (sessions.md
-  /// section 4): `read`, the entries as they were, unless settling appended one (read again).
-  using CopyEntries =
-      std::function<Result<std::vector<protocol::Json>>(std::vector<protocol::Json>)>;
-  void fork_into_copy(std::vector<protocol::Json> read, CopyEntries copy,
+  /// Settles, then makes the chain to the entry `point` picks (none: nothing) the new
+  /// session's (sessions.md section 4). `text`: the session file as read to validate (entries
+  /// appended while settling are held in memory, so it is not read again).
+  using CopyPoint = std::function<Result<std::optional<std::size_t>>(const EntryTree&)>;
+  void fork_into_copy(std::shared_ptr<const FileBytes> text, CopyPoint point,
                       std::function<void(Status)> done);
-  void take_up_copy(std::vector<protocol::Json> copied);
+  /// What the copy's context and counts are when the live session's give them (live_copy).
+  struct LiveCopy {
+    std::vector<bool> keep;  // which messages of context_ it keeps
+    MessageStats stats;
+  };
+  std::optional<LiveCopy> live_copy(const EntryTree& tree,
+                                    const std::vector<std::size_t>& kept) const;
+  void take_up_copy(const EntryTree& tree, const std::vector<std::size_t>& kept);
   /// queue_update (sessions.md section 8) with the queues as they are now.
   void emit_queue_update();
   /// A message naming a template or skill, expanded in place (sessions.md 9.3, 10.4).

@@ -3,8 +3,11 @@
 
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
+#include <deque>
 #include <filesystem>
 #include <nlohmann/json.hpp>
+#include <unordered_set>
 
 #include "protocol/json_access.h"
 #include "session/agent_run.h"
@@ -13,6 +16,7 @@
 
 namespace rebound::session {
 
+using protocol::AgentMessage;
 using protocol::Json;
 
 namespace {
@@ -27,6 +31,16 @@ bool path_has_message(const std::vector<Json>& entries, const std::vector<std::s
   return false;
 }
 
+bool is_message_kind(EntryKind kind) {
+  return kind == EntryKind::user_message || kind == EntryKind::assistant_message ||
+         kind == EntryKind::other_message;
+}
+
+bool path_has_message(const EntryTree& tree, const std::vector<std::size_t>& path) {
+  return std::any_of(path.begin(), path.end(),
+                     [&](std::size_t i) { return is_message_kind(tree.nodes[i].kind); });
+}
+
 std::vector<Json> take_path(std::vector<Json>& entries, const std::vector<std::size_t>& path) {
   std::vector<Json> out;
   out.reserve(path.size());
@@ -35,16 +49,33 @@ std::vector<Json> take_path(std::vector<Json>& entries, const std::vector<std::s
   return out;
 }
 
+// The last entry of `path` of `kind`, as JSON (null when there is none).
+Json last_of_kind(const EntryTree& tree, const std::vector<std::size_t>& path, EntryKind kind) {
+  for (auto it = path.rbegin(); it != path.rend(); ++it) {
+    if (tree.nodes[*it].kind == kind) return tree.entry(*it);
+  }
+  return Json();
+}
+
+std::optional<AgentMessage> message_of(const EntryTree& tree, std::size_t i) {
+  return protocol::message_from_json(protocol::get_value(tree.entry(i), "message"));
+}
+
+bool ended_in_error(const AgentMessage& m) {
+  return m.is_assistant() && m.stop_reason == protocol::StopReason::error;
+}
+
 }  // namespace
 
 Result<std::vector<ForkMessage>> AgentSession::fork_messages() const {
-  auto all = recorder_->all_entries();
-  if (!all) return all.error();
+  auto tree = recorder_->tree();
+  if (!tree) return tree.error();
   std::vector<ForkMessage> out;
-  for (std::size_t i : active_path(*all)) {
-    auto text = user_entry_text((*all)[i]);
-    if (!text || text->empty()) continue;  // not a user message, or images only
-    out.push_back({protocol::get_string((*all)[i], "id"), std::move(*text)});
+  for (std::size_t i : tree->active_path()) {
+    if (tree->nodes[i].kind != EntryKind::user_message) continue;
+    auto text = user_entry_text(tree->entry(i));
+    if (!text || text->empty()) continue;  // images only
+    out.push_back({std::string(tree->nodes[i].id), std::move(*text)});
   }
   return out;
 }
@@ -68,21 +99,18 @@ Result<EntriesPage> AgentSession::entries(const std::optional<std::string>& sinc
 void AgentSession::fork(const std::string& entry_id,
                         std::function<void(Result<std::string>)> done) {
   // Validated before anything settles (section 4.1 step 1).
-  auto all = recorder_->all_entries();
-  if (!all) return done(all.error());
-  const auto at = find_entry(*all, entry_id);
-  auto text = at ? user_entry_text((*all)[*at]) : std::nullopt;
+  auto tree = recorder_->tree();
+  if (!tree) return done(tree.error());
+  const auto at = tree->find(entry_id);
+  auto text = at ? user_entry_text(tree->entry(*at)) : std::nullopt;
   if (!text) return done(Error{ErrorKind::failed, kInvalidForkEntry});
-  auto copy = [entry_id](std::vector<Json> entries) -> Result<std::vector<Json>> {
-    const auto selected = find_entry(entries, entry_id);
+  // The copy ends at the selected message's parent (nothing when it has none on file).
+  auto point = [entry_id](const EntryTree& t) -> Result<std::optional<std::size_t>> {
+    const auto selected = t.find(entry_id);
     if (!selected) return Error{ErrorKind::failed, kInvalidForkEntry};
-    const Json& parent = protocol::get_value(entries[*selected], "parentId");
-    if (!parent.is_string()) return std::vector<Json>{};
-    const auto p = find_entry(entries, parent.get_ref<const std::string&>());
-    if (!p) return std::vector<Json>{};
-    return take_path(entries, chain_to(entries, *p));
+    return t.nodes[*selected].parent;
   };
-  fork_into_copy(std::move(*all), std::move(copy),
+  fork_into_copy(std::move(tree->text), std::move(point),
                  [done = std::move(done), text = std::move(*text)](Status s) {
                    if (!s) return done(s.error());
                    done(text);
@@ -90,56 +118,180 @@ void AgentSession::fork(const std::string& entry_id,
 }
 
 void AgentSession::clone(std::function<void(Status)> done) {
-  auto all = recorder_->all_entries();
-  if (!all) return done(all.error());
-  if (!path_has_message(*all, active_path(*all))) {
+  auto tree = recorder_->tree();
+  if (!tree) return done(tree.error());
+  if (!path_has_message(*tree, tree->active_path())) {
     return done(Error{ErrorKind::failed, kNothingToClone});
   }
-  fork_into_copy(
-      std::move(*all),
-      [](std::vector<Json> entries) -> Result<std::vector<Json>> {
-        const auto path = active_path(entries);
-        return take_path(entries, path);
-      },
-      std::move(done));
+  auto leaf = [](const EntryTree& t) -> Result<std::optional<std::size_t>> {
+    if (t.nodes.empty()) return std::optional<std::size_t>();
+    return std::optional<std::size_t>(t.nodes.size() - 1);
+  };
+  fork_into_copy(std::move(tree->text), std::move(leaf), std::move(done));
 }
 
-void AgentSession::fork_into_copy(std::vector<Json> read, CopyEntries copy,
+void AgentSession::fork_into_copy(std::shared_ptr<const FileBytes> text, CopyPoint point,
                                   std::function<void(Status)> done) {
   std::weak_ptr<bool> alive = alive_;
-  // The entries read to validate are the ones to copy unless settling appends one (an aborted
-  // answer): then the file is read again (one read of the file instead of two otherwise).
-  auto entries = std::make_shared<std::vector<Json>>(std::move(read));
-  const auto count = recorder_->entry_count();
-  auto leaf = recorder_->leaf_id();
   // A running tool batch ends first (its calls' abort results, the aborted turn, agent_end),
   // then the rest of the running work settles as new_session settles it (section 4.1 step 2).
-  after_batch_aborted([this, alive, count, leaf = std::move(leaf), entries, copy = std::move(copy),
-                       done = std::move(done)] {
+  // The file was read once to validate: entries appended while settling are held in memory.
+  after_batch_aborted([this, alive, text = std::move(text), point = std::move(point),
+                       done = std::move(done)]() mutable {
     if (alive.expired()) return;
     cancel_everything();
-    if (recorder_->entry_count() != count || recorder_->leaf_id() != leaf) {
-      auto all = recorder_->all_entries();
-      if (!all) return done(all.error());
-      *entries = std::move(*all);
-    }
-    auto copied = copy(std::move(*entries));
-    if (!copied) return done(copied.error());
-    take_up_copy(std::move(*copied));
+    auto tree = recorder_->tree(std::move(text));
+    if (!tree) return done(tree.error());
+    auto at = point(*tree);
+    if (!at) return done(at.error());
+    take_up_copy(*tree, *at ? tree->chain_to(**at) : std::vector<std::size_t>());
     done(ok());
   });
 }
 
-void AgentSession::take_up_copy(std::vector<Json> copied) {
+std::optional<AgentSession::LiveCopy> AgentSession::live_copy(
+    const EntryTree& tree, const std::vector<std::size_t>& kept) const {
+  // The copy's context and counts are the live session's, less what comes after the fork
+  // point, when that is what restoring the copied entries would give: the copy is the start of
+  // the active path, no compaction is on that path, and the part left out is no longer than
+  // the part kept (its messages are read to take their counts off).
+  const auto active = tree.active_path();
+  if (kept.size() > active.size() || !std::equal(kept.begin(), kept.end(), active.begin()) ||
+      active.size() - kept.size() > kept.size()) {
+    return std::nullopt;
+  }
+  LiveCopy out;
+  out.stats = stats_;
+  MessageStats dropped;
+  std::unordered_set<std::string_view> dropped_ids;
+  for (std::size_t k = 0; k < active.size(); ++k) {
+    const auto& node = tree.nodes[active[k]];
+    if (node.kind == EntryKind::compaction) return std::nullopt;
+    if (k < kept.size()) continue;
+    if (node.kind == EntryKind::custom_message) return std::nullopt;
+    if (!is_message_kind(node.kind)) continue;
+    auto m = message_of(tree, active[k]);
+    if (!m) return std::nullopt;
+    dropped.add(*m);
+    dropped_ids.insert(node.id);
+  }
+  // What restore_session keeps of the copy's messages, beside the live context less the part
+  // left out: the same messages in the same order, or the restore decides.
+  out.keep.assign(context_.size(), false);
+  std::size_t c = 0;  // the next message of the context
+  auto next_kept = [&] {
+    while (c < context_.size() && dropped_ids.count(context_[c].entry_id))
+      ++c;
+  };
+  std::vector<std::size_t> messages;
+  for (std::size_t i : kept) {
+    const EntryKind kind = tree.nodes[i].kind;
+    if (is_message_kind(kind) || kind == EntryKind::custom_message) messages.push_back(i);
+  }
+  for (std::size_t k = 0; k < messages.size(); ++k) {
+    const bool retried =
+        k + 1 < messages.size() && tree.nodes[messages[k + 1]].kind == EntryKind::assistant_message;
+    const auto restored_keeps = [&](const AgentMessage& m) {
+      return !ended_in_error(m) || (!m.content.empty() && !retried);
+    };
+    next_kept();
+    const auto& node = tree.nodes[messages[k]];
+    if (c < context_.size() && context_[c].entry_id == node.id) {
+      if (!restored_keeps(context_[c])) return std::nullopt;
+      out.keep[c++] = true;
+      continue;
+    }
+    // Not in the live context: a failed attempt the restore must leave out too.
+    if (node.kind != EntryKind::assistant_message) return std::nullopt;
+    auto m = message_of(tree, messages[k]);
+    if (!m || restored_keeps(*m)) return std::nullopt;
+  }
+  next_kept();
+  if (c != context_.size()) return std::nullopt;  // a message of the context not on the path
+  auto& s = out.stats;
+  s.user_messages -= dropped.user_messages;
+  s.assistant_messages -= dropped.assistant_messages;
+  s.tool_calls -= dropped.tool_calls;
+  s.tool_results -= dropped.tool_results;
+  s.total_messages -= dropped.total_messages;
+  s.tokens.input -= dropped.tokens.input;
+  s.tokens.output -= dropped.tokens.output;
+  s.tokens.cache_read -= dropped.tokens.cache_read;
+  s.tokens.cache_write -= dropped.tokens.cache_write;
+  s.tokens.total_tokens -= dropped.tokens.total_tokens;
+  s.tokens.cost_total = std::max(0.0, s.tokens.cost_total - dropped.tokens.cost_total);
+  return out;
+}
+
+void AgentSession::take_up_copy(const EntryTree& tree, const std::vector<std::size_t>& kept) {
+  std::optional<LiveCopy> live = live_copy(tree, kept);
+  const bool has_assistant = std::any_of(kept.begin(), kept.end(), [&](std::size_t i) {
+    return tree.nodes[i].kind == EntryKind::assistant_message;
+  });
+  // The copied entries' lines (each file entry's line as read, adjacent ones as one part), when
+  // the copy is written at once: it holds an assistant message (else it waits in memory as a
+  // new session does).
+  std::vector<std::string_view> lines;
+  std::deque<std::string> serialised;  // the lines of entries held as JSON
+  std::vector<SessionRecorder::FileEntry> places;
+  if (has_assistant) {
+    places.reserve(kept.size());
+    std::uint64_t at = 0;
+    for (std::size_t k = 0; k < kept.size(); ++k) {
+      std::string held;
+      std::string_view line = tree.line_of(kept[k], held);
+      if (!held.empty()) line = serialised.emplace_back(std::move(held));
+      if (!lines.empty() && lines.back().data() + lines.back().size() == line.data()) {
+        lines.back() = {lines.back().data(), lines.back().size() + line.size()};
+      } else {
+        lines.push_back(line);
+      }
+      places.push_back(
+          {std::string(tree.nodes[kept[k]].id),
+           static_cast<std::int32_t>(k) - 1,
+           {at, static_cast<std::uint32_t>(line.size() - 1), tree.nodes[kept[k]].kind}});
+      at += line.size();
+    }
+  }
+  std::vector<Json> copied;  // as JSON, where the lines are not written at once
+  auto as_json = [&] {
+    copied.reserve(kept.size());
+    for (std::size_t i : kept)
+      copied.push_back(tree.entry(i));
+  };
+  const Json model = last_of_kind(tree, kept, EntryKind::model_change);
+  std::optional<protocol::ThinkingLevel> copied_level;  // the last one that reads, as restored
+  for (auto it = kept.rbegin(); it != kept.rend() && !copied_level; ++it) {
+    if (tree.nodes[*it].kind != EntryKind::thinking_level_change) continue;
+    copied_level = protocol::thinking_level_from_string(
+        protocol::get_string(tree.entry(*it), "thinkingLevel"));
+  }
+  std::optional<std::string> name;
+  if (const Json info = last_of_kind(tree, kept, EntryKind::session_info); !info.is_null()) {
+    if (auto n = protocol::get_string(info, "name"); !n.empty()) name = std::move(n);
+  }
+
   end_session_hooks("fork");  // the old session's, with its id
   // parentSession names the file the command copied from, when there is one on disk.
   const std::optional<std::string> source = recorder_->on_disk() ? recorder_->path() : std::nullopt;
   const std::int64_t now = deps_.scheduler.now_epoch_ms();
   session_id_ = new_session_id();
   prompt_id_.reset();
-  RestoredSession restored = restore_session(copied);
-  stats_ = restored.stats;
-  context_ = restored.take_context();
+  if (live) {
+    std::size_t n = 0;
+    for (std::size_t i = 0; i < context_.size(); ++i) {
+      if (!live->keep[i]) continue;
+      if (i != n) context_[n] = std::move(context_[i]);
+      ++n;
+    }
+    context_.resize(n);
+    stats_ = live->stats;
+  } else {
+    as_json();
+    RestoredSession restored = restore_session(copied);
+    stats_ = restored.stats;
+    context_ = restored.take_context();
+  }
   // The new file goes beside the one it was copied from (section 4.2).
   std::optional<std::string> path = deps_.storage.new_session_path(session_id_, now);
   if (path && source) {
@@ -147,15 +299,27 @@ void AgentSession::take_up_copy(std::vector<Json> copied) {
                .string();
   }
   SessionHeader header{session_id_, iso_timestamp(now), deps_.storage.cwd(), source};
-  recorder_ = std::make_unique<SessionRecorder>(
-      deps_.storage, [this] { return deps_.scheduler.now_epoch_ms(); }, std::move(header),
-      std::move(path));
-  recorder_->adopt(std::move(copied));
-  // The model and level the session really has, where the copied path says otherwise.
-  if (restored.provider != model_.provider || restored.model_id != model_.id) {
+  auto clock = [this] { return deps_.scheduler.now_epoch_ms(); };
+  std::unique_ptr<SessionRecorder> written;
+  if (path && has_assistant) {
+    written = SessionRecorder::write_copy(deps_.storage, clock, header, *path, lines,
+                                          std::move(places), name);
+  }
+  if (written) {
+    recorder_ = std::move(written);
+  } else {
+    if (copied.empty()) as_json();
+    recorder_ =
+        std::make_unique<SessionRecorder>(deps_.storage, clock, std::move(header), std::move(path));
+    recorder_->adopt(std::move(copied));
+  }
+  // The model and level the session really has, where the copied path says otherwise (none on
+  // it counts as otherwise).
+  if (model.is_null() || protocol::get_string(model, "provider") != model_.provider ||
+      protocol::get_string(model, "modelId") != model_.id) {
     recorder_->append(model_change_entry(model_.provider, model_.id));
   }
-  if (restored.thinking_level != thinking_level_) {
+  if (copied_level != thinking_level_) {
     recorder_->append(thinking_level_change_entry(thinking_level_));
   }
   refresh_system_prompt();

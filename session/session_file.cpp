@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <cstring>
 #include <ctime>
 #include <map>
 #include <nlohmann/json.hpp>
@@ -63,7 +64,77 @@ bool is_error_message(const AgentMessage& m) {
   return m.is_assistant() && m.stop_reason == protocol::StopReason::error;
 }
 
+// One step of FileFingerprint's hash: a 64-bit word folded in by multiplication.
+std::uint64_t fold_word(std::uint64_t h, std::uint64_t word) {
+  h = (h ^ word) * 0x9E3779B97F4A7C15ull;
+  return h ^ (h >> 29);
+}
+
 }  // namespace
+
+EntryKind entry_kind(const Json& entry) {
+  const std::string type = protocol::get_string(entry, "type");
+  if (type == "message") {
+    const std::string role = protocol::get_string(protocol::get_value(entry, "message"), "role");
+    return role == "user"        ? EntryKind::user_message
+           : role == "assistant" ? EntryKind::assistant_message
+                                 : EntryKind::other_message;
+  }
+  if (type == "custom_message") return EntryKind::custom_message;
+  if (type == "compaction") return EntryKind::compaction;
+  if (type == "session_info") return EntryKind::session_info;
+  if (type == "model_change") return EntryKind::model_change;
+  if (type == "thinking_level_change") return EntryKind::thinking_level_change;
+  return EntryKind::other;
+}
+
+void FileFingerprint::fold_block(const char* block) {
+  for (std::size_t lane = 0; lane < 4; ++lane) {
+    std::uint64_t word = 0;
+    std::memcpy(&word, block + 8 * lane, 8);
+    const std::uint64_t h = (lanes_[lane] ^ word) * 0x9E3779B97F4A7C15ull;
+    lanes_[lane] = (h << 27) | (h >> 37);
+  }
+}
+
+void FileFingerprint::add(std::string_view data) {
+  std::size_t i = 0;
+  bytes_ += data.size();
+  if (carry_bytes_ > 0) {
+    const std::size_t take = std::min(kBlock - carry_bytes_, data.size());
+    std::memcpy(carry_ + carry_bytes_, data.data(), take);
+    carry_bytes_ += take;
+    i = take;
+    if (carry_bytes_ < kBlock) return;
+    fold_block(carry_);
+    carry_bytes_ = 0;
+  }
+  for (; i + kBlock <= data.size(); i += kBlock)
+    fold_block(data.data() + i);
+  std::memcpy(carry_, data.data() + i, data.size() - i);
+  carry_bytes_ = data.size() - i;
+}
+
+void FileFingerprint::add_line(std::string_view line) {
+  add(line);
+  add("\n");
+}
+
+std::uint64_t FileFingerprint::value() const {
+  std::uint64_t h = bytes_;
+  for (std::uint64_t lane : lanes_)
+    h = fold_word(h, lane);
+  for (std::size_t i = 0; i < carry_bytes_; i += 8) {
+    std::uint64_t word = 0;
+    std::memcpy(&word, carry_ + i, std::min<std::size_t>(8, carry_bytes_ - i));
+    h = fold_word(h, word);
+  }
+  return h;
+}
+
+bool FileFingerprint::matches(const FileFingerprint& read) const {
+  return complete && read.bytes_ == bytes_ && read.value() == value();
+}
 
 Json to_json(const SessionHeader& h) {
   Json j = Json::object();
@@ -158,6 +229,13 @@ SessionFileParser::SessionFileParser(const std::atomic<bool>* cancelled, bool ke
 bool SessionFileParser::line(std::string_view line, bool complete) {
   if (error_) return false;
   ++line_no_;
+  const std::uint64_t at = offset_;
+  offset_ += line.size() + (complete ? 1 : 0);
+  if (complete) {
+    out_.fingerprint.add_line(line);
+  } else {
+    out_.fingerprint.complete = false;
+  }
   if (cancelled_ && cancelled_->load(std::memory_order_relaxed)) {
     error_ = "cancelled";
     return false;
@@ -214,10 +292,16 @@ bool SessionFileParser::line(std::string_view line, bool complete) {
     slim_.push_back({out.entries.size(), std::move(j["id"].get_ref<std::string&>()),
                      parent.is_string() ? std::optional<std::string>(parent.get<std::string>())
                                         : std::nullopt});
+    const EntryKind kind = message->role == protocol::Role::user ? EntryKind::user_message
+                           : message->role == protocol::Role::assistant
+                               ? EntryKind::assistant_message
+                               : EntryKind::other_message;
+    out.lines.push_back({at, static_cast<std::uint32_t>(line.size()), kind});
     out.messages.push_back(std::move(*message));
     out.entries.emplace_back();
     return true;
   }
+  out.lines.push_back({at, static_cast<std::uint32_t>(line.size()), entry_kind(j)});
   out.entries.push_back(std::move(j));  // moved: a copy doubled the peak of a large file
   return true;
 }

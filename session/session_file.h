@@ -61,9 +61,57 @@ struct RestoredSession {
   std::vector<protocol::AgentMessage> take_context();
 };
 
+/// What an entry is, as far as the commands that copy a file's lines need to know (fork, clone).
+enum class EntryKind : std::uint8_t {
+  user_message,
+  assistant_message,
+  other_message,  // a message entry of another role
+  custom_message,
+  compaction,
+  session_info,
+  model_change,
+  thinking_level_change,
+  other,
+};
+EntryKind entry_kind(const protocol::Json& entry);
+
+/// Where an entry's line is in its file (the JSON text, without its LF).
+struct EntryLine {
+  std::uint64_t offset = 0;
+  std::uint32_t length = 0;
+  EntryKind kind = EntryKind::other;
+};
+
+/// What a file's first bytes were when it was read: a 64-bit hash of them, taken as they
+/// stream by. A later reader checks its copy against it before taking lines by their places.
+class FileFingerprint {
+ public:
+  /// Folds more bytes in.
+  void add(std::string_view bytes);
+  /// add() of a line and its LF.
+  void add_line(std::string_view line);
+  /// How many bytes were folded in.
+  std::uint64_t bytes() const { return bytes_; }
+  /// Whether `read` was taken of the same bytes (and every line read was whole).
+  bool matches(const FileFingerprint& read) const;
+
+  bool complete = true;  // every line read ended in LF (else places are not taken)
+
+ private:
+  static constexpr std::size_t kBlock = 32;  // four words, folded in four lanes side by side
+  void fold_block(const char* block);
+  std::uint64_t value() const;
+  std::uint64_t lanes_[4] = {1, 2, 3, 4};
+  std::uint64_t bytes_ = 0;
+  char carry_[kBlock] = {};  // the bytes of a block begun (carry_bytes_ of them)
+  std::size_t carry_bytes_ = 0;
+};
+
 struct LoadedSession {
   SessionHeader header;
   std::vector<protocol::Json> entries;  // the valid entry lines, in file order
+  std::vector<EntryLine> lines;         // where each of `entries` is in the file
+  FileFingerprint fingerprint;          // of every line read
   /// The messages of slim message entries (parse_session_file without keep_messages), in file
   /// order: for a linear file, the restore takes the whole vector as its history.
   std::vector<protocol::AgentMessage> messages;
@@ -98,6 +146,7 @@ class SessionFileParser {
   bool keep_messages_;
   bool have_header_ = false;
   std::size_t line_no_ = 0;
+  std::uint64_t offset_ = 0;  // where the next line begins
   std::optional<std::string> error_;
   LoadedSession out_;
   // Slim message entries, made at finish(): made line by line, their small allocations lay

@@ -4,6 +4,7 @@
 
 #include <nlohmann/json.hpp>
 #include <random>
+#include <unordered_map>
 
 #include "protocol/json_access.h"
 #include "protocol/json_line.h"
@@ -34,6 +35,107 @@ SessionRecorder::SessionRecorder(SessionStorage& storage, Clock now, std::string
   loaded_count_ = loaded.entries.size();
   // Slim message entries keep their ids and type, and session_info entries are whole.
   name_ = path_session_name(loaded.entries, active_path(loaded.entries));
+  if (loaded.lines.size() != loaded_count_ || !loaded.fingerprint.complete ||
+      ids_.size() != loaded_count_) {
+    return;  // fork and clone read the file's entries as JSON
+  }
+  file_entries_.reserve(loaded_count_);
+  for (std::size_t i = 0; i < loaded_count_; ++i)
+    file_entries_.push_back({loaded.entries[i]["id"].get<std::string>(), -1, loaded.lines[i]});
+  std::unordered_map<std::string_view, std::int32_t> by_id;  // the ids are unique here
+  by_id.reserve(loaded_count_);
+  for (std::size_t i = 0; i < loaded_count_; ++i)
+    by_id.emplace(file_entries_[i].id, static_cast<std::int32_t>(i));
+  for (std::size_t i = 0; i < loaded_count_; ++i) {
+    const Json& parent = protocol::get_value(loaded.entries[i], "parentId");
+    if (!parent.is_string()) continue;
+    if (const auto it = by_id.find(parent.get_ref<const std::string&>()); it != by_id.end())
+      file_entries_[i].parent = it->second;
+  }
+  fingerprint_ = loaded.fingerprint;
+}
+
+std::unique_ptr<SessionRecorder> SessionRecorder::write_copy(
+    SessionStorage& storage, Clock now, SessionHeader header, std::string path,
+    const std::vector<std::string_view>& lines, std::vector<FileEntry> entries,
+    std::optional<std::string> name) {
+  auto r = std::make_unique<SessionRecorder>(storage, std::move(now), std::move(header), path);
+  std::string error;
+  r->sink_ = storage.open_for_append(path, error);
+  if (!r->sink_) return nullptr;
+  const std::string head = protocol::to_line(to_json(r->header_));
+  std::vector<std::string_view> parts;
+  parts.reserve(lines.size() + 1);
+  parts.push_back(head);
+  parts.insert(parts.end(), lines.begin(), lines.end());
+  if (!r->sink_->append_parts(parts)) return nullptr;
+  for (auto part : parts)
+    r->fingerprint_.add(part);
+  r->header_pending_ = false;
+  r->on_disk_ = true;
+  r->name_ = std::move(name);
+  r->loaded_count_ = entries.size();
+  if (!entries.empty()) r->loaded_leaf_ = entries.back().id;
+  for (auto& e : entries) {
+    e.line.offset += head.size();
+    r->ids_.insert(e.id);
+  }
+  r->file_entries_ = std::move(entries);
+  return r;
+}
+
+Result<EntryTree> SessionRecorder::tree(std::shared_ptr<const FileBytes> text) const {
+  EntryTree t;
+  if (loaded_count_ > 0) {
+    bool by_place = path_ && file_entries_.size() == loaded_count_;
+    if (by_place && !text) text = storage_.read_back(*path_, fingerprint_.bytes());
+    by_place = by_place && text && fingerprint_.matches(text->fingerprint);
+    if (!by_place) {
+      // As JSON: the file's entries read again, then copies of the ones held.
+      auto all = all_entries();
+      if (!all) return all.error();
+      t.owned = std::move(*all);
+      std::vector<std::optional<std::string_view>> parents;
+      parents.reserve(t.owned.size());
+      t.nodes.reserve(t.owned.size());
+      for (const Json& e : t.owned) {
+        const Json& parent = protocol::get_value(e, "parentId");
+        parents.push_back(parent.is_string() ? std::optional<std::string_view>(
+                                                   parent.get_ref<const std::string&>())
+                                             : std::nullopt);
+        t.nodes.push_back({protocol::get_value(e, "id").get_ref<const std::string&>(),
+                           {},
+                           entry_kind(e),
+                           {},
+                           &e});
+      }
+      t.link_from(0, parents);
+      return t;
+    }
+    t.text = std::move(text);
+    const std::string_view bytes = t.text->view();
+    t.nodes.reserve(loaded_count_ + entries_.size());
+    for (const FileEntry& e : file_entries_) {
+      t.nodes.push_back({e.id,
+                         e.parent < 0
+                             ? std::nullopt
+                             : std::optional<std::size_t>(static_cast<std::size_t>(e.parent)),
+                         e.line.kind, bytes.substr(e.line.offset, e.line.length), nullptr});
+    }
+  }
+  const std::size_t first = t.nodes.size();
+  std::vector<std::optional<std::string_view>> parents;
+  parents.reserve(entries_.size());
+  for (const Json& e : entries_) {
+    const Json& parent = protocol::get_value(e, "parentId");
+    parents.push_back(parent.is_string()
+                          ? std::optional<std::string_view>(parent.get_ref<const std::string&>())
+                          : std::nullopt);
+    t.nodes.push_back(
+        {protocol::get_value(e, "id").get_ref<const std::string&>(), {}, entry_kind(e), {}, &e});
+  }
+  t.link_from(first, parents);
+  return t;
 }
 
 Result<std::vector<Json>> SessionRecorder::all_entries() const {

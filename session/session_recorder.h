@@ -19,6 +19,7 @@
 #include "session/error.h"
 #include "session/session_file.h"
 #include "session/session_storage.h"
+#include "session/session_tree.h"
 
 namespace rebound::session {
 
@@ -31,6 +32,23 @@ class SessionRecorder {
                   std::optional<std::string> path);
   /// A session resumed from `path`: its entries are on disk already.
   SessionRecorder(SessionStorage& storage, Clock now, std::string path, LoadedSession loaded);
+
+  /// A resumed or copied file's entry, held as its place in the file instead of its JSON.
+  struct FileEntry {
+    std::string id;
+    std::int32_t parent = -1;  // the index of its parent among the file's entries
+    EntryLine line;
+  };
+  /// A fork's or clone's copy (sessions.md section 4.2) written at once in one write: the
+  /// header, then `lines` (the copied entries' lines, each with its LF, as read; adjacent ones
+  /// may be one part), `entries` their places in them taken as one text. Null when the file
+  /// cannot be written: copy the entries as JSON then (adopt()), which keeps them in memory
+  /// until a write succeeds.
+  static std::unique_ptr<SessionRecorder> write_copy(SessionStorage& storage, Clock now,
+                                                     SessionHeader header, std::string path,
+                                                     const std::vector<std::string_view>& lines,
+                                                     std::vector<FileEntry> entries,
+                                                     std::optional<std::string> name);
 
   /// The file's path: where it is, or will be once written. None with --no-session.
   const std::optional<std::string>& path() const { return path_; }
@@ -46,6 +64,13 @@ class SessionRecorder {
   /// file's own entries are read from it again, then those this recorder appended. The error
   /// when the file cannot be read back.
   Result<std::vector<protocol::Json>> all_entries() const;
+  /// The session's entries for fork, clone and get_fork_messages: a resumed or copied file's
+  /// entries as their lines in `text` (the file read back when null), after checking that the
+  /// file still begins with the lines it had when read (else, and for a storage that cannot read
+  /// back, as JSON, as all_entries() reads them); the entries appended since, as JSON. The
+  /// tree points into this recorder: use it before anything is appended. The error when the
+  /// file cannot be read back.
+  Result<EntryTree> tree(std::shared_ptr<const FileBytes> text = nullptr) const;
   /// How many entries the session has.
   std::size_t entry_count() const { return loaded_count_ + entries_.size(); }
   /// The session's name: the last `session_info` entry's on the active path (sessions.md 5).
@@ -70,6 +95,10 @@ class SessionRecorder {
   std::set<std::string> ids_;
   std::string loaded_leaf_;       // a resumed file's last entry id
   std::size_t loaded_count_ = 0;  // a resumed file's entries (on disk, not held)
+  // Their places in the file (empty when they cannot be used: a storage that does not give
+  // them, a last line without LF, an id used twice), and what the file's lines were.
+  std::vector<FileEntry> file_entries_;
+  FileFingerprint fingerprint_;
   std::optional<std::string> name_;
   bool on_disk_ = false;         // the file exists with its header
   bool header_pending_ = false;  // a new file: the header goes first

@@ -10,10 +10,20 @@
 #include <string>
 #include <string_view>
 #include <variant>
+#include <vector>
 
 #include "session/session_file.h"
 
 namespace rebound::session {
+
+/// A file's bytes as read back (SessionStorage::read_back), held as the storage chose.
+class FileBytes {
+ public:
+  virtual ~FileBytes() = default;
+  virtual std::string_view view() const = 0;
+  /// Of the bytes read_back was asked to take it of (fewer if the file is shorter).
+  FileFingerprint fingerprint;
+};
 
 /// An open session file. Each append is one write of complete lines: it either lands whole or
 /// not at all (a failed write is cut back off), so a crash leaves at most a torn last line.
@@ -22,6 +32,17 @@ class SessionFileSink {
   virtual ~SessionFileSink() = default;
   /// Appends `lines` (each ending in LF) in a single write; false when it could not.
   virtual bool append(std::string_view lines) = 0;
+  /// append() of `parts` one after another (whole lines in all), still in a single write.
+  virtual bool append_parts(const std::vector<std::string_view>& parts) {
+    std::size_t size = 0;
+    for (auto p : parts)
+      size += p.size();
+    std::string lines;
+    lines.reserve(size);
+    for (auto p : parts)
+      lines.append(p);
+    return append(lines);
+  }
 };
 
 class SessionStorage {
@@ -45,6 +66,13 @@ class SessionStorage {
   /// does the work on another thread so the loop goes on. This one runs it at once.
   using LoadDone = std::function<void(std::variant<LoadedSession, std::string>)>;
   virtual void load_async(const std::string& path, LoadDone done) { done(load_restored(path)); }
+  /// A session file's bytes as they are now, for taking its entries by their lines' places
+  /// (LoadedSession::lines), with the fingerprint of the first `fingerprint_bytes`; null when
+  /// it cannot be read or the storage does not offer it.
+  virtual std::shared_ptr<const FileBytes> read_back(const std::string& /*path*/,
+                                                     std::uint64_t /*fingerprint_bytes*/) {
+    return nullptr;
+  }
   /// The loads running now end soon with an error ("cancelled"), still through their `done`.
   virtual void cancel_loads() {}
   /// Opens a file for appending, creating it and its directory. An existing file's torn last

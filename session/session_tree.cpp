@@ -5,6 +5,7 @@
 #include <unordered_map>
 
 #include "protocol/json_access.h"
+#include "protocol/json_line.h"
 
 namespace rebound::session {
 
@@ -128,6 +129,60 @@ std::string trim_unicode_space(std::string_view text) {
     if (!is_white_space(c)) end = at;
   }
   return std::string(text.substr(begin, end - begin));
+}
+
+std::optional<std::size_t> EntryTree::find(std::string_view id) const {
+  for (std::size_t i = 0; i < nodes.size(); ++i) {
+    if (nodes[i].id == id) return i;
+  }
+  return std::nullopt;
+}
+
+std::vector<std::size_t> EntryTree::chain_to(std::size_t leaf) const {
+  std::vector<std::size_t> path;
+  if (leaf >= nodes.size()) return path;
+  std::vector<bool> seen(nodes.size(), false);
+  for (std::optional<std::size_t> i = leaf; i && !seen[*i]; i = nodes[*i].parent) {
+    seen[*i] = true;
+    path.push_back(*i);
+  }
+  std::reverse(path.begin(), path.end());
+  return path;
+}
+
+std::vector<std::size_t> EntryTree::active_path() const {
+  if (nodes.empty()) return {};
+  return chain_to(nodes.size() - 1);
+}
+
+Json EntryTree::entry(std::size_t i) const {
+  const Node& n = nodes[i];
+  if (n.json) return *n.json;
+  auto parsed = protocol::parse_json_line(n.line);
+  return parsed.value ? std::move(*parsed.value) : Json();
+}
+
+std::string_view EntryTree::line_of(std::size_t i, std::string& held) const {
+  const Node& n = nodes[i];
+  if (n.json) {
+    held = protocol::to_line(*n.json);
+    return held;
+  }
+  return {n.line.data(), n.line.size() + 1};  // the file's lines were checked to end in LF
+}
+
+void EntryTree::link_from(std::size_t first,
+                          const std::vector<std::optional<std::string_view>>& parent_ids) {
+  if (parent_ids.empty()) return;
+  std::unordered_map<std::string_view, std::size_t> by_id;
+  by_id.reserve(nodes.size());
+  for (std::size_t i = 0; i < nodes.size(); ++i)
+    by_id.emplace(nodes[i].id, i);
+  for (std::size_t k = 0; k < parent_ids.size() && first + k < nodes.size(); ++k) {
+    if (!parent_ids[k]) continue;
+    if (const auto it = by_id.find(*parent_ids[k]); it != by_id.end())
+      nodes[first + k].parent = it->second;
+  }
 }
 
 }  // namespace rebound::session

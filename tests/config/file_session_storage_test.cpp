@@ -155,4 +155,49 @@ TEST_CASE("a file read in pieces loads as its whole text parses: lines across pi
   CHECK(context[399].entry_id == "e399");
   CHECK(protocol::to_json(context) ==
         protocol::to_json(session::restore_session(expected.entries).context()));
+  // The places of the entries in the file, across pieces, and the fingerprint of what was read
+  // up to the torn end (a last line without LF: places are not taken from such a file).
+  REQUIRE(got.lines.size() == 400);
+  for (std::size_t i : {0u, 7u, 8u, 200u, 399u}) {
+    const auto& l = got.lines[i];
+    CHECK(protocol::Json::parse(text.substr(l.offset, l.length))["id"] == got.entries[i]["id"]);
+  }
+  CHECK_FALSE(got.fingerprint.complete);
+}
+
+TEST_CASE("read_back: the file's bytes with the fingerprint of the first ones, or nothing") {
+  TempDir dir;
+  FileSessionStorage storage(SessionStorageOptions{dir.path(), "/w", std::nullopt, false});
+  std::string text = kHeader;
+  for (int i = 0; i < 300; ++i)
+    text += R"({"n":")" + std::string(997 + i, 'x') + "\"}\n";
+  const auto path = dir.write("s.jsonl", text).string();
+  auto parsed = session::parse_session_file(text);  // the header only is a session
+  const auto& loaded = std::get<session::LoadedSession>(parsed);
+  CHECK(loaded.fingerprint.complete);
+  CHECK(loaded.fingerprint.bytes() == text.size());
+
+  const auto bytes = storage.read_back(path, loaded.fingerprint.bytes());
+  REQUIRE(bytes);
+  CHECK(bytes->view() == text);
+  CHECK(loaded.fingerprint.matches(bytes->fingerprint));
+  // Of the first bytes only: what was appended since does not count.
+  dir.write("s.jsonl", text + "{\"more\":1}\n");
+  const auto grown = storage.read_back(path, loaded.fingerprint.bytes());
+  REQUIRE(grown);
+  CHECK(grown->view().size() == text.size() + 11);
+  CHECK(loaded.fingerprint.matches(grown->fingerprint));
+  // One byte changed inside, or the file cut: no match.
+  std::string changed = text;
+  changed[text.size() / 2] = 'y';
+  dir.write("s.jsonl", changed);
+  CHECK_FALSE(loaded.fingerprint.matches(storage.read_back(path, text.size())->fingerprint));
+  dir.write("s.jsonl", text.substr(0, text.size() - 10));
+  CHECK_FALSE(loaded.fingerprint.matches(storage.read_back(path, text.size())->fingerprint));
+  // Nothing for a missing file, a FIFO or a directory (at once, never blocking).
+  CHECK_FALSE(storage.read_back((dir.path() / "none.jsonl").string(), 0));
+  const auto fifo = dir.path() / "fifo.jsonl";
+  REQUIRE(::mkfifo(fifo.c_str(), 0600) == 0);
+  CHECK_FALSE(storage.read_back(fifo.string(), 0));
+  CHECK_FALSE(storage.read_back(dir.path().string(), 0));
 }

@@ -23,6 +23,15 @@ class MemorySessionStorage : public session::SessionStorage {
     if (it == files.end()) return "Session file not found: " + path;
     return session::parse_session_file(it->second);
   }
+  std::shared_ptr<const session::FileBytes> read_back(const std::string& path,
+                                                      std::uint64_t fingerprint_bytes) override {
+    ++read_backs;
+    auto it = files.find(path);
+    if (it == files.end() || no_read_back) return nullptr;
+    auto bytes = std::make_shared<Bytes>(it->second);
+    bytes->fingerprint.add(std::string_view(bytes->text).substr(0, fingerprint_bytes));
+    return bytes;
+  }
   std::unique_ptr<session::SessionFileSink> open_for_append(const std::string& path,
                                                             std::string& error) override {
     if (fail_open) {
@@ -39,8 +48,15 @@ class MemorySessionStorage : public session::SessionStorage {
   bool fail_open = false;
   bool fail_writes = false;
   int opens = 0;
+  int read_backs = 0;
+  bool no_read_back = false;  // read_back as a storage without it
 
  private:
+  struct Bytes : session::FileBytes {
+    explicit Bytes(std::string t) : text(std::move(t)) {}
+    std::string_view view() const override { return text; }
+    std::string text;
+  };
   struct Sink : session::SessionFileSink {
     Sink(MemorySessionStorage& s, std::string p) : storage(s), path(std::move(p)) {}
     bool append(std::string_view lines) override {
