@@ -47,9 +47,11 @@ std::string attr(std::string_view text) {
   return escape_html(text, true);
 }
 
-std::string text_of(const Json& j, const char* key) {
+const std::string& text_of(const Json& j, const char* key) {
+  static const std::string kNone;
+  if (!j.is_object()) return kNone;
   const auto it = j.find(key);
-  return it != j.end() && it->is_string() ? it->get<std::string>() : std::string();
+  return it != j.end() && it->is_string() ? it->get_ref<const std::string&>() : kNone;
 }
 
 const Json& member(const Json& j, const char* key) {
@@ -69,8 +71,8 @@ bool is_base64(std::string_view s) {
 }
 
 std::string image_html(const Json& block) {
-  const std::string mime = text_of(block, "mimeType");
-  const std::string data = text_of(block, "data");
+  const std::string& mime = text_of(block, "mimeType");
+  const std::string& data = text_of(block, "data");
   const bool known =
       mime == "image/png" || mime == "image/jpeg" || mime == "image/gif" || mime == "image/webp";
   if (!known || !is_base64(data)) return "<div class=\"text\">[image omitted]</div>";
@@ -188,11 +190,16 @@ std::string event_div(const std::string& text) {
   return "<div class=\"event\">" + escape_html(text) + "</div>\n";
 }
 
-// The message's content as blocks (a string content is one text block).
-Json content_blocks(const Json& message) {
+// `f` for each block of the message's content (a string content is one text block).
+template <typename F>
+void for_each_block(const Json& message, F f) {
   const Json& content = member(message, "content");
-  if (content.is_string()) return Json::array({Json{{"type", "text"}, {"text", content}}});
-  return content.is_array() ? content : Json::array();
+  if (content.is_string()) {
+    f(Json{{"type", "text"}, {"text", content}});
+  } else if (content.is_array()) {
+    for (const Json& block : content)
+      f(block);
+  }
 }
 
 std::string section_start(const std::string& classes, const Json& entry, const std::string& role) {
@@ -205,34 +212,30 @@ struct Counts {
   std::size_t retried = 0;
 };
 
-// Which assistant messages of the path were retried: ended in error and followed by another
-// assistant message before the next user message.
-std::vector<bool> retried_flags(const std::vector<Json>& entries) {
-  std::vector<bool> out(entries.size(), false);
-  for (std::size_t i = 0; i < entries.size(); ++i) {
-    const Json& m = member(entries[i], "message");
-    if (text_of(entries[i], "type") != "message" || text_of(m, "role") != "assistant" ||
-        text_of(m, "stopReason") != "error")
-      continue;
-    for (std::size_t k = i + 1; k < entries.size(); ++k) {
-      if (text_of(entries[k], "type") != "message") continue;
-      const std::string role = text_of(member(entries[k], "message"), "role");
-      if (role == "user") break;
-      if (role == "assistant") {
-        out[i] = true;
-        break;
-      }
-    }
+// Whether the path's entry `i` (an assistant message that ended in error) was retried: another
+// assistant message follows before the next user message.
+bool retried_at(const std::vector<PathKind>& kinds, std::size_t i) {
+  for (std::size_t k = i + 1; k < kinds.size(); ++k) {
+    if (kinds[k] == PathKind::user) return false;
+    if (kinds[k] == PathKind::assistant) return true;
   }
-  return out;
+  return false;
+}
+
+PathKind path_kind(const Json& entry) {
+  if (text_of(entry, "type") != "message") return PathKind::other;
+  const std::string& role = text_of(member(entry, "message"), "role");
+  return role == "user"        ? PathKind::user
+         : role == "assistant" ? PathKind::assistant
+                               : PathKind::other_message;
 }
 
 std::string assistant_html(const Json& entry, bool retried) {
   const Json& m = member(entry, "message");
-  const std::string stop = text_of(m, "stopReason");
+  const std::string& stop = text_of(m, "stopReason");
   std::string classes = "assistant";
   std::string status;
-  const std::string error = text_of(m, "errorMessage");
+  const std::string& error = text_of(m, "errorMessage");
   if (retried) {
     classes += " retried";
     status = "Attempt failed, retried: " + error;
@@ -244,8 +247,8 @@ std::string assistant_html(const Json& entry, bool retried) {
     status = "Aborted: " + error;
   }
   std::string out = section_start(classes, entry, "Assistant");
-  for (const Json& block : content_blocks(m)) {
-    const std::string type = text_of(block, "type");
+  for_each_block(m, [&out](const Json& block) {
+    const std::string& type = text_of(block, "type");
     if (type == "text") {
       out += "<div class=\"text\">" + render_markdown(text_of(block, "text")) + "</div>";
     } else if (type == "thinking") {
@@ -257,25 +260,25 @@ std::string assistant_html(const Json& entry, bool retried) {
              "</div><pre class=\"tool-args\">" +
              escape_html(pretty_json(member(block, "arguments"))) + "</pre></div>";
     }
-  }
+  });
   if (!status.empty()) out += "<div class=\"status\">" + escape_html(status) + "</div>";
   return out + "</section>\n";
 }
 
 std::string plain_blocks_html(const Json& message) {
   std::string out;
-  for (const Json& block : content_blocks(message)) {
-    const std::string type = text_of(block, "type");
+  for_each_block(message, [&out](const Json& block) {
+    const std::string& type = text_of(block, "type");
     if (type == "text")
       out += "<div class=\"text\">" + escape_html(text_of(block, "text")) + "</div>";
     if (type == "image") out += image_html(block);
-  }
+  });
   return out;
 }
 
 std::string message_html(const Json& entry, bool retried) {
   const Json& m = member(entry, "message");
-  const std::string role = text_of(m, "role");
+  const std::string& role = text_of(m, "role");
   if (role == "user") {
     return section_start("user", entry, "User") + plain_blocks_html(m) + "</section>\n";
   }
@@ -284,8 +287,8 @@ std::string message_html(const Json& entry, bool retried) {
     const bool error = member(m, "isError").is_boolean() && member(m, "isError").get<bool>();
     std::string text, images;
     bool first = true;
-    for (const Json& block : content_blocks(m)) {
-      const std::string type = text_of(block, "type");
+    for_each_block(m, [&](const Json& block) {
+      const std::string& type = text_of(block, "type");
       if (type == "text") {
         if (!first) text += "\n";
         text += text_of(block, "text");
@@ -293,7 +296,7 @@ std::string message_html(const Json& entry, bool retried) {
       } else if (type == "image") {
         images += image_html(block);
       }
-    }
+    });
     return section_start(error ? "tool-result error" : "tool-result", entry,
                          "Tool result: " + text_of(m, "toolName")) +
            "<pre class=\"text\">" + escape_html(text) + "</pre>" + images + "</section>\n";
@@ -404,16 +407,29 @@ std::string render_markdown(std::string_view markdown) {
 }
 
 std::string render_html(const ExportPage& page) {
-  const std::vector<bool> retried = retried_flags(page.entries);
+  // The entries given whole, or read one at a time.
+  const bool given = !page.entry;
+  const std::size_t count = given ? page.entries.size() : page.count;
+  std::vector<PathKind> own_kinds;
+  if (given) {
+    for (const Json& e : page.entries)
+      own_kinds.push_back(path_kind(e));
+  }
+  const std::vector<PathKind>& kinds = given ? own_kinds : page.kinds;
   Counts counts;
   std::string body;
-  for (std::size_t i = 0; i < page.entries.size(); ++i) {
-    const Json& e = page.entries[i];
-    const std::string type = text_of(e, "type");
+  Json read;
+  for (std::size_t i = 0; i < count; ++i) {
+    if (!given) read = page.entry(i);
+    const Json& e = given ? page.entries[i] : read;
+    const std::string& type = text_of(e, "type");
     if (type == "message") {
       ++counts.messages;
-      if (retried[i]) ++counts.retried;
-      body += message_html(e, retried[i]);
+      const bool retried = i < kinds.size() && kinds[i] == PathKind::assistant &&
+                           text_of(member(e, "message"), "stopReason") == "error" &&
+                           retried_at(kinds, i);
+      if (retried) ++counts.retried;
+      body += message_html(e, retried);
     } else if (type == "compaction") {
       body += section_start("compaction", e, "Compaction summary") + "<div class=\"text\">" +
               escape_html(text_of(e, "summary")) + "</div></section>\n";
@@ -445,6 +461,7 @@ std::string render_html(const ExportPage& page) {
   out += "<dt>Messages</dt><dd>" + std::to_string(counts.messages) + "</dd>";
   out += "<dt>Retried attempts</dt><dd>" + std::to_string(counts.retried) + "</dd>";
   out += "<dt>Exported</dt><dd>" + escape_html(page.exported_at) + "</dd></dl></header>\n<main>\n";
+  out.reserve(out.size() + body.size() + 256);
   out += body;
   out += "</main>\n<footer>Exported by Rebound " + escape_html(page.version) +
          "</footer>\n</body>\n</html>\n";

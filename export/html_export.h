@@ -5,6 +5,7 @@
 // HTML stays text, links show their URL and images are never fetched. Pure.
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -14,9 +15,18 @@
 
 namespace rebound::exporter {
 
+/// What an entry of the path is, as far as marking retried attempts needs to know.
+enum class PathKind : std::uint8_t { user, assistant, other_message, other };
+
 struct ExportPage {
-  std::vector<protocol::Json> entries;  // the active path, root first, as stored
-  std::string title;                    // the session name, else "Rebound session <id>"
+  /// The active path, root first, as stored: `entries`, or else `count` entries read one at a
+  /// time through `entry` while the page is rendered (a long session is never held as JSON
+  /// trees at once), `kinds` saying what each is.
+  std::vector<protocol::Json> entries;
+  std::size_t count = 0;
+  std::function<protocol::Json(std::size_t)> entry;
+  std::vector<PathKind> kinds;
+  std::string title;  // the session name, else "Rebound session <id>"
   std::string session_id;
   std::optional<std::string> session_file;
   std::string cwd;

@@ -24,13 +24,6 @@ namespace {
 constexpr const char* kInvalidForkEntry = "Invalid entry ID for forking";
 constexpr const char* kNothingToClone = "Cannot clone session: no current entry selected";
 
-bool path_has_message(const std::vector<Json>& entries, const std::vector<std::size_t>& path) {
-  for (std::size_t i : path) {
-    if (is_message_entry(entries[i])) return true;
-  }
-  return false;
-}
-
 bool is_message_kind(EntryKind kind) {
   return kind == EntryKind::user_message || kind == EntryKind::assistant_message ||
          kind == EntryKind::other_message;
@@ -39,14 +32,6 @@ bool is_message_kind(EntryKind kind) {
 bool path_has_message(const EntryTree& tree, const std::vector<std::size_t>& path) {
   return std::any_of(path.begin(), path.end(),
                      [&](std::size_t i) { return is_message_kind(tree.nodes[i].kind); });
-}
-
-std::vector<Json> take_path(std::vector<Json>& entries, const std::vector<std::size_t>& path) {
-  std::vector<Json> out;
-  out.reserve(path.size());
-  for (std::size_t i : path)
-    out.push_back(std::move(entries[i]));
-  return out;
 }
 
 // The last entry of `path` of `kind`, as JSON (null when there is none).
@@ -327,15 +312,21 @@ void AgentSession::take_up_copy(const EntryTree& tree, const std::vector<std::si
 }
 
 Result<std::string> AgentSession::export_html(const std::optional<std::string>& output_path) const {
-  auto all = recorder_->all_entries();
-  if (!all) return all.error();
-  const auto path = active_path(*all);
-  if (!path_has_message(*all, path)) {
+  auto read = recorder_->tree();
+  if (!read) return read.error();
+  auto tree = std::make_shared<EntryTree>(std::move(*read));
+  auto path = tree->active_path();
+  if (!path_has_message(*tree, path)) {
     return Error{ErrorKind::failed, "Nothing to export yet - start a conversation first"};
   }
   if (!deps_.export_html) return Error{ErrorKind::failed, "Export is not available"};
   ExportRequest request;
-  request.entries = take_path(*all, path);
+  // The page is rendered an entry at a time: each is read (its line parsed) when its turn comes.
+  request.count = path.size();
+  request.kinds.reserve(path.size());
+  for (std::size_t i : path)
+    request.kinds.push_back(tree->nodes[i].kind);
+  request.entry = [tree, path = std::move(path)](std::size_t k) { return tree->entry(path[k]); };
   request.session_id = session_id_;
   request.session_file = recorder_->path();
   request.session_name = recorder_->name();

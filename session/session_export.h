@@ -10,11 +10,16 @@
 
 #include "protocol/json.h"
 #include "session/error.h"
+#include "session/session_file.h"
 
 namespace rebound::session {
 
 struct ExportRequest {
-  std::vector<protocol::Json> entries;  // the active path, root first, as stored
+  /// The active path, root first: `count` entries as stored, read one at a time through
+  /// `entry` (valid during the writer's call only), `kinds` saying what each is.
+  std::size_t count = 0;
+  std::function<protocol::Json(std::size_t)> entry;
+  std::vector<EntryKind> kinds;
   std::string session_id;
   std::optional<std::string> session_file;
   std::optional<std::string> session_name;

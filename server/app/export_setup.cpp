@@ -66,7 +66,16 @@ session::Result<std::string> write_html_export(session::ExportRequest r) {
   fs::create_directories(target.parent_path(), ec);
   if (ec) return write_error(ec.value(), abs);
   exporter::ExportPage page;
-  page.entries = std::move(r.entries);
+  page.count = r.count;
+  page.entry = std::move(r.entry);
+  page.kinds.reserve(r.kinds.size());
+  for (const session::EntryKind k : r.kinds) {
+    using session::EntryKind;
+    page.kinds.push_back(k == EntryKind::user_message        ? exporter::PathKind::user
+                         : k == EntryKind::assistant_message ? exporter::PathKind::assistant
+                         : k == EntryKind::other_message     ? exporter::PathKind::other_message
+                                                             : exporter::PathKind::other);
+  }
   page.title = r.session_name ? *r.session_name : "Rebound session " + r.session_id;
   page.session_id = r.session_id;
   page.session_file = r.session_file;

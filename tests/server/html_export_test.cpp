@@ -121,4 +121,20 @@ TEST_CASE("the page: meta, retried attempts, errors, tool calls and results, ima
   CHECK_FALSE(has(html, "hidden"));
   CHECK(has(html, "<div class=\"event\">Name: N</div>"));
   CHECK(has(html, "<footer>Exported by Rebound 9</footer>"));
+
+  // The same page when the entries are read one at a time (as the session hands them over),
+  // each read once, in order.
+  exporter::ExportPage streamed = page;
+  streamed.entries.clear();
+  streamed.count = page.entries.size();
+  std::vector<std::size_t> reads;
+  streamed.entry = [&page, &reads](std::size_t i) {
+    reads.push_back(i);
+    return page.entries[i];
+  };
+  using K = exporter::PathKind;
+  streamed.kinds = {K::other,         K::user,      K::assistant, K::assistant,
+                    K::other_message, K::assistant, K::other,     K::other};
+  CHECK(exporter::render_html(streamed) == html);
+  CHECK(reads == std::vector<std::size_t>{0, 1, 2, 3, 4, 5, 6, 7});
 }
