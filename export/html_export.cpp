@@ -418,6 +418,7 @@ std::string render_html(const ExportPage& page) {
   const std::vector<PathKind>& kinds = given ? own_kinds : page.kinds;
   Counts counts;
   std::string body;
+  body.reserve(page.size_hint + page.size_hint / 4);  // escaping and markup add a little
   Json read;
   for (std::size_t i = 0; i < count; ++i) {
     if (!given) read = page.entry(i);
@@ -463,6 +464,7 @@ std::string render_html(const ExportPage& page) {
   out += "<dt>Exported</dt><dd>" + escape_html(page.exported_at) + "</dd></dl></header>\n<main>\n";
   out.reserve(out.size() + body.size() + 256);
   out += body;
+  body = {};
   out += "</main>\n<footer>Exported by Rebound " + escape_html(page.version) +
          "</footer>\n</body>\n</html>\n";
   return out;

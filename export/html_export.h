@@ -26,7 +26,8 @@ struct ExportPage {
   std::size_t count = 0;
   std::function<protocol::Json(std::size_t)> entry;
   std::vector<PathKind> kinds;
-  std::string title;  // the session name, else "Rebound session <id>"
+  std::size_t size_hint = 0;  // about how many bytes the entries take as stored (room reserved)
+  std::string title;          // the session name, else "Rebound session <id>"
   std::string session_id;
   std::optional<std::string> session_file;
   std::string cwd;

@@ -326,6 +326,7 @@ Result<std::string> AgentSession::export_html(const std::optional<std::string>& 
   request.kinds.reserve(path.size());
   for (std::size_t i : path)
     request.kinds.push_back(tree->nodes[i].kind);
+  if (tree->text) request.size_hint = tree->text->view().size();
   request.entry = [tree, path = std::move(path)](std::size_t k) { return tree->entry(path[k]); };
   request.session_id = session_id_;
   request.session_file = recorder_->path();

@@ -20,6 +20,7 @@ struct ExportRequest {
   std::size_t count = 0;
   std::function<protocol::Json(std::size_t)> entry;
   std::vector<EntryKind> kinds;
+  std::size_t size_hint = 0;  // about how many bytes the entries take as stored
   std::string session_id;
   std::optional<std::string> session_file;
   std::optional<std::string> session_name;

@@ -67,6 +67,7 @@ session::Result<std::string> write_html_export(session::ExportRequest r) {
   if (ec) return write_error(ec.value(), abs);
   exporter::ExportPage page;
   page.count = r.count;
+  page.size_hint = r.size_hint;
   page.entry = std::move(r.entry);
   page.kinds.reserve(r.kinds.size());
   for (const session::EntryKind k : r.kinds) {
