@@ -300,3 +300,32 @@ TEST_CASE("the loader gives each entry's line, its kind, and the fingerprint of 
   auto torn = session::parse_session_file(text.substr(0, text.size() - 1), nullptr, false);
   CHECK_FALSE(std::get<session::LoadedSession>(torn).fingerprint.complete);
 }
+
+TEST_CASE("a failed attempt the live context dropped but a resume keeps: the copy is restored") {
+  // A failed attempt with text leaves the live context when its retry starts; the retry is then
+  // cancelled, so nothing follows it but the next prompt. Resuming the file keeps it (it has
+  // text and was not followed by an answer): a fork must give what the resume gives.
+  SessionHarness h(R"([{"text":"half","error":"503 overloaded"},{"text":"two"},{"text":"three"}])");
+  h.prompt("one");
+  h.scheduler.run_ready();
+  REQUIRE(h.session.is_retrying());
+  h.session.abort_retry();
+  h.scheduler.run_ready();
+  for (const char* text : {"again", "third"}) {
+    h.prompt(text);
+    h.scheduler.run_all();
+  }
+  const auto listed = h.session.fork_messages();
+  REQUIRE(listed);
+  REQUIRE(listed->size() == 3);
+  std::string text;
+  h.session.fork(listed->back().entry_id,
+                 [&text](session::Result<std::string> r) { text = r ? *r : r.error().message; });
+  h.scheduler.run_ready();
+  CHECK(text == "third");
+  const auto context = context_of(h.session);
+  REQUIRE(context.size() == 4);  // one, the failed attempt with its text, again, two
+  CHECK(context[1]["stopReason"] == "error");
+  CHECK(context[1]["content"][0]["text"] == "half");
+  check_resumes_the_same(h);
+}
