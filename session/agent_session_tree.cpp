@@ -193,18 +193,7 @@ std::optional<AgentSession::LiveCopy> AgentSession::live_copy(
   }
   next_kept();
   if (c != context_.size()) return std::nullopt;  // a message of the context not on the path
-  auto& s = out.stats;
-  s.user_messages -= dropped.user_messages;
-  s.assistant_messages -= dropped.assistant_messages;
-  s.tool_calls -= dropped.tool_calls;
-  s.tool_results -= dropped.tool_results;
-  s.total_messages -= dropped.total_messages;
-  s.tokens.input -= dropped.tokens.input;
-  s.tokens.output -= dropped.tokens.output;
-  s.tokens.cache_read -= dropped.tokens.cache_read;
-  s.tokens.cache_write -= dropped.tokens.cache_write;
-  s.tokens.total_tokens -= dropped.tokens.total_tokens;
-  s.tokens.cost_total = std::max(0.0, s.tokens.cost_total - dropped.tokens.cost_total);
+  out.stats.subtract(dropped);
   return out;
 }
 
@@ -238,8 +227,12 @@ void AgentSession::take_up_copy(const EntryTree& tree, const std::vector<std::si
       at += line.size();
     }
   }
-  std::vector<Json> copied;  // as JSON, where the lines are not written at once
+  // The copied entries as JSON, made when needed (a restore, or a copy not written at once).
+  std::vector<Json> copied;
+  bool have_json = false;
   auto as_json = [&] {
+    if (have_json) return;
+    have_json = true;
     copied.reserve(kept.size());
     for (std::size_t i : kept)
       copied.push_back(tree.entry(i));
@@ -293,7 +286,7 @@ void AgentSession::take_up_copy(const EntryTree& tree, const std::vector<std::si
   if (written) {
     recorder_ = std::move(written);
   } else {
-    if (copied.empty()) as_json();
+    as_json();
     recorder_ =
         std::make_unique<SessionRecorder>(deps_.storage, clock, std::move(header), std::move(path));
     recorder_->adopt(std::move(copied));

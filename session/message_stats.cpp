@@ -1,5 +1,7 @@
 #include "session/message_stats.h"
 
+#include <algorithm>
+
 namespace rebound::session {
 
 void MessageStats::add(const protocol::AgentMessage& m) {
@@ -28,6 +30,20 @@ void MessageStats::add(const protocol::AgentMessage& m) {
     case protocol::Role::custom:
       break;
   }
+}
+
+void MessageStats::subtract(const MessageStats& o) {
+  user_messages -= o.user_messages;
+  assistant_messages -= o.assistant_messages;
+  tool_calls -= o.tool_calls;
+  tool_results -= o.tool_results;
+  total_messages -= o.total_messages;
+  tokens.input -= o.tokens.input;
+  tokens.output -= o.tokens.output;
+  tokens.cache_read -= o.tokens.cache_read;
+  tokens.cache_write -= o.tokens.cache_write;
+  tokens.total_tokens -= o.tokens.total_tokens;
+  tokens.cost_total = std::max(0.0, tokens.cost_total - o.tokens.cost_total);
 }
 
 }  // namespace rebound::session

@@ -14,6 +14,8 @@ struct MessageStats {
   protocol::Usage tokens;  // summed; cost_total summed too
 
   void add(const protocol::AgentMessage& m);
+  /// Takes `other`'s counts off (a fork's part left out); the cost total stays at 0 or more.
+  void subtract(const MessageStats& other);
 };
 
 }  // namespace rebound::session

@@ -55,6 +55,27 @@ SessionRecorder::SessionRecorder(SessionStorage& storage, Clock now, std::string
   fingerprint_ = loaded.fingerprint;
 }
 
+namespace {
+
+// Nodes for entries held as JSON, after those `t` has, their parents linked.
+void add_json_nodes(EntryTree& t, const std::vector<Json>& entries) {
+  const std::size_t first = t.nodes.size();
+  std::vector<std::optional<std::string_view>> parents;
+  parents.reserve(entries.size());
+  t.nodes.reserve(first + entries.size());
+  for (const Json& e : entries) {
+    const Json& parent = protocol::get_value(e, "parentId");
+    parents.push_back(parent.is_string()
+                          ? std::optional<std::string_view>(parent.get_ref<const std::string&>())
+                          : std::nullopt);
+    t.nodes.push_back(
+        {protocol::get_value(e, "id").get_ref<const std::string&>(), {}, entry_kind(e), {}, &e});
+  }
+  t.link_from(first, parents);
+}
+
+}  // namespace
+
 std::unique_ptr<SessionRecorder> SessionRecorder::write_copy(
     SessionStorage& storage, Clock now, SessionHeader header, std::string path,
     const std::vector<std::string_view>& lines, std::vector<FileEntry> entries,
@@ -95,21 +116,7 @@ Result<EntryTree> SessionRecorder::tree(std::shared_ptr<const FileBytes> text) c
       auto all = all_entries();
       if (!all) return all.error();
       t.owned = std::move(*all);
-      std::vector<std::optional<std::string_view>> parents;
-      parents.reserve(t.owned.size());
-      t.nodes.reserve(t.owned.size());
-      for (const Json& e : t.owned) {
-        const Json& parent = protocol::get_value(e, "parentId");
-        parents.push_back(parent.is_string() ? std::optional<std::string_view>(
-                                                   parent.get_ref<const std::string&>())
-                                             : std::nullopt);
-        t.nodes.push_back({protocol::get_value(e, "id").get_ref<const std::string&>(),
-                           {},
-                           entry_kind(e),
-                           {},
-                           &e});
-      }
-      t.link_from(0, parents);
+      add_json_nodes(t, t.owned);
       return t;
     }
     t.text = std::move(text);
@@ -123,18 +130,7 @@ Result<EntryTree> SessionRecorder::tree(std::shared_ptr<const FileBytes> text) c
                          e.line.kind, bytes.substr(e.line.offset, e.line.length), nullptr});
     }
   }
-  const std::size_t first = t.nodes.size();
-  std::vector<std::optional<std::string_view>> parents;
-  parents.reserve(entries_.size());
-  for (const Json& e : entries_) {
-    const Json& parent = protocol::get_value(e, "parentId");
-    parents.push_back(parent.is_string()
-                          ? std::optional<std::string_view>(parent.get_ref<const std::string&>())
-                          : std::nullopt);
-    t.nodes.push_back(
-        {protocol::get_value(e, "id").get_ref<const std::string&>(), {}, entry_kind(e), {}, &e});
-  }
-  t.link_from(first, parents);
+  add_json_nodes(t, entries_);
   return t;
 }
 
