@@ -14,8 +14,7 @@ Json hook_input_prefix(const HookSessionInfo& info, HookEvent event) {
   if (info.transcript_path) j["transcript_path"] = *info.transcript_path;
   j["cwd"] = info.cwd;
   if (info.prompt_id) j["prompt_id"] = *info.prompt_id;
-  // No permission policy yet (policy.md): the mode is the one of nothing configured.
-  if (carries_permission_mode(event)) j["permission_mode"] = "bypassPermissions";
+  if (carries_permission_mode(event)) j["permission_mode"] = info.permission_mode;
   j["hook_event_name"] = event_name(event);
   return j;
 }

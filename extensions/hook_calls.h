@@ -27,6 +27,7 @@ struct HookSessionInfo {
   std::optional<std::string> transcript_path;  // none with --no-session
   std::string cwd;
   std::optional<std::string> prompt_id;  // the user message the session works on, if any
+  std::string permission_mode = "bypassPermissions";  // the session's (policy.md section 3)
 };
 
 /// `session_id`, `transcript_path`, `cwd`, `permission_mode` (for the events that carry it) and

@@ -49,6 +49,7 @@ PreToolUseOutcome decide_pre_tool_use(std::string_view tool,
       const auto& why = j.permission_decision ? j.permission_decision_reason : j.reason;
       blocks.push_back(prefix + "error: " + why.value_or(""));
     } else if (decision == "ask") {
+      if (!ask && j.permission_decision_reason) o.reason = *j.permission_decision_reason;
       ask = true;
     } else if (decision == "allow") {
       allow = true;

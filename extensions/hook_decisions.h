@@ -45,6 +45,7 @@ struct PreToolUseOutcome {
   enum class Permission { none, allow, ask, deny };
   Permission permission = Permission::none;
   std::string result;  // with deny: the call's result text (several joined with \n)
+  std::string reason;  // with ask: the first asking hook's permissionDecisionReason
   std::optional<protocol::Json> updated_input;  // the first in configuration order
   std::vector<HookNote> context;                // "PreToolUse:<tool> hook additional context: …"
   HookEffects effects;

@@ -27,6 +27,13 @@ std::unique_ptr<session::Waiting> HookPreflight::check(
         } else if (o.updated_input) {
           verdict.input = *o.updated_input;
         }
+        // An allow or ask counts as a matching rule of the permission policy (policy.md 4.3).
+        if (o.permission == PreToolUseOutcome::Permission::allow)
+          verdict.hook_permission = session::HookPermission::allow;
+        if (o.permission == PreToolUseOutcome::Permission::ask) {
+          verdict.hook_permission = session::HookPermission::ask;
+          verdict.hook_reason = o.reason;
+        }
         done(std::move(verdict));
       });
   if (!id) return nullptr;

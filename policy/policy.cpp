@@ -142,6 +142,20 @@ std::vector<std::string> Policy::working_directories() const {
   return out;
 }
 
+std::function<bool(std::string_view, bool)> Policy::walk_filter() const {
+  auto hiding = std::make_shared<std::vector<Rule>>();
+  for (const auto& r : settings_.rules)
+    if (r.kind == RuleTool::read && r.specifier && r.behavior != Behavior::allow)
+      hiding->push_back(r);
+  if (hiding->empty()) return {};
+  return
+      [hiding, home = settings_.home, workspace = settings_.workspace](std::string_view abs, bool) {
+        for (const auto& r : *hiding)
+          if (path_matches(r.path, abs, home, workspace)) return true;
+        return false;
+      };
+}
+
 void Policy::set_mode(Mode m, std::string source) {
   settings_.mode = m;
   settings_.mode_source = std::move(source);
@@ -322,17 +336,17 @@ Verdict Policy::judge_bash(const Call& call) const {
     return Verdict{Verdict::Kind::ask,
                    call.hook_reason.empty() ? bash_ask_rule_text() : call.hook_reason, "hook",
                    false};
-  // The parts that need approval: the uncertain ones, and those the mode would ask about.
-  const auto& listed = settings_.mode == Mode::bypass ? j.asking : j.unallowed;
-  const std::string uncertain_text =
-      j.part_count > 1 && j.understood ? bash_parts_text(listed) : bash_one_part_text();
-  if (!j.understood || j.uncertain)
-    return Verdict{Verdict::Kind::ask, uncertain_text, "uncertain", false};
   // Allow: a hook's, a bare `Bash` allow (a session grant included), or every part by a rule.
   bool bare_allow = call.hook == Behavior::allow;
   for (const auto& r : settings_.rules)
     if (r.behavior == Behavior::allow && r.kind == RuleTool::bash && !r.specifier)
       bare_allow = true;
+  // The parts that need approval: the uncertain ones, and those the mode would ask about.
+  const auto& listed = bare_allow || settings_.mode == Mode::bypass ? j.asking : j.unallowed;
+  const std::string uncertain_text =
+      j.part_count > 1 && j.understood ? bash_parts_text(listed) : bash_one_part_text();
+  if (!j.understood || j.uncertain)
+    return Verdict{Verdict::Kind::ask, uncertain_text, "uncertain", false};
   if (bare_allow || (j.part_count > 0 && j.unallowed.empty())) return Verdict{};
   // The mode decides the parts no rule allowed (all of them for an empty command).
   switch (settings_.mode) {

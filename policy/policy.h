@@ -4,6 +4,8 @@
 // > allow, then the mode) with the text the model gets. Pure apart from reading the file system
 // for real paths and a bash command's globs. Event loop only.
 
+#include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -69,6 +71,9 @@ class Policy {
   const std::vector<Rule>& rules() const { return settings_.rules; }
   const std::string& workspace() const { return settings_.workspace; }
   std::vector<std::string> working_directories() const;
+  /// What a walk (grep, find, ls) leaves out: entries a read deny or ask rule matches (section
+  /// 2.5), judged on a copy of those rules, so it may run on any thread. Empty when none.
+  std::function<bool(std::string_view abs, bool is_dir)> walk_filter() const;
   /// Whether a bash call needs the command analysed (section 2.4's first paragraph).
   bool analyses_bash() const { return analyse_bash_; }
 

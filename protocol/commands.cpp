@@ -94,6 +94,16 @@ QueueModeArgs read_queue_mode_args(const FieldReader& f) {
   return QueueModeArgs{f.one_of<QueueMode>("mode", queue_mode_from_string, "all, one-at-a-time")};
 }
 
+PermissionModeArgs read_permission_mode_args(const FieldReader& f) {
+  const auto known = [](const std::string& s) -> std::optional<std::string> {
+    for (const char* m : {"default", "acceptEdits", "plan", "dontAsk", "bypassPermissions"})
+      if (s == m) return s;
+    return std::nullopt;
+  };
+  return PermissionModeArgs{f.one_of<std::string>(
+      "mode", known, "default, acceptEdits, plan, dontAsk, bypassPermissions")};
+}
+
 InterruptModeArgs read_interrupt_mode_args(const FieldReader& f) {
   return InterruptModeArgs{
       f.one_of<InterruptMode>("mode", interrupt_mode_from_string, "immediate, wait")};

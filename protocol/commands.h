@@ -45,6 +45,10 @@ struct QueueModeArgs {
 struct InterruptModeArgs {
   InterruptMode mode;
 };
+/// set_permission_mode (policy.md section 7): one of the five mode names.
+struct PermissionModeArgs {
+  std::string mode;
+};
 struct CompactArgs {
   std::optional<std::string> custom_instructions;
 };
@@ -159,6 +163,7 @@ SetModelArgs read_set_model_args(const FieldReader& f);
 ThinkingLevelArgs read_thinking_level_args(const FieldReader& f);
 QueueModeArgs read_queue_mode_args(const FieldReader& f);
 InterruptModeArgs read_interrupt_mode_args(const FieldReader& f);
+PermissionModeArgs read_permission_mode_args(const FieldReader& f);
 CompactArgs read_compact_args(const FieldReader& f);
 EnabledArgs read_enabled_args(const FieldReader& f);
 BashArgs read_bash_args(const FieldReader& f);

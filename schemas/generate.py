@@ -138,6 +138,26 @@ common = {
                   "async": B, "source": {"enum": ["user", "project"]},
                   "status": {"enum": ["active", "invalid", "untrusted", "disabled"]}, "error": S, "lastError": S},
                  ["event", "command", "timeoutMs", "async", "source", "status"]),
+ # policy.md section 7: the effective permission policy.
+ "PermissionMode": {"enum": ["default", "acceptEdits", "plan", "dontAsk", "bypassPermissions"]},
+ "Policy": obj({"mode": ref("#", "PermissionMode"),
+                "modeSource": {"enum": ["default", "global", "project", "cli", "session"]},
+                "prompts": {"enum": ["client", "none"]}, "askTimeoutMs": {"type": "integer", "minimum": 1},
+                "workingDirectories": {"type": "array", "items": S},
+                "rules": {"type": "array", "items": obj({"behavior": {"enum": ["allow", "ask", "deny"]},
+                                                         "rule": S, "tool": S, "specifier": S,
+                                                         "source": {"enum": ["global", "project", "cli", "session"]}},
+                                                        ["behavior", "rule", "tool", "source"])},
+                "removedTools": {"type": "array", "items": S},
+                "sandbox": obj({"enabled": B, "status": {"enum": ["off", "checking", "active", "unavailable"]},
+                                "reason": S, "network": B, "bwrap": S, "bwrapVersion": S, "workspace": S,
+                                "writableRoots": {"type": "array", "items": S},
+                                "readOnlyPaths": {"type": "array", "items": S},
+                                "denyRead": {"type": "array", "items": S},
+                                "mcpServers": {"type": "array", "items": S}},
+                               ["enabled", "status", "network", "workspace", "writableRoots", "readOnlyPaths",
+                                "denyRead", "mcpServers"]),
+                "sources": {"type": "array", "items": obj({"kind": {"enum": ["global", "project"]}, "path": S, "read": B})}}),
  "Extensions": obj({"extensions": {"type": "array", "items": ref("#", "ExtensionInfo")},
                     "hooks": {"type": "array", "items": ref("#", "HookInfo")}}),
  # extensions.md section 7.5, sessions.md section 11: one entry of get_commands.
@@ -170,6 +190,8 @@ cmds = {
  "get_mcp_servers": {"wait": {"type": ["boolean", "null"]}}, "restart_mcp_server": {"name": S},
  "get_extensions": {"wait": {"type": ["boolean", "null"]}}, "restart_extension": {"name": S},
  "get_commands": {},
+ # policy.md section 7
+ "get_policy": {"wait": {"type": ["boolean", "null"]}}, "set_permission_mode": {"mode": ref(C, "PermissionMode")},
  # sessions.md section 2
  "fork": {"entryId": S}, "clone": {}, "get_fork_messages": {}, "set_session_name": {"name": S},
  "get_entries": {"since": S}, "export_html": {"outputPath": S},
@@ -189,7 +211,7 @@ required = {"prompt": ["message"], "steer": ["message"], "follow_up": ["message"
             "set_interrupt_mode": ["mode"], "set_auto_compaction": ["enabled"], "set_auto_retry": ["enabled"],
             "bash": ["command"], "switch_session": ["sessionPath"], "restart_mcp_server": ["name"],
             "restart_extension": ["name"], "extension_ui_response": ["id"], "fork": ["entryId"],
-            "set_session_name": ["name"]}
+            "set_session_name": ["name"], "set_permission_mode": ["mode"]}
 cdefs = {}
 for name, props in cmds.items():
     p = {"id": {}, "type": {"const": name}} | props
@@ -233,6 +255,8 @@ data = {
  "restart_mcp_server": ref(C, "McpServer"),
  "get_extensions": ref(C, "Extensions"),
  "restart_extension": ref(C, "ExtensionInfo"),
+ "get_policy": ref(C, "Policy"),
+ "set_permission_mode": obj({"mode": ref(C, "PermissionMode")}),
  "get_commands": obj({"commands": {"type": "array", "items": ref(C, "SlashCommand")}}),
  "set_event_filter": ref(C, "EventFilter"),
  # sessions.md section 14
@@ -344,8 +368,11 @@ edefs = {
      obj({"type": {"const": "extension_ui_request"}, "id": UUID4,
           "method": {"const": "notify"}, "message": S, "notifyType": {"enum": ["info", "warning", "error"]}},
          ["type", "id", "method", "message"]),
+     # policy.md section 6.1: a permission question carries `permission`.
      obj({"type": {"const": "extension_ui_request"}, "id": UUID4, "method": {"const": "select"},
-          "title": S, "options": {"type": "array", "items": S}, "timeout": POS},
+          "title": S, "options": {"type": "array", "items": S}, "timeout": POS,
+          "permission": obj({"toolCallId": S, "toolName": S, "args": {"type": "object"},
+                             "reason": {"type": "string", "pattern": "^(mode [A-Za-z]+|rule .+ \\((global|project|cli|session)\\)|uncertain|hook)$"}})},
          ["type", "id", "method", "title", "options", "timeout"]),
      obj({"type": {"const": "extension_ui_request"}, "id": UUID4, "method": {"const": "confirm"},
           "title": S, "message": S, "timeout": POS}, ["type", "id", "method", "title", "timeout"]),

@@ -320,6 +320,7 @@ void AgentSession::preflight_calls(std::uint64_t generation) {
     PreflightCall asked(call.block.id, call.block.name, call.block.arguments,
                         tool->definition().mcp_server);
     asked.extension = tool->definition().extension;
+    asked.read_only_hint = tool->read_only_hint();
     // Each replacement of the input is checked as the model's was (extensions.md section 4.4).
     asked.validate = [tool](const protocol::Json& replaced) -> std::optional<std::string> {
       auto checked = tool_input(*tool, replaced);
@@ -366,6 +367,7 @@ void AgentSession::start_calls(std::uint64_t generation) {
   ToolContext context;
   context.cwd = deps_.storage.cwd();
   context.model_images = model_.takes_images();
+  if (walk_filter_) context.hidden = walk_filter_();
   std::weak_ptr<bool> alive = alive_;
   context.skip_for_steering = [this, alive] {
     return !alive.expired() && interrupt_mode_ == protocol::InterruptMode::immediate &&

@@ -257,6 +257,10 @@ class AgentSession {
   void enable_retry_control() { retry_control_ = true; }
   /// The checks each tool call passes before its batch runs (hooks); none by default.
   void set_tool_preflight(ToolPreflight* preflight) { preflight_ = preflight; }
+  /// Makes, for each batch, what walks leave out (ToolContext::hidden; the permission policy).
+  void set_walk_filter(std::function<std::function<bool(std::string_view, bool)>()> make) {
+    walk_filter_ = std::move(make);
+  }
   /// Whether a run about to end goes on (Stop hooks); none by default.
   void set_run_hooks(RunHooks* hooks) { run_hooks_ = hooks; }
   /// The slash commands its prompts can name (extensions.md section 4.6); none by default.
@@ -445,6 +449,7 @@ class AgentSession {
 
   std::vector<protocol::AgentMessage> context_;
   ToolPreflight* preflight_ = nullptr;
+  std::function<std::function<bool(std::string_view, bool)>()> walk_filter_;
   RunHooks* run_hooks_ = nullptr;
   SlashCommands* commands_ = nullptr;
   bool stopped_by_hook_ = false;              // the last run that ended

@@ -31,6 +31,8 @@ struct DialogAnswer {
   std::optional<std::string> value;
   std::optional<bool> confirmed;
   bool cancelled = false;
+  bool timed_out = false;  // (with cancelled) nobody answered within the timeout
+  bool closed = false;     // (with cancelled) an abort or shutdown closed it
 };
 
 class DialogHost {

@@ -55,6 +55,9 @@ struct ToolContext {
   /// Whether a call that waited for its file must be skipped now (a steering message is
   /// queued and interruptMode is "immediate", tools.md section 7). Event loop only.
   std::function<bool()> skip_for_steering;
+  /// Entries a walk (grep, find, ls) leaves out as if ignored: the permission policy's read
+  /// deny and ask rules (policy.md section 2.5). Called from the tools' worker threads.
+  std::function<bool(std::string_view abs, bool is_dir)> hidden;
 };
 
 class Tool {
@@ -94,6 +97,7 @@ struct PreflightCall {
   const protocol::Json& input;
   const std::string& mcp_server;  // the tool's MCP server, or empty
   std::string extension = {};     // the tool's extension, or empty
+  bool read_only_hint = false;    // an MCP tool's annotations.readOnlyHint
   /// The tool's validation of a replaced input: its error text, or nothing when it is valid
   /// (empty: not offered).
   std::function<std::optional<std::string>(const protocol::Json&)> validate = {};
@@ -115,11 +119,16 @@ struct ContextNote {
 /// runs, with `input` in place of its arguments when set (validated again by the session).
 /// Either way `context` follows the batch's results, and `stop_run` ends the run after the batch
 /// (a hook's `continue:false`).
+/// A PreToolUse hook's allow or ask, which the permission policy counts as a matching rule.
+enum class HookPermission { none, allow, ask };
+
 struct PreflightVerdict {
   std::optional<ToolResult> refused;
   std::optional<protocol::Json> input;
   std::vector<ContextNote> context;
   bool stop_run = false;
+  HookPermission hook_permission = HookPermission::none;
+  std::string hook_reason;  // the asking hook's permissionDecisionReason
 };
 
 /// A call that ran and ended (not one refused before it ran, nor one an abort ended).

@@ -355,7 +355,14 @@ ToolResult run_ls(const Json& args, const session::ToolContext& context,
   std::vector<std::string> names;
   while (dirent* e = ::readdir(d)) {
     const std::string_view n = e->d_name;
-    if (n != "." && n != "..") names.emplace_back(n);
+    if (n == "." || n == "..") continue;
+    if (context.hidden) {
+      const std::string child = abs == "/" ? "/" + std::string(n) : abs + "/" + std::string(n);
+      struct stat cst {};
+      const bool dir = ::lstat(child.c_str(), &cst) == 0 && S_ISDIR(cst.st_mode);
+      if (context.hidden(child, dir)) continue;
+    }
+    names.emplace_back(n);
   }
   ::closedir(d);
   auto lower = [](std::string s) {

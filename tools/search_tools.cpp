@@ -509,7 +509,7 @@ ToolResult run_grep_within(const Json& args, const session::ToolContext& context
           if (glob && !glob->matches(e.rel, *glob_matcher)) return true;
           return tree.add(std::string(e.abs), e.rel);
         },
-        cancelled);
+        cancelled, context.hidden);
     tree.finish();
   } else {
     FileSearch search(regex, limit, context_lines, stops);
@@ -569,7 +569,7 @@ ToolResult run_find(const Json& args, const session::ToolContext& context,
         ++count;
         return count < limit && out.size() <= kMaxBytes;
       },
-      cancelled);
+      cancelled, context.hidden);
   if (cancelled) return ToolResult::error("Operation aborted");
   if (count == 0) return text_result("No files found matching pattern");
   Truncation t = truncate_head(out, kNoLineLimit);

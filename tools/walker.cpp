@@ -132,6 +132,7 @@ namespace {
 struct Walk {
   const std::function<bool(const WalkEntry&)>& visit;
   const std::atomic<bool>& cancelled;
+  const WalkHidden& hidden;
   IgnoreStack ignores;
   std::string root;
   bool stopped = false;
@@ -168,6 +169,7 @@ struct Walk {
       }
       if (is_dir && item.name == ".git") continue;
       if (ignores.ignored(child_abs, is_dir)) continue;
+      if (hidden && hidden(child_abs, is_dir)) continue;
       const std::string child_rel = rel.empty() ? item.name : rel + "/" + item.name;
       if (!visit(WalkEntry{child_rel, child_abs, is_dir})) {
         stopped = true;
@@ -182,8 +184,8 @@ struct Walk {
 }  // namespace
 
 void walk(const std::string& root, const std::function<bool(const WalkEntry&)>& visit,
-          const std::atomic<bool>& cancelled) {
-  Walk w{visit, cancelled, {}, root};
+          const std::atomic<bool>& cancelled, const WalkHidden& hidden) {
+  Walk w{visit, cancelled, hidden, {}, root};
   w.ignores.load_ancestors(root);
   w.dir(root, "");
 }

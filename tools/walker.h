@@ -44,8 +44,11 @@ class IgnoreStack {
   std::vector<std::size_t> pushed_;  // frames added per push_dir (0 or 1)
 };
 
-/// Walks below `root` (an existing directory). `visit` returns false to stop.
+using WalkHidden = std::function<bool(std::string_view abs, bool is_dir)>;
+
+/// Walks below `root` (an existing directory). `visit` returns false to stop. Entries `hidden`
+/// names are left out with what lies below them.
 void walk(const std::string& root, const std::function<bool(const WalkEntry&)>& visit,
-          const std::atomic<bool>& cancelled);
+          const std::atomic<bool>& cancelled, const WalkHidden& hidden = {});
 
 }  // namespace rebound::tools

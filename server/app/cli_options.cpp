@@ -4,11 +4,82 @@
 #include <cerrno>
 #include <cstdlib>
 
+#include "policy/policy.h"
 #include "server/app/modes.h"
 #include "session/session_tree.h"
 #include "tools/definitions.h"
 
 namespace rebound::server {
+
+namespace {
+
+// The permission policy's flags (policy.md section 1.3).
+struct PolicyFlags {
+  std::string acp_permissions = "allow";
+  CLI::Option* acp_option = nullptr;
+  std::optional<std::string> mode;
+  std::vector<std::string> allowed, disallowed;
+  std::string prompts = "client";
+  bool sandbox_on = false, sandbox_off = false;
+};
+
+void add_policy_flags(CLI::App& app, PolicyFlags& f) {
+  f.acp_option = app.add_option("--acp-permissions", f.acp_permissions,
+                                "Alias: allow is --permission-mode bypassPermissions, ask is "
+                                "--permission-mode default")
+                     ->check(CLI::IsMember({"allow", "ask"}));
+  app.add_option("--permission-mode", f.mode,
+                 "Permission mode: default, acceptEdits, plan, dontAsk or bypassPermissions "
+                 "(default: settings permissions.defaultMode, else bypassPermissions)");
+  app.add_option("--allowed-tools,--allowedTools", f.allowed,
+                 "Allow rules, separated by commas or blanks outside parentheses (\"Bash(git "
+                 "diff:*),Read\"); may be repeated")
+      ->expected(1)
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+  app.add_option("--disallowed-tools,--disallowedTools", f.disallowed,
+                 "Deny rules, as --allowed-tools; a bare tool name removes the tool")
+      ->expected(1)
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+  app.add_option("--permission-prompts", f.prompts,
+                 "Who answers a permission question: client (default) or none (refused at once)")
+      ->check(CLI::IsMember({"client", "none", "host"}));
+  app.add_flag("--sandbox", f.sandbox_on,
+               "Run bash calls in a bubblewrap sandbox (over settings sandbox.enabled)");
+  app.add_flag("--no-sandbox", f.sandbox_off, "Run bash calls without the sandbox");
+}
+
+// The flags into `o`; the message of a bad command line (exit 2) otherwise.
+std::optional<std::string> apply_policy_flags(const PolicyFlags& f,
+                                              const std::vector<std::string>& args, CliOptions& o) {
+  const bool acp_given = f.acp_option->count() > 0;
+  o.acp_ask_permissions = f.acp_permissions == "ask";
+  if (acp_given && f.mode)
+    return "rebound: --acp-permissions cannot be used with --permission-mode (it is an alias of "
+           "one)\nRun 'rebound --help' for usage.\n";
+  if (f.mode) {
+    if (!policy::parse_mode(*f.mode))
+      return policy::invalid_mode_text(*f.mode, "--permission-mode") + "\n";
+    o.permission_mode = f.mode;
+  } else if (acp_given) {
+    o.permission_mode = f.acp_permissions == "ask" ? "default" : "bypassPermissions";
+  }
+  for (const auto& list : f.allowed)
+    for (auto& rule : policy::split_rule_list(list))
+      o.allowed_tools.push_back(std::move(rule));
+  for (const auto& list : f.disallowed)
+    for (auto& rule : policy::split_rule_list(list))
+      o.disallowed_tools.push_back(std::move(rule));
+  o.permission_prompts_client = f.prompts != "none";
+  // Together, the last one wins.
+  if (f.sandbox_on || f.sandbox_off)
+    for (const auto& a : args) {
+      if (a == "--sandbox") o.sandbox = true;
+      if (a == "--no-sandbox") o.sandbox = false;
+    }
+  return std::nullopt;
+}
+
+}  // namespace
 
 CliParse parse_command_line(const std::vector<std::string>& args) {
   CliOptions o;
@@ -19,11 +90,8 @@ CliParse parse_command_line(const std::vector<std::string>& args) {
                  "Protocol: rpc (line-delimited JSON commands, default) or acp (the Agent Client "
                  "Protocol for editors)")
       ->check(CLI::IsMember(mode_names()));
-  std::string permissions = "allow";
-  app.add_option("--acp-permissions", permissions,
-                 "acp mode: allow (run every tool call, default) or ask (ask the editor before "
-                 "each edit, write and bash call)")
-      ->check(CLI::IsMember({"allow", "ask"}));
+  PolicyFlags policy_flags;
+  add_policy_flags(app, policy_flags);
   app.add_option("--provider", o.provider, "Provider to use (scripted, openai, anthropic, ...)");
   app.add_option("--model", o.model, "Model id of the provider");
   app.add_option("--base-url", o.base_url, "Base URL of the selected provider");
@@ -122,7 +190,11 @@ CliParse parse_command_line(const std::vector<std::string>& args) {
       return result;
     }
   }
-  o.acp_ask_permissions = permissions == "ask";
+  if (auto problem = apply_policy_flags(policy_flags, args, o)) {
+    result.exit_code = 2;
+    result.err = *problem;
+    return result;
+  }
   o.envelope = envelope == "pi"        ? EnvelopeMode::pi
                : envelope == "jsonrpc" ? EnvelopeMode::jsonrpc
                                        : EnvelopeMode::automatic;

@@ -41,6 +41,12 @@ struct CliOptions {
   bool no_mcp = false;                              // --no-mcp
   std::vector<std::string> extensions;              // --extension CMD… (extensions.md 1.5)
   bool no_extensions = false;                       // --no-extensions (extensions.md section 1.1)
+  // The permission policy (policy.md section 1.3).
+  std::optional<std::string> permission_mode;  // --permission-mode, or --acp-permissions' mode
+  std::vector<std::string> allowed_tools;      // --allowed-tools LIST…, split into rules
+  std::vector<std::string> disallowed_tools;   // --disallowed-tools LIST…
+  bool permission_prompts_client = true;       // --permission-prompts client|none
+  std::optional<bool> sandbox;                 // --sandbox / --no-sandbox, the last one given
 };
 
 struct CliParse {

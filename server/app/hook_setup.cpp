@@ -100,8 +100,10 @@ void SessionHooks::attach(session::AgentSession& session, std::string_view sourc
   observer_.set_session(&session);
   using extensions::HookEvent;
   const auto has = [this](HookEvent e) { return extensions::has_hooks(setup_->config, e); };
-  auto info = [s = &session, cwd = cwd_] {
-    return extensions::HookSessionInfo{s->session_id(), s->session_file(), cwd, s->prompt_id()};
+  auto info = [s = &session, cwd = cwd_, mode = permission_mode_] {
+    extensions::HookSessionInfo i{s->session_id(), s->session_file(), cwd, s->prompt_id()};
+    if (mode) i.permission_mode = mode();
+    return i;
   };
   if (has(HookEvent::pre_tool_use) || has(HookEvent::post_tool_use) ||
       has(HookEvent::post_tool_use_failure)) {

@@ -78,6 +78,10 @@ class SessionHooks {
   /// Gives `session` its hooks (none configured for an event: nothing in its way) and runs its
   /// SessionStart hooks with `source` (startup, resume); the first LLM request waits for them.
   void attach(session::AgentSession& session, std::string_view source);
+  /// Where the hooks' `permission_mode` comes from (before attach; none: bypassPermissions).
+  void set_permission_mode(std::function<std::string()> mode) {
+    permission_mode_ = std::move(mode);
+  }
   session::ToolPreflight* preflight() const { return preflight_.get(); }
   session::RunHooks* run_hooks() const { return run_hooks_.get(); }
   /// Hook processes still running.
@@ -94,6 +98,7 @@ class SessionHooks {
   session::Scheduler& scheduler_;
   std::unique_ptr<extensions::HookPreflight> preflight_;
   std::unique_ptr<extensions::HookRunHooks> run_hooks_;
+  std::function<std::string()> permission_mode_;
 };
 
 }  // namespace rebound::server

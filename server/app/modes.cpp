@@ -67,9 +67,9 @@ extensions::HookReport hook_report(std::shared_ptr<SessionExtensions> ext,
 
 // The interceptors first, then the hooks (extensions.md section 2); session changes are told to
 // the extensions (section 8); their slash commands (section 4.6).
-void wire_extensions(SessionExtensions& ext, session::AgentSession& made,
-                     const SessionHooks* hooks) {
-  ext.preflight = ext.set->preflight(hooks ? hooks->preflight() : nullptr);
+void wire_extensions(SessionExtensions& ext, session::AgentSession& made, const SessionHooks* hooks,
+                     session::ToolPreflight* after_interceptors) {
+  ext.preflight = ext.set->preflight(after_interceptors);
   made.set_tool_preflight(ext.preflight.get());
   ext.run_hooks = ext.set->run_hooks(hooks ? hooks->run_hooks() : nullptr, ext.host.session);
   made.set_run_hooks(ext.run_hooks.get());
@@ -151,6 +151,8 @@ ModeStart start_rpc(AppParts& app) {
   }
   auto mcp = make_mcp_set(app.io.get_executor(), app.scheduler, std::move(app.mcp_sources),
                           app.cwd.string(), app.getenv, app.active_tools);
+  // The MCP servers' and the extensions' tools, less what a whole-tool deny removes.
+  std::shared_ptr<session::DynamicTools> allowed_tools;
   session::DynamicTools* dynamic_tools = mcp.get();
   auto command_seen = std::make_shared<bool>(false);
   auto hook_setup = std::make_shared<const HookSetup>(app.hooks);
@@ -159,11 +161,18 @@ ModeStart start_rpc(AppParts& app) {
     ext->tools = ext->set->tools(dynamic_tools, app.active_tools);
     dynamic_tools = ext->tools.get();
   }
+  std::shared_ptr<PolicyWiring> policy = app.policy;
+  if (dynamic_tools) {
+    allowed_tools = policy->filter(dynamic_tools);
+    dynamic_tools = allowed_tools.get();
+  }
+  std::shared_ptr<session::ToolPreflight> policy_preflight;
   std::shared_ptr<ExtensionEventTap> tap;
   std::shared_ptr<SessionHooks> hooks;
-  auto make_session = [&app, files, dynamic_tools, command_seen, ext, tap, hooks, hook_setup,
-                       file = std::move(session_file), resume = std::move(resume)](
-                          session::SessionSlot slot, session::EventSink& client) mutable {
+  auto make_session = [&app, files, dynamic_tools, allowed_tools, command_seen, ext, tap, hooks,
+                       hook_setup, policy, policy_preflight, file = std::move(session_file),
+                       resume = std::move(resume)](session::SessionSlot slot,
+                                                   session::EventSink& client) mutable {
     // With extensions, every event also goes to those that subscribed (extensions.md 4.3).
     if (ext->set) tap = std::make_shared<ExtensionEventTap>(client, *ext->set);
     session::EventSink& events = tap ? static_cast<session::EventSink&>(*tap) : client;
@@ -183,8 +192,13 @@ ModeStart start_rpc(AppParts& app) {
     ext->session = made.get();
     // --name: as a first set_session_name, without its event (sessions.md section 5).
     if (app.options.session_name) (void)made->set_session_name(*app.options.session_name, false);
+    hooks->set_permission_mode([policy] { return policy->mode(); });
     hooks->attach(*made, resumed ? "resume" : "startup");
-    if (ext->set) wire_extensions(*ext, *made, hooks.get());
+    // The policy judges after the interceptors and the PreToolUse hooks (policy.md section 4).
+    policy_preflight = policy->gate().preflight(hooks->preflight());
+    made->set_tool_preflight(policy_preflight.get());
+    made->set_walk_filter([policy] { return policy->gate().policy().walk_filter(); });
+    if (ext->set) wire_extensions(*ext, *made, hooks.get(), policy_preflight.get());
     return made;
   };
   // The front end's handle keeps the whole wiring (the set's host) alive.
@@ -192,8 +206,9 @@ ModeStart start_rpc(AppParts& app) {
   if (ext->set) control = std::shared_ptr<session::ExtensionControl>(ext, ext->set.get());
   auto front = std::make_unique<RpcFrontEnd>(
       RpcFrontEndDeps{app.writer, o.envelope, app.scheduler, std::move(make_session),
-                      std::move(mcp), std::move(command_seen), std::move(control)});
+                      std::move(mcp), std::move(command_seen), std::move(control), policy});
   ext->host.dialogs = &front->dialogs();
+  policy->gate().set_dialogs(&front->dialogs());
   return std::unique_ptr<FrontEnd>(std::move(front));
 }
 
@@ -273,7 +288,7 @@ ModeStart start_acp(AppParts& app) {
     ext.session = made.get();
     keep->hooks->attach(*made, resumed ? "resume" : "startup");
     if (ext.set) {
-      wire_extensions(ext, *made, keep->hooks.get());
+      wire_extensions(ext, *made, keep->hooks.get(), keep->hooks->preflight());
       ext.set->start_all();
     }
     std::shared_ptr<session::ExtensionControl> control;

@@ -15,6 +15,7 @@
 #include "server/app/cli_options.h"
 #include "server/app/hook_setup.h"
 #include "server/app/mcp_setup.h"
+#include "server/app/policy_wiring.h"
 #include "server/app/session_factory.h"
 #include "server/app/tool_setup.h"
 #include "server/io/front_end.h"
@@ -40,6 +41,8 @@ struct AppParts {
   /// The environment of shell commands and hooks (no provider key), and the hooks.
   const std::vector<std::string>& shell_env;
   const HookSetup& hooks;
+  /// The permission policy of the process's cwd (rpc: the process's gate).
+  std::shared_ptr<PolicyWiring> policy;
 };
 
 /// A front end, or why the mode cannot start (the server exits 1 with it).

@@ -21,8 +21,10 @@
 #include "process/descendants.h"
 #include "process/stop_signals.h"
 #include "protocol/line_reader.h"
+#include "server/app/extension_setup.h"
 #include "server/app/mcp_setup.h"
 #include "server/app/modes.h"
+#include "server/app/policy_setup.h"
 #include "server/app/provider_setup.h"
 #include "server/app/session_factory.h"
 #include "server/app/tool_setup.h"
@@ -199,7 +201,16 @@ int run_server(const CliOptions& options) {
   const fs::path agent_dir = resolve_agent_dir(options);
   std::error_code ec;
   const fs::path cwd = fs::absolute(fs::current_path(ec), ec);
-  const StartupSettings startup = read_startup_settings(options, agent_dir, cwd);
+  StartupSettings startup = read_startup_settings(options, agent_dir, cwd);
+  // The permission policy (policy.md section 1): an invalid one stops the server before any
+  // command is read, with exit status 2.
+  auto policy_read =
+      read_policy_setup(options, agent_dir, cwd,
+                        !read_extension_configs(options, agent_dir, cwd, getenv_value).empty());
+  if (auto* error = std::get_if<std::string>(&policy_read)) {
+    spdlog::error("{}", *error);
+    return 2;
+  }
 
   std::optional<JsonlAppender> script_log;
   if (options.script_log) {
@@ -212,6 +223,9 @@ int run_server(const CliOptions& options) {
 
   asio::io_context io;
   AsioScheduler scheduler(io.get_executor());
+  auto policy = std::make_shared<PolicyWiring>(std::get<PolicySetup>(policy_read), scheduler);
+  // A whole-tool deny takes the tool out of what is offered (policy.md section 2.2).
+  startup.active_tools = policy->keep_offered(startup.active_tools);
   StdoutWriter writer(io.get_executor(), STDOUT_FILENO);
   config::AuthStore credentials(agent_dir / "auth.json", steady_ms);
   // MCP servers of the process's cwd (mcp.md section 1.1): a bad --mcp-config file stops either
@@ -262,7 +276,8 @@ int run_server(const CliOptions& options) {
                getenv_value,
                std::move(std::get<McpSources>(sources)),
                shell_env,
-               hooks};
+               hooks,
+               policy};
   ModeStart started = mode->start(app);
   if (auto* error = std::get_if<std::string>(&started)) {
     spdlog::error("{}", *error);

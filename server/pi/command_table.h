@@ -15,6 +15,7 @@
 #include "protocol/commands.h"
 #include "server/pi/reply.h"
 #include "session/extension_host.h"
+#include "session/policy_host.h"
 
 namespace rebound::session {
 class AgentSession;
@@ -39,6 +40,7 @@ struct CommandContext {
   /// the connection's dialogs (extension_ui_response; none: no rpc client can answer).
   session::ExtensionControl* extensions = nullptr;
   RpcDialogs* dialogs = nullptr;
+  session::PolicyControl* policy = nullptr;  // get_policy, set_permission_mode (none: not rpc)
 };
 
 class CommandTable {

@@ -167,6 +167,18 @@ void add_extension_commands(CommandTable& t) {
           pending->ok(std::move(*info));
         });
       });
+  // The permission policy (policy.md section 7): answered at once, also while a run streams.
+  t.add<McpServersArgs>("get_policy", read_mcp_servers_args, [](C& c, McpServersArgs a, Reply r) {
+    if (!c.policy) return r.fail(session::Error{session::ErrorKind::failed, "No policy"});
+    auto pending = std::make_shared<Reply>(std::move(r));
+    c.policy->describe(a.wait, [pending](Json j) { pending->ok(std::move(j)); });
+  });
+  t.add<PermissionModeArgs>(
+      "set_permission_mode", read_permission_mode_args, [](C& c, PermissionModeArgs a, Reply r) {
+        if (!c.policy || !c.policy->set_mode(a.mode))
+          return r.fail(session::Error{session::ErrorKind::failed, "No policy"});
+        r.ok(Json{{"mode", a.mode}});
+      });
   // The slash commands a prompt can name (extensions.md section 7.5, sessions.md section 11).
   t.add("get_commands", [](C& c, Reply r) {
     Json commands = Json::array();
@@ -370,6 +382,10 @@ void add_sessions_and_output_commands(CommandTable& t) {
 
   // bash: answered when the command ends; other commands go on meanwhile.
   t.add<BashArgs>("bash", read_bash_args, [](C& c, BashArgs a, Reply r) {
+    // With the sandbox on but unavailable nothing runs bare (policy.md section 8.10).
+    if (c.policy)
+      if (auto refusal = c.policy->bash_refusal())
+        return r.fail(session::Error{session::ErrorKind::failed, *refusal});
     auto pending = std::make_shared<Reply>(std::move(r));
     auto status = c.session.bash(
         a.command, [pending](const protocol::AgentMessage& m) { pending->ok(bash_json(m)); });

@@ -44,7 +44,7 @@ std::unique_ptr<session::Waiting> RpcDialogs::ask(const session::DialogRequest& 
   open.timer->start(std::chrono::duration_cast<std::chrono::milliseconds>(
                         session::saturated_delay(request.timeout_ms)),
                     [this, id] {
-                      resolve(id, session::DialogAnswer{{}, {}, true});
+                      resolve(id, session::DialogAnswer{{}, {}, true, true, false});
                     });
   events_.on_event(session::Event{slot_, session::ev::ExtensionUiRequest{&fields}});
   return std::make_unique<Handle>(*this, id);
@@ -72,7 +72,7 @@ void RpcDialogs::cancel_all() {
   for (const auto& [id, open] : open_)
     ids.push_back(id);
   for (const auto& id : ids)
-    resolve(id, session::DialogAnswer{{}, {}, true});
+    resolve(id, session::DialogAnswer{{}, {}, true, false, true});
 }
 
 }  // namespace rebound::server

@@ -20,10 +20,10 @@ std::unique_ptr<EventOutput> own_output_if(EventOutput* events, LineWriter& nowh
 
 RpcDispatcher::RpcDispatcher(session::AgentSession& session, JsonSink out, EventOutput* events,
                              mcp::McpManager* mcp, session::ExtensionControl* extensions,
-                             RpcDialogs* dialogs)
+                             RpcDialogs* dialogs, session::PolicyControl* policy)
     : own_events_(own_output_if(events, no_output_)),
       events_(events ? *events : *own_events_),
-      context_{session, &events_, mcp, true, extensions, dialogs},
+      context_{session, &events_, mcp, true, extensions, dialogs, policy},
       commands_(rpc_command_table()),
       out_(std::move(out)) {}
 

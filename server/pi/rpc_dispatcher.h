@@ -22,7 +22,7 @@ class RpcDispatcher {
   /// dispatcher keeps its own, whose events go nowhere (tests).
   RpcDispatcher(session::AgentSession& session, JsonSink out, EventOutput* events = nullptr,
                 mcp::McpManager* mcp = nullptr, session::ExtensionControl* extensions = nullptr,
-                RpcDialogs* dialogs = nullptr);
+                RpcDialogs* dialogs = nullptr, session::PolicyControl* policy = nullptr);
 
   /// One complete, non-blank line from stdin.
   void handle_line(std::string_view line);

@@ -10,6 +10,7 @@ RpcFrontEnd::RpcFrontEnd(RpcFrontEndDeps deps)
       mcp_(std::move(deps.mcp)),
       events_(deps.writer, deps.envelope),
       extensions_(std::move(deps.extensions)),
+      policy_(std::move(deps.policy)),
       make_session_(std::move(deps.make_session)),
       dialogs_(deps.scheduler, events_, 0),
       command_seen_(deps.command_seen ? std::move(deps.command_seen)
@@ -18,7 +19,7 @@ RpcFrontEnd::RpcFrontEnd(RpcFrontEndDeps deps)
   dialogs_.set_slot(slot_);
   dispatcher_ = std::make_unique<RpcDispatcher>(
       *host_.find(slot_), [this](const protocol::Json& j) { write(j); }, &events_, mcp_.get(),
-      extensions_.get(), &dialogs_);
+      extensions_.get(), &dialogs_, policy_.get());
   if (mcp_) {
     // MCP status changes are events once the first command was read (mcp.md section 8).
     mcp_->on_update([this](const protocol::Json& fields) {

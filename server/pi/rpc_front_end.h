@@ -38,6 +38,8 @@ struct RpcFrontEndDeps {
   /// The extension processes (extensions.md section 4; none configured: null), started and
   /// stopped with the MCP servers.
   std::shared_ptr<session::ExtensionControl> extensions = nullptr;
+  /// The permission policy (get_policy, set_permission_mode; policy.md section 7).
+  std::shared_ptr<session::PolicyControl> policy = nullptr;
 };
 
 class RpcFrontEnd : public FrontEnd {
@@ -64,6 +66,7 @@ class RpcFrontEnd : public FrontEnd {
   std::unique_ptr<mcp::McpManager> mcp_;  // outlives the session, which offers its tools
   EventOutput events_;
   std::shared_ptr<session::ExtensionControl> extensions_;
+  std::shared_ptr<session::PolicyControl> policy_;
   MakeRpcSession make_session_;
   session::SessionHost host_;
   session::SessionSlot slot_ = 0;

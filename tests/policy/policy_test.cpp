@@ -326,7 +326,7 @@ TEST_CASE("the modes decide what no rule decided") {
   CHECK(kind(Mode::bypass, "bash", "") == K::allow);
 }
 
-TEST_CASE("plan refuses edits even when allowed; deny rules come first") {
+TEST_CASE("plan refuses edits even when allowed, deny rules come first") {
   Workspace w;
   const Policy p = w.policy({.allow = {"Edit"}, .deny = {"Edit(secrets/**)"}, .mode = Mode::plan});
   const Verdict v = call(p, "edit", Json{{"path", "src/a.txt"}});
@@ -336,7 +336,7 @@ TEST_CASE("plan refuses edits even when allowed; deny rules come first") {
         "File is in a directory that is denied by your permission settings.");
 }
 
-TEST_CASE("dontAsk denies every ask with its text; allow rules still allow") {
+TEST_CASE("dontAsk denies every ask with its text, allow rules still allow") {
   Workspace w;
   const Policy p =
       w.policy({.allow = {"Bash(ls:*)"}, .ask = {"Bash(git:*)"}, .mode = Mode::dont_ask});
@@ -358,7 +358,7 @@ TEST_CASE("bypassPermissions: deny and ask rules still apply") {
   CHECK(bash(p, "anything at all").kind == Verdict::Kind::allow);
 }
 
-TEST_CASE("hooks count as rules; grants as allow rules") {
+TEST_CASE("hooks count as rules, grants as allow rules") {
   Workspace w;
   Policy p = w.policy({.ask = {"Bash(git push:*)"}});
   Json in{{"command", "make"}};

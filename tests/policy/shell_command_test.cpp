@@ -113,7 +113,7 @@ TEST_CASE("redirections are tokens of their part") {
   CHECK(t[7].word.value == "&>");
 }
 
-TEST_CASE("cd and pushd are followed; cd - and popd lose the directory") {
+TEST_CASE("cd and pushd are followed, cd - and popd lose the directory") {
   const ShellAnalysis a = analyse_shell("cd secrets && cat a.txt; cd -; ls", "/h");
   REQUIRE(a.parts.size() == 4);
   CHECK(a.parts[1].cd_path == std::vector<std::string>{"secrets"});

@@ -187,6 +187,8 @@ TEST_CASE("the rpc command table holds exactly the commands of protocol.md secti
                                        "get_extensions",
                                        "restart_extension",
                                        "get_commands",
+                                       "get_policy",
+                                       "set_permission_mode",
                                        "extension_ui_response",
                                        "get_fork_messages",
                                        "fork",
