@@ -1,6 +1,7 @@
 #include "policy/bash_judgement.h"
 
 #include <glob.h>
+#include <sys/stat.h>
 
 #include <array>
 
@@ -112,12 +113,33 @@ struct PathHit {
   const Rule* ask = nullptr;
 };
 
-void check_path(const std::string& lexical, RuleTool kind, const BashRules& rules, PathHit& hit) {
-  const std::string real = real_path(lexical);
+// The real path of `lexical`, a path in `dir` (whose real path is `real_dir`): a plain name
+// that is no symlink needs no resolution beyond its directory's.
+std::string real_of(const std::string& lexical, const std::string& dir,
+                    const std::string& real_dir) {
+  if (lexical.size() > dir.size() + 1 && lexical.compare(0, dir.size(), dir) == 0 &&
+      lexical[dir.size()] == '/' && lexical.find('/', dir.size() + 1) == std::string::npos) {
+    struct stat st {};
+    if (::lstat(lexical.c_str(), &st) != 0 || !S_ISLNK(st.st_mode))
+      return (real_dir == "/" ? "" : real_dir) + lexical.substr(dir.size());
+  }
+  return real_path(lexical);
+}
+
+void check_path(const std::string& lexical, RuleTool kind, const BashRules& rules,
+                const std::string& dir, const std::string& real_dir, PathHit& hit) {
+  std::string real;
+  bool have_real = false;
   for (const auto& r : rules.rules) {
     if (r.kind != kind || !r.specifier || r.behavior == Behavior::allow) continue;
-    const bool m = path_matches(r.path, lexical, rules.home, rules.workspace) ||
-                   path_matches(r.path, real, rules.home, rules.workspace);
+    bool m = path_matches(r.path, lexical, rules.home, rules.workspace);
+    if (!m) {
+      if (!have_real) {
+        real = real_of(lexical, dir, real_dir);
+        have_real = true;
+      }
+      m = real != lexical && path_matches(r.path, real, rules.home, rules.workspace);
+    }
     if (!m) continue;
     if (r.behavior == Behavior::deny)
       hit.denied = true;
@@ -132,6 +154,8 @@ PathHit part_paths(const ShellPart& part, const BashRules& rules) {
   std::string dir = rules.workspace;
   for (const auto& cd : part.cd_path)
     dir = join_path(dir, cd, rules.home);
+  const std::string real_dir =
+      dir == rules.workspace && rules.real_workspace ? *rules.real_workspace : real_path(dir);
   const std::size_t c = command_word(part);
   for (std::size_t k = 0; k < part.tokens.size(); ++k) {
     const ShellToken& t = part.tokens[k];
@@ -147,10 +171,10 @@ PathHit part_paths(const ShellPart& part, const BashRules& rules) {
       if (t.word.value == "/dev/null") output = false;
       if (input && rules.read_paths)
         for (const auto& p : word_paths(t.word, t.word.value, t.word.pattern, dir, rules.home))
-          check_path(p, RuleTool::read, rules, hit);
+          check_path(p, RuleTool::read, rules, dir, real_dir, hit);
       if (output && rules.edit_paths)
         for (const auto& p : word_paths(t.word, t.word.value, t.word.pattern, dir, rules.home))
-          check_path(p, RuleTool::edit, rules, hit);
+          check_path(p, RuleTool::edit, rules, dir, real_dir, hit);
       continue;
     }
     if (!rules.read_paths) continue;
@@ -165,14 +189,14 @@ PathHit part_paths(const ShellPart& part, const BashRules& rules) {
              "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_") == eq);
     if (!assignment)
       for (const auto& p : word_paths(t.word, value, pattern, dir, rules.home))
-        check_path(p, RuleTool::read, rules, hit);
+        check_path(p, RuleTool::read, rules, dir, real_dir, hit);
     if (named) {
       const std::size_t peq = pattern.find('=');
       ShellWord rest = t.word;
       for (const auto& p : word_paths(rest, value.substr(eq + 1),
                                       peq == std::string_view::npos ? "" : pattern.substr(peq + 1),
                                       dir, rules.home))
-        check_path(p, RuleTool::read, rules, hit);
+        check_path(p, RuleTool::read, rules, dir, real_dir, hit);
     }
   }
   return hit;

@@ -18,6 +18,7 @@ struct BashRules {
   bool read_paths = false;  // a read path rule in deny or ask: look at the paths parts name
   bool edit_paths = false;  // an edit path rule in deny or ask: look at output redirections
   bool patterns = false;    // a deny or ask rule with a bash specifier: look for uncertain parts
+  const std::string* real_workspace = nullptr;  // the workspace's real path, when known
 };
 
 struct BashJudgement {

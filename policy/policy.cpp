@@ -121,8 +121,12 @@ std::string real_path(const std::string& lexical) {
 }
 
 Policy::Policy(PolicySettings settings) : settings_(std::move(settings)) {
+  for (auto& r : settings_.rules)
+    if (r.specifier && r.kind != RuleTool::bash)
+      anchor_pattern(r.path, settings_.home, settings_.workspace);
   for (const auto& dir : working_directories())
     working_real_.push_back(real_path(dir));
+  real_workspace_ = working_real_.front();
   for (const auto& r : settings_.rules) {
     if (r.kind == RuleTool::bash && r.specifier && r.behavior != Behavior::allow)
       bash_patterns_ = true;
@@ -320,8 +324,8 @@ Verdict Policy::judge_bash(const Call& call) const {
   std::string command;
   if (auto it = call.input.find("command"); it != call.input.end() && it->is_string())
     command = it->get<std::string>();
-  BashRules rules{settings_.rules, settings_.home, settings_.workspace,
-                  read_paths_,     edit_paths_,    bash_patterns_};
+  BashRules rules{settings_.rules, settings_.home, settings_.workspace, read_paths_,
+                  edit_paths_,     bash_patterns_, &real_workspace_};
   const BashJudgement j = analyse_bash_ ? judge_bash_command(command, rules) : BashJudgement{};
   if (j.denied) return Verdict{Verdict::Kind::deny, bash_denied_text(command), {}, false};
   // Ask rules (a bare `Bash` ask is one), then a hook's ask.

@@ -87,6 +87,7 @@ class Policy {
 
   PolicySettings settings_;
   std::vector<std::string> working_real_;  // the working directories' real paths
+  std::string real_workspace_;
   bool analyse_bash_ = false;
   bool read_paths_ = false;     // a read path rule in deny or ask
   bool edit_paths_ = false;     // an edit path rule in deny or ask

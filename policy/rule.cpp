@@ -125,8 +125,12 @@ bool segments_match(const std::vector<std::string>& pat, std::size_t pi,
       return false;
     }
     if (si >= path.size()) return false;
-    const std::string name(path[si]);
-    if (::fnmatch(pat[pi].c_str(), name.c_str(), 0) != 0) return false;
+    if (pat[pi].find_first_of("*?[\\") == std::string::npos) {
+      if (pat[pi] != path[si]) return false;  // a literal segment
+    } else {
+      const std::string name(path[si]);
+      if (::fnmatch(pat[pi].c_str(), name.c_str(), 0) != 0) return false;
+    }
     ++pi;
     ++si;
   }
@@ -348,8 +352,7 @@ std::vector<std::string> split_rule_list(std::string_view list) {
   return out;
 }
 
-bool path_matches(const PathPattern& pattern, std::string_view path, const std::string& home,
-                  const std::string& workspace) {
+void anchor_pattern(PathPattern& pattern, const std::string& home, const std::string& workspace) {
   std::vector<std::string> full;
   const auto add_base = [&full](std::string_view base) {
     for (auto seg : split_path(base))
@@ -370,12 +373,33 @@ bool path_matches(const PathPattern& pattern, std::string_view path, const std::
       break;
   }
   full.insert(full.end(), pattern.segments.begin(), pattern.segments.end());
+  pattern.globstar = std::find(full.begin(), full.end(), "**") != full.end();
+  pattern.anchored = std::move(full);
+  pattern.is_anchored = true;
+}
+
+bool path_matches(const PathPattern& given, std::string_view path, const std::string& home,
+                  const std::string& workspace) {
+  PathPattern local;
+  const PathPattern* pattern = &given;
+  if (!given.is_anchored) {
+    local = given;
+    anchor_pattern(local, home, workspace);
+    pattern = &local;
+  }
+  const std::vector<std::string>& full = pattern->anchored;
   const std::vector<std::string_view> segs = split_path(path);
   // The path itself, then each ancestor (a matched directory covers what lies below it).
-  for (std::size_t n = segs.size() + 1; n-- > 0;) {
-    std::vector<std::string_view> prefix(segs.begin(), segs.begin() + static_cast<long>(n));
+  // Without `**` only the prefix as long as the pattern can match.
+  std::size_t longest = segs.size(), shortest = 0;
+  if (!pattern->globstar) {
+    if (full.size() > segs.size()) return false;
+    longest = shortest = full.size();
+  }
+  for (std::size_t n = longest + 1; n-- > shortest;) {
+    const std::vector<std::string_view> prefix(segs.begin(), segs.begin() + static_cast<long>(n));
     if (!segments_match(full, 0, prefix, 0)) continue;
-    if (!pattern.directory_only || n < segs.size()) return true;
+    if (!pattern->directory_only || n < segs.size()) return true;
     if (is_directory(path)) return true;
   }
   return false;

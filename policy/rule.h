@@ -42,7 +42,15 @@ struct PathPattern {
   Anchor anchor = Anchor::workspace;
   std::vector<std::string> segments;  // below the anchor; `**` any number of segments
   bool directory_only = false;        // written with a trailing `/`
+  /// The anchor's own segments and `segments`, once anchor_pattern() ran (a policy does it for
+  /// its rules: matching then splits nothing but the path).
+  std::vector<std::string> anchored;
+  bool is_anchored = false;
+  bool globstar = false;  // some segment of `anchored` is `**`
 };
+
+/// Fills `pattern.anchored` for a workspace and a home.
+void anchor_pattern(PathPattern& pattern, const std::string& home, const std::string& workspace);
 
 struct Rule {
   Behavior behavior = Behavior::allow;
