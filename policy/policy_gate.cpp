@@ -61,14 +61,18 @@ class PolicyGate::Preflight : public session::ToolPreflight {
     st->read_only_hint = call.read_only_hint;
     st->validate = call.validate;
     st->done = std::move(done);
-    if (call.name == "bash" && !gate_.sandbox_refusal_.empty()) {
-      auto handle = std::make_unique<Handle>(st);
-      std::weak_ptr<State> weak = st;
-      gate_.scheduler_.post([this, weak] {
-        if (auto s = weak.lock()) refuse(s, session::PreflightVerdict{}, gate_.sandbox_refusal_);
-      });
-      return handle;
-    }
+    std::optional<std::string> sandbox_text;
+    if (call.name == "bash" && gate_.sandbox_refusal_) sandbox_text = gate_.sandbox_refusal_();
+    if (!sandbox_text && gate_.root_check_) sandbox_text = gate_.root_check_(call.name, call.input);
+    if (sandbox_text)
+      if (auto text = std::move(sandbox_text)) {
+        auto handle = std::make_unique<Handle>(st);
+        std::weak_ptr<State> weak = st;
+        gate_.scheduler_.post([this, weak, text = std::move(*text)] {
+          if (auto s = weak.lock()) refuse(s, session::PreflightVerdict{}, text);
+        });
+        return handle;
+      }
     if (inner_) {
       std::weak_ptr<State> weak = st;
       st->waiting = inner_->check(call, [this, weak](session::PreflightVerdict v) {
@@ -133,6 +137,9 @@ class PolicyGate::Preflight : public session::ToolPreflight {
           return finish(st, std::move(v));
         }
       st->input = *v.input;
+      if (gate_.root_check_)
+        if (auto text = gate_.root_check_(st->name, st->input))
+          return refuse(st, std::move(v), std::move(*text));
     }
     const Verdict verdict = judge(*st, v);
     act(st, std::move(v), verdict);

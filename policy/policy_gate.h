@@ -43,7 +43,14 @@ class PolicyGate {
   void on_refused(std::function<void(const Refusal&)> f) { on_refused_ = std::move(f); }
   /// With the sandbox on but unavailable: every bash call ends with this text, before any hook
   /// or rule (section 4 step 2, 8.10).
-  void set_sandbox_refusal(std::string text) { sandbox_refusal_ = std::move(text); }
+  void set_sandbox_refusal(std::function<std::optional<std::string>()> refusal) {
+    sandbox_refusal_ = std::move(refusal);
+  }
+  /// With the sandbox enabled: a file tool call's refusal for a path outside the roots, checked
+  /// before anyone is asked and again after a hook's updatedInput (section 4 step 2, 8.9).
+  using RootCheck =
+      std::function<std::optional<std::string>(std::string_view tool, const protocol::Json& input)>;
+  void set_root_check(RootCheck check) { root_check_ = std::move(check); }
 
   /// The preflight for one session: `inner` (interceptors and hooks, or none) first.
   std::unique_ptr<session::ToolPreflight> preflight(session::ToolPreflight* inner);
@@ -55,7 +62,8 @@ class PolicyGate {
   session::Scheduler& scheduler_;
   session::DialogHost* dialogs_ = nullptr;
   std::function<void(const Refusal&)> on_refused_;
-  std::string sandbox_refusal_;
+  std::function<std::optional<std::string>()> sandbox_refusal_;
+  RootCheck root_check_;
   std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
 };
 

@@ -217,8 +217,25 @@ std::unique_ptr<ChildProcess> ChildProcess::spawn(asio::any_io_executor executor
     posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0);
   }
   if (spec.cwd) posix_spawn_file_actions_addchdir_np(&actions, spec.cwd->c_str());
-  // Only 0, 1 and 2 reach the child, whatever a library opened without close-on-exec.
-  posix_spawn_file_actions_addclosefrom_np(&actions, 3);
+  // The passed descriptors land on 3, 4, …: first copied above that range (so that no source
+  // is overwritten before it is moved), closed here after the spawn.
+  const int first_free = 3 + static_cast<int>(spec.pass_fds.size());
+  std::vector<int> passed;
+  for (std::size_t i = 0; i < spec.pass_fds.size(); ++i) {
+    const int high = ::fcntl(spec.pass_fds[i], F_DUPFD_CLOEXEC, first_free);
+    if (high < 0) {
+      const int code = errno;
+      for (int fd : passed)
+        ::close(fd);
+      posix_spawn_file_actions_destroy(&actions);
+      return fail(code);
+    }
+    passed.push_back(high);
+    posix_spawn_file_actions_adddup2(&actions, high, 3 + static_cast<int>(i));
+  }
+  // Only 0, 1 and 2 (and the passed ones) reach the child, whatever a library opened without
+  // close-on-exec.
+  posix_spawn_file_actions_addclosefrom_np(&actions, first_free);
   posix_spawnattr_t attr;
   posix_spawnattr_init(&attr);
   sigset_t defaults;
@@ -250,6 +267,8 @@ std::unique_ptr<ChildProcess> ChildProcess::spawn(asio::any_io_executor executor
       ::posix_spawnp(&pid, argv[0], &actions, &attr, argv.data(), spec.env ? envp.data() : environ);
   posix_spawn_file_actions_destroy(&actions);
   posix_spawnattr_destroy(&attr);
+  for (int fd : passed)
+    ::close(fd);
   close_fd(in.read);
   close_fd(out.write);
   close_fd(err.write);

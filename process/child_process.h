@@ -24,6 +24,9 @@ struct ChildSpec {
   std::optional<std::vector<std::string>> env;  // "NAME=value"; none: the server's own
   enum class Input { null, pipe } input = Input::null;
   enum class Output { merged, separate, null } output = Output::merged;
+  /// Descriptors the child gets as 3, 4, … in this order (the caller keeps and closes its
+  /// own); every other descriptor above 2 is closed in the child.
+  std::vector<int> pass_fds;
 };
 
 class ChildProcess {

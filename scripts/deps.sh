@@ -4,7 +4,8 @@
 set -euo pipefail
 packages=(cmake ninja-build ccache g++ libboost1.81-dev nlohmann-json3-dev libspdlog-dev
   libfmt-dev doctest-dev libcli11-dev libssl-dev python3 python3-jsonschema clang
-  libclang-rt-14-dev openssl ca-certificates tmux libpcre2-dev pkg-config libcmark-dev)
+  libclang-rt-14-dev openssl ca-certificates tmux libpcre2-dev pkg-config libcmark-dev
+  bubblewrap libseccomp-dev)
 # --test: also what only the tests use (a real browser for export_html's page).
 if [ "${1:-}" = "--test" ]; then packages+=(chromium); fi
 missing=()

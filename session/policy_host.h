@@ -20,8 +20,6 @@ class PolicyControl {
   virtual bool set_mode(std::string_view mode) = 0;
   /// The mode's name (hooks' `permission_mode`).
   virtual std::string mode() const = 0;
-  /// Why an rpc `bash` command cannot run (the sandbox is on but unavailable), or nothing.
-  virtual std::optional<std::string> bash_refusal() const { return std::nullopt; }
 };
 
 }  // namespace rebound::session

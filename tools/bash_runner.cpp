@@ -73,7 +73,7 @@ std::unique_ptr<session::ShellJob> BashRunner::start(const std::string& command,
   std::string why;
   job->watch = spawner_.start({"bash", "-c", command}, "", forward_to(job), why);
   if (!job->watch) {
-    error = "Cannot run bash: " + why;
+    error = why.rfind("Sandbox ", 0) == 0 ? why : "Cannot run bash: " + why;
     return nullptr;
   }
   return std::make_unique<JobHandle>(job);

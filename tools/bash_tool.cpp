@@ -117,6 +117,11 @@ struct BashCall : std::enable_shared_from_this<BashCall> {
     throttle->cancel();
     deadline->cancel();
     file.close();
+    if (!aborted && !timed_out && watch)
+      if (auto failure = watch->failure()) {
+        if (auto f = std::move(done)) f(ToolResult::error(*failure));
+        return;
+      }
     if (auto f = std::move(done)) f(result(status));
   }
 
@@ -270,6 +275,8 @@ std::unique_ptr<session::ToolCall> BashTool::start(const Json& args,
     call->progress = nullptr;  // its queued empty update is not sent
     call->finished = true;
     call->deadline->cancel();
+    // A sandbox's refusal is the whole result (policy.md section 8.10).
+    if (why.rfind("Sandbox ", 0) == 0) return fail(why);
     return fail("Cannot run " + shell + ": " + why);
   }
   return std::make_unique<BashCallHandle>(call);

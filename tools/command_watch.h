@@ -9,6 +9,7 @@
 
 #include <functional>
 #include <memory>
+#include <optional>
 #include <set>
 #include <string>
 #include <string_view>
@@ -33,6 +34,8 @@ class WatchedProcess {
   /// The shell exited by itself: what it left in its group is not killed with this object
   /// (tools.md section 4.4; the server ends it at exit).
   virtual void keep_group() = 0;
+  /// Once it has exited: why the command never ran (a sandbox that failed to start), if so.
+  virtual std::optional<std::string> failure() const { return std::nullopt; }
 };
 
 class CommandWatch;
@@ -64,6 +67,8 @@ class CommandWatch : public std::enable_shared_from_this<CommandWatch> {
   /// SIGKILL to the whole group (whether the shell has exited or not).
   void kill();
   bool finished() const { return finished_; }
+  /// Why the command never ran (WatchedProcess::failure), once it has exited.
+  std::optional<std::string> failure() const { return child_ ? child_->failure() : std::nullopt; }
   /// The owner lets go: a finished command whose pipe is still open lingers; an unfinished one
   /// is killed and reaped without any further callback.
   void release();

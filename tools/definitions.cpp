@@ -182,7 +182,8 @@ std::vector<std::string> split_tool_list(std::string_view list) {
   return out;
 }
 
-std::string default_base_prompt(const std::vector<std::string>& active) {
+std::string default_base_prompt(const std::vector<std::string>& active,
+                                const std::string& guideline) {
   auto has = [&](std::string_view n) {
     return std::find(active.begin(), active.end(), n) != active.end();
   };
@@ -209,6 +210,7 @@ std::string default_base_prompt(const std::vector<std::string>& active) {
     s += "- Change several places of one file with one edit call that holds several edits.\n";
   }
   if (has("write")) s += "- Use write only for new files or complete rewrites.\n";
+  if (!guideline.empty()) s += "- " + guideline + "\n";
   s += "- Be concise.\n- Show file paths clearly when you work with files.";
   return s;
 }

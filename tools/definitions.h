@@ -51,7 +51,9 @@ std::string_view kind_name(ToolTraits::Kind kind);
 std::vector<std::string> split_tool_list(std::string_view list);
 
 /// Section 10, part 1: Rebound's default base text for the active tools.
-std::string default_base_prompt(const std::vector<std::string>& active);
+/// `guideline`: one more line before "Be concise." (the sandbox's, policy.md section 8.7).
+std::string default_base_prompt(const std::vector<std::string>& active,
+                                const std::string& guideline = {});
 
 struct ContextFile {
   std::string path;  // absolute

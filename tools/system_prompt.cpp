@@ -84,8 +84,9 @@ std::vector<ContextFile> find_context_files(const fs::path& agent_dir, const fs:
 std::string build_system_prompt(const std::string& settings_prompt,
                                 const std::vector<std::string>& active,
                                 const std::vector<ContextFile>& files, const fs::path& cwd,
-                                const std::string& skills_block) {
-  const std::string base = settings_prompt.empty() ? default_base_prompt(active) : settings_prompt;
+                                const std::string& skills_block, const std::string& guideline) {
+  const std::string base =
+      settings_prompt.empty() ? default_base_prompt(active, guideline) : settings_prompt;
   const std::time_t now = std::time(nullptr);
   std::tm utc{};
   gmtime_r(&now, &utc);

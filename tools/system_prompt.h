@@ -45,6 +45,7 @@ std::string build_system_prompt(const std::string& settings_prompt,
                                 const std::vector<std::string>& active,
                                 const std::vector<ContextFile>& files,
                                 const std::filesystem::path& cwd,
-                                const std::string& skills_block = {});
+                                const std::string& skills_block = {},
+                                const std::string& guideline = {});
 
 }  // namespace rebound::tools

@@ -197,7 +197,7 @@ ModeStart start_rpc(AppParts& app) {
     // The policy judges after the interceptors and the PreToolUse hooks (policy.md section 4).
     policy_preflight = policy->gate().preflight(hooks->preflight());
     made->set_tool_preflight(policy_preflight.get());
-    made->set_walk_filter([policy] { return policy->gate().policy().walk_filter(); });
+    made->set_walk_filter([policy] { return policy->walk_filter(); });
     if (ext->set) wire_extensions(*ext, *made, hooks.get(), policy_preflight.get());
     return made;
   };

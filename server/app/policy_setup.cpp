@@ -238,7 +238,8 @@ SandboxSettings combine_sandbox(const CliOptions& options, const FileSettings& g
     for (const auto& [k, v] : env.items())
       s.env.emplace_back(k, v.get<std::string>());
   if (member(p, "env").is_object() && !member(p, "env").empty()) ignored("env", member(p, "env"));
-  if (member(g, "bwrapPath").is_string()) s.bwrap_path = member(g, "bwrapPath").get<std::string>();
+  if (member(g, "bwrapPath").is_string())
+    s.bwrap_path = expand_path(member(g, "bwrapPath").get<std::string>(), home, cwd);
   if (member(p, "bwrapPath").is_string()) ignored("bwrapPath", member(p, "bwrapPath"));
   if (options.sandbox) s.enabled = *options.sandbox;
   return s;
@@ -250,7 +251,7 @@ std::variant<PolicySetup, std::string> read_policy_setup(const CliOptions& optio
                                                          const fs::path& agent_dir_given,
                                                          const fs::path& cwd, bool extensions) {
   std::error_code ec;
-  const fs::path agent_dir = fs::absolute(agent_dir_given, ec);
+  const fs::path agent_dir = fs::absolute(agent_dir_given, ec).lexically_normal();
   const char* home_env = std::getenv("HOME");
   const std::string home = home_env ? home_env : "/";
   const std::string workspace = policy::join_path("/", cwd.string(), home);

@@ -2,6 +2,9 @@
 
 #include <spdlog/spdlog.h>
 
+#include "peer/peer_process.h"
+#include "tools/paths.h"
+
 namespace rebound::server {
 
 using protocol::Json;
@@ -41,15 +44,78 @@ Json strings(const std::vector<std::string>& v) {
 }  // namespace
 
 PolicyWiring::PolicyWiring(const PolicySetup& setup, session::Scheduler& scheduler)
-    : setup_(setup), gate_(policy::Policy(setup.settings), setup.ask, scheduler) {
-  if (setup_.sandbox.enabled) {
-    // Fail closed (policy.md section 8.10): this build cannot sandbox, so nothing runs bare.
-    sandbox_refusal_ = "Sandbox unavailable: this build of Rebound has no sandbox support yet";
-    spdlog::warn(
-        "sandbox unavailable: this build of Rebound has no sandbox support yet; bash "
-        "calls will fail");
-    gate_.set_sandbox_refusal(*sandbox_refusal_);
+    : setup_(setup), gate_(policy::Policy(setup.settings), setup.ask, scheduler) {}
+
+void PolicyWiring::set_sandbox(std::shared_ptr<sandbox::Sandbox> box) {
+  sandbox_ = std::move(box);
+  // A bash call waits for the check; an unavailable sandbox refuses it before any hook or rule
+  // (policy.md section 4 step 2, 8.10).
+  gate_.set_sandbox_refusal([box = sandbox_]() -> std::optional<std::string> {
+    const auto& c = box->checked();
+    if (c.problem.empty()) return std::nullopt;
+    return "Sandbox unavailable: " + c.problem;
+  });
+  // The file tools keep to the sandbox's roots, available or not (section 8.9).
+  const char* tmp = std::getenv("TMPDIR");
+  roots_ =
+      std::make_shared<const sandbox::FileRoots>(sandbox_->config(), tmp && *tmp ? tmp : "/tmp");
+  gate_.set_root_check([roots = roots_, cwd = sandbox_->config().workspace](
+                           std::string_view tool, const Json& input) -> std::optional<std::string> {
+    const bool write = tool == "edit" || tool == "write";
+    if (!write && tool != "read" && tool != "grep" && tool != "find" && tool != "ls")
+      return std::nullopt;
+    std::string path = ".";
+    if (auto it = input.find("path"); it != input.end() && it->is_string())
+      path = it->get<std::string>();
+    return roots->check(tools::resolve_path(path, cwd), write);
+  });
+}
+
+std::function<bool(std::string_view, bool)> PolicyWiring::walk_filter() const {
+  auto rules = gate_.policy().walk_filter();
+  if (!roots_) return rules;
+  return [rules, roots = roots_](std::string_view abs, bool dir) {
+    return (rules && rules(abs, dir)) || roots->hidden(std::string(abs));
+  };
+}
+
+std::shared_ptr<sandbox::Sandbox> make_sandbox(
+    const PolicySetup& setup, const std::vector<std::string>& env,
+    const std::vector<std::string>& key_variables,
+    const std::function<std::optional<std::string>(const std::string&)>& getenv) {
+  const SandboxSettings& s = setup.sandbox;
+  if (!s.enabled) return nullptr;
+  sandbox::SandboxConfig config;
+  config.workspace = setup.settings.workspace;
+  config.home = setup.settings.home;
+  config.network = s.network;
+  config.writable_roots = s.writable_roots;
+  config.read_only_paths = s.read_only_paths;
+  config.deny_read = s.deny_read;
+  config.bwrap_path = s.bwrap_path;
+  // sandbox.env: ${VAR}, ${VAR:-default} and ~/ (mcp.md section 1.3); a variable that is not
+  // set leaves its entry out.
+  for (const auto& [name, raw] : s.env) {
+    std::optional<std::string> missing;
+    std::string value = peer::expand_variables(raw, getenv, missing);
+    if (missing) {
+      spdlog::warn("sandbox.env.{}: environment variable {} is not set; left out", name, *missing);
+      continue;
+    }
+    if (value == "~" || value.rfind("~/", 0) == 0) value = config.home + value.substr(1);
+    config.env.emplace_back(name, std::move(value));
   }
+  auto box = std::make_shared<sandbox::Sandbox>(
+      config, sandbox::sandbox_environment(env, key_variables, config.env));
+  box->start_check();
+  return box;
+}
+
+std::string sandbox_guideline(bool network) {
+  return std::string(
+             "Commands run in a sandbox: they can change files only in the working directory "
+             "(not in .git), the network is ") +
+         (network ? "on" : "off") + ", and background processes end when the command does.";
 }
 
 std::vector<std::string> PolicyWiring::keep_offered(const std::vector<std::string>& names) {
@@ -80,7 +146,6 @@ std::string PolicyWiring::mode() const {
 }
 
 void PolicyWiring::describe(bool wait, std::function<void(Json)> done) {
-  (void)wait;  // the sandbox check is immediate in this build
   const policy::Policy& p = gate_.policy();
   Json out = Json::object();
   out["mode"] = mode();
@@ -103,9 +168,18 @@ void PolicyWiring::describe(bool wait, std::function<void(Json)> done) {
   const SandboxSettings& s = setup_.sandbox;
   Json sandbox = Json::object();
   sandbox["enabled"] = s.enabled;
-  sandbox["status"] = s.enabled ? "unavailable" : "off";
-  if (sandbox_refusal_)
-    sandbox["reason"] = sandbox_refusal_->substr(std::string("Sandbox unavailable: ").size());
+  if (!sandbox_) {
+    sandbox["status"] = "off";
+  } else if (!wait && !sandbox_->check_done()) {
+    sandbox["status"] = "checking";
+  } else {
+    // wait:true blocks until the check is done (a few ms; bounded by its own timeouts).
+    const auto& c = sandbox_->checked();
+    sandbox["status"] = c.problem.empty() ? "active" : "unavailable";
+    if (!c.problem.empty()) sandbox["reason"] = c.problem;
+    if (!c.bwrap.empty()) sandbox["bwrap"] = c.bwrap;
+    if (!c.version.empty()) sandbox["bwrapVersion"] = c.version;
+  }
   sandbox["network"] = s.network;
   sandbox["workspace"] = p.workspace();
   sandbox["writableRoots"] = strings(s.writable_roots);

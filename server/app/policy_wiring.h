@@ -9,6 +9,8 @@
 #include <vector>
 
 #include "policy/policy_gate.h"
+#include "sandbox/file_roots.h"
+#include "sandbox/sandbox.h"
 #include "server/app/policy_setup.h"
 #include "session/policy_host.h"
 #include "session/scheduler.h"
@@ -25,8 +27,11 @@ class PolicyWiring : public session::PolicyControl {
   std::vector<std::string> keep_offered(const std::vector<std::string>& names);
   /// `inner`'s tools without those a whole-tool deny removes.
   std::unique_ptr<session::DynamicTools> filter(session::DynamicTools* inner);
-  /// Why a bash command cannot run (the sandbox is on but unavailable), or nothing.
-  std::optional<std::string> bash_refusal() const override { return sandbox_refusal_; }
+  /// The sandbox bash calls run in (none: off); its check decides their refusal.
+  void set_sandbox(std::shared_ptr<sandbox::Sandbox> box);
+  /// What walks leave out: the policy's read denials, and with the sandbox what lies outside
+  /// its readable roots.
+  std::function<bool(std::string_view, bool)> walk_filter() const;
 
   void describe(bool wait, std::function<void(protocol::Json)> done) override;
   bool set_mode(std::string_view mode) override;
@@ -36,7 +41,18 @@ class PolicyWiring : public session::PolicyControl {
   PolicySetup setup_;
   policy::PolicyGate gate_;
   std::vector<std::string> removed_;
-  std::optional<std::string> sandbox_refusal_;
+  std::shared_ptr<sandbox::Sandbox> sandbox_;
+  std::shared_ptr<const sandbox::FileRoots> roots_;
 };
+
+/// The sandbox of policy.md section 8 for `setup` (none when it is off), its check started;
+/// `env` is the environment of unsandboxed commands.
+std::shared_ptr<sandbox::Sandbox> make_sandbox(
+    const PolicySetup& setup, const std::vector<std::string>& env,
+    const std::vector<std::string>& key_variables,
+    const std::function<std::optional<std::string>(const std::string&)>& getenv);
+
+/// The default system prompt's line while the sandbox is enabled (section 8.7).
+std::string sandbox_guideline(bool network);
 
 }  // namespace rebound::server

@@ -21,6 +21,7 @@
 #include "process/descendants.h"
 #include "process/stop_signals.h"
 #include "protocol/line_reader.h"
+#include "sandbox/sandbox_spawn.h"
 #include "server/app/extension_setup.h"
 #include "server/app/mcp_setup.h"
 #include "server/app/modes.h"
@@ -258,12 +259,22 @@ int run_server(const CliOptions& options) {
   const std::vector<std::string> shell_env =
       tools::shell_environment(environ, providers.key_variables, providers.keys);
   const session::Secrets secrets(providers.keys);
-  tools::BashRunner bash(scheduler, tools::child_process_spawn(io.get_executor(), shell_env));
-  BuiltinTools builtin_tools(io.get_executor(), scheduler, startup.active_tools, startup.bash,
-                             shell_env);
+  // With the sandbox on, every shell command (the bash tool's and the rpc `bash` command's) runs
+  // in it; it is checked in the background from now on (policy.md section 8.10).
+  tools::ShellSpawner::Spawn spawn = tools::child_process_spawn(io.get_executor(), shell_env);
+  std::string guideline;
+  if (auto box = make_sandbox(std::get<PolicySetup>(policy_read), shell_env,
+                              providers.key_variables, getenv_value)) {
+    spawn = sandbox::sandboxed_spawn(io.get_executor(), box);
+    policy->set_sandbox(box);
+    guideline = sandbox_guideline(box->config().network);
+  }
+  tools::BashRunner bash(scheduler, spawn);
+  BuiltinTools builtin_tools(scheduler, startup.active_tools, startup.bash, spawn);
   const HookSetup hooks = read_hook_setup(options, agent_dir, cwd);
   SessionFactory sessions(SessionFactoryDeps{options, agent_dir, scheduler, providers, credentials,
-                                             bash, jitter, startup.active_tools, &secrets});
+                                             bash, jitter, startup.active_tools, &secrets,
+                                             guideline});
   AppParts app{options,
                agent_dir,
                cwd,

@@ -56,10 +56,11 @@ std::unique_ptr<session::AgentSession> SessionFactory::make(SessionSpec spec,
   const bool read_active = std::find(deps_.active_tools.begin(), deps_.active_tools.end(),
                                      "read") != deps_.active_tools.end();
   auto prompt = [o = &o, active = deps_.active_tools, agent_dir = deps_.agent_dir, cwd = spec.cwd,
-                 read_active](const std::string& base, const std::string& skills) {
+                 read_active,
+                 guideline = deps_.guideline](const std::string& base, const std::string& skills) {
     // The skills block needs the read tool (sessions.md section 10.3).
     return system_prompt_for(base, active, !o->no_context_files, agent_dir, cwd,
-                             read_active ? skills : std::string());
+                             read_active ? skills : std::string(), guideline);
   };
   auto scan = [o = &o, agent_dir = deps_.agent_dir, cwd = spec.cwd](
                   const session::Settings& settings, std::vector<std::string>& warnings) {

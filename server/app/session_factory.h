@@ -53,6 +53,7 @@ struct SessionFactoryDeps {
   session::SplitMix64& jitter;
   std::vector<std::string> active_tools;
   const session::Secrets* secrets = nullptr;  // kept out of tool results and bash output
+  std::string guideline = {};  // the sandbox's line of the default prompt (policy.md 8.7)
 };
 
 class SessionFactory {

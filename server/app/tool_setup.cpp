@@ -16,7 +16,7 @@ using protocol::Json;
 std::string system_prompt_for(const std::string& settings_prompt,
                               const std::vector<std::string>& active, bool context_files,
                               const fs::path& agent_dir, const fs::path& cwd,
-                              const std::string& skills_block) {
+                              const std::string& skills_block, const std::string& guideline) {
   std::vector<tools::ContextFile> files;
   if (context_files) {
     files = tools::find_context_files(agent_dir, cwd, [](const fs::path& p) {
@@ -28,20 +28,18 @@ std::string system_prompt_for(const std::string& settings_prompt,
       return tools::ContextRead{tools::ContextRead::Status::ok, read.text, {}};
     });
   }
-  return tools::build_system_prompt(settings_prompt, active, files, cwd, skills_block);
+  return tools::build_system_prompt(settings_prompt, active, files, cwd, skills_block, guideline);
 }
 
 void PoolOffload::run(std::function<void()> work) {
   boost::asio::post(pool_, std::move(work));
 }
 
-BuiltinTools::BuiltinTools(boost::asio::any_io_executor executor, session::Scheduler& scheduler,
-                           const std::vector<std::string>& active,
-                           tools::BashToolOptions bash_options, std::vector<std::string> shell_env)
+BuiltinTools::BuiltinTools(session::Scheduler& scheduler, const std::vector<std::string>& active,
+                           tools::BashToolOptions bash_options, tools::ShellSpawner::Spawn spawn)
     : files(scheduler, offload),
-      bash(std::make_shared<tools::BashTool>(
-          scheduler, tools::child_process_spawn(executor, std::move(shell_env)),
-          std::move(bash_options))) {
+      bash(
+          std::make_shared<tools::BashTool>(scheduler, std::move(spawn), std::move(bash_options))) {
   for (const auto& name : active) {
     if (name == "bash") {
       registry.add(bash);

@@ -27,7 +27,8 @@ std::string system_prompt_for(const std::string& settings_prompt,
                               const std::vector<std::string>& active, bool context_files,
                               const std::filesystem::path& agent_dir,
                               const std::filesystem::path& cwd,
-                              const std::string& skills_block = {});
+                              const std::string& skills_block = {},
+                              const std::string& guideline = {});
 
 /// Worker threads for the file tools.
 class PoolOffload : public tools::Offload {
@@ -44,9 +45,8 @@ class PoolOffload : public tools::Offload {
 
 /// The built-in tools of the server, registered in active order.
 struct BuiltinTools {
-  BuiltinTools(boost::asio::any_io_executor executor, session::Scheduler& scheduler,
-               const std::vector<std::string>& active, tools::BashToolOptions bash_options,
-               std::vector<std::string> shell_env);
+  BuiltinTools(session::Scheduler& scheduler, const std::vector<std::string>& active,
+               tools::BashToolOptions bash_options, tools::ShellSpawner::Spawn spawn);
   ~BuiltinTools();
   PoolOffload offload{2};
   tools::FileTools files;

@@ -1,0 +1,157 @@
+#include "sandbox/file_roots.h"
+
+#include <limits.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdlib>
+
+#include "sandbox/bwrap_args.h"
+
+namespace rebound::sandbox {
+
+namespace {
+
+constexpr int kMaxLinks = 40;
+
+bool at_or_below(const std::string& path, const std::string& dir) {
+  if (dir == "/") return true;
+  return path == dir || (path.size() > dir.size() && path.compare(0, dir.size(), dir) == 0 &&
+                         path[dir.size()] == '/');
+}
+
+std::string real_or_same(const std::string& p) {
+  char buf[PATH_MAX];
+  return ::realpath(p.c_str(), buf) ? std::string(buf) : p;
+}
+
+std::vector<std::string> split(const std::string& p) {
+  std::vector<std::string> out;
+  std::size_t from = 0;
+  while (from < p.size()) {
+    std::size_t slash = p.find('/', from);
+    if (slash == std::string::npos) slash = p.size();
+    if (slash > from) out.push_back(p.substr(from, slash - from));
+    from = slash + 1;
+  }
+  return out;
+}
+
+bool has_git_component(const std::string& path, const std::string& root) {
+  // Only the part at or below the root counts.
+  const std::string rest = path.size() > root.size() ? path.substr(root.size()) : std::string();
+  for (const auto& c : split(rest))
+    if (c == ".git") return true;
+  return false;
+}
+
+}  // namespace
+
+std::string resolve_components(const std::string& abs, bool follow_last) {
+  std::vector<std::string> pending = split(abs);
+  std::reverse(pending.begin(), pending.end());
+  std::string done;  // resolved so far ("" is /)
+  int links = 0;
+  while (!pending.empty()) {
+    std::string c = std::move(pending.back());
+    pending.pop_back();
+    if (c == ".") continue;
+    if (c == "..") {
+      const std::size_t slash = done.rfind('/');
+      done = slash == std::string::npos ? std::string() : done.substr(0, slash);
+      continue;
+    }
+    const std::string next = done + "/" + c;
+    const bool last = pending.empty();
+    struct stat st {};
+    if ((last && !follow_last) || ::lstat(next.c_str(), &st) != 0 || !S_ISLNK(st.st_mode)) {
+      done = next;
+      if (::lstat(next.c_str(), &st) != 0) {
+        // Missing: the rest is appended as written.
+        std::reverse(pending.begin(), pending.end());
+        for (const auto& p : pending)
+          done += "/" + p;
+        return done.empty() ? "/" : done;
+      }
+      continue;
+    }
+    if (++links > kMaxLinks) return next;
+    char target[PATH_MAX];
+    const ssize_t n = ::readlink(next.c_str(), target, sizeof target - 1);
+    if (n <= 0) return next;
+    const std::string t(target, static_cast<std::size_t>(n));
+    if (!t.empty() && t.front() == '/') done.clear();
+    auto parts = split(t);
+    for (auto it = parts.rbegin(); it != parts.rend(); ++it)
+      pending.push_back(*it);
+  }
+  return done.empty() ? "/" : done;
+}
+
+FileRoots::FileRoots(const SandboxConfig& config, std::string output_dir)
+    : output_dir_(real_or_same(output_dir)) {
+  const std::string ws = real_or_same(config.workspace);
+  for (const char* d :
+       {"/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc", "/opt"})
+    readable_.push_back(real_or_same(d));
+  readable_.push_back(ws);
+  const std::string tree = enclosing_work_tree(ws, config.home);
+  if (!tree.empty()) readable_.push_back(tree);
+  for (const auto& p : config.read_only_paths)
+    readable_.push_back(real_or_same(p));
+  writable_.push_back(ws);
+  for (const auto& p : config.writable_roots) {
+    readable_.push_back(real_or_same(p));
+    writable_.push_back(real_or_same(p));
+  }
+  for (const auto& p : config.deny_read)
+    deny_.push_back(real_or_same(p));
+}
+
+bool FileRoots::denied(const std::string& real) const {
+  for (const auto& d : deny_)
+    if (at_or_below(real, d)) return true;
+  return false;
+}
+
+bool FileRoots::readable(const std::string& real) const {
+  for (const auto& r : readable_)
+    if (at_or_below(real, r)) return true;
+  // The bash tool's full-output files (written outside the sandbox by this process).
+  if (at_or_below(real, output_dir_)) {
+    const std::string name = real.substr(real.rfind('/') + 1);
+    if (name.rfind("rebound-bash-", 0) == 0 && name.size() > 4 &&
+        name.compare(name.size() - 4, 4, ".log") == 0)
+      return true;
+  }
+  return false;
+}
+
+std::optional<std::string> FileRoots::check(const std::string& abs, bool write) const {
+  if (!write) {
+    const std::string real = resolve_components(abs, true);
+    if (denied(real)) return "Sandbox: " + abs + " is hidden by sandbox.denyRead";
+    if (!readable(real)) return "Sandbox: " + abs + " is outside the paths this session may read";
+    return std::nullopt;
+  }
+  const std::string real = resolve_components(abs, false);
+  struct stat st {};
+  if (::lstat(real.c_str(), &st) == 0 && S_ISLNK(st.st_mode))
+    return "Sandbox: " + abs + " is a symbolic link; writes do not follow it";
+  if (denied(real)) return "Sandbox: " + abs + " is hidden by sandbox.denyRead";
+  for (const auto& w : writable_) {
+    if (!at_or_below(real, w)) continue;
+    if (has_git_component(real, w))
+      return "Sandbox: " + abs + " is inside a .git directory, which is read-only";
+    return std::nullopt;
+  }
+  return "Sandbox: " + abs + " is outside the paths this session may write";
+}
+
+bool FileRoots::hidden(const std::string& abs) const {
+  const std::string real = resolve_components(abs, true);
+  return denied(real) || !readable(real);
+}
+
+}  // namespace rebound::sandbox

@@ -1,0 +1,40 @@
+#pragma once
+// The file tools kept to the sandbox's roots (policy.md section 8.9): what `read`, `grep`,
+// `find` and `ls` may read and what `edit` and `write` may write while the sandbox is enabled,
+// checked on the path resolved component by component (a write never follows a symlink at its
+// last component), with the section's refusal texts. Pure apart from reading the file system
+// (lstat, readlink); safe on any thread.
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "sandbox/sandbox_config.h"
+
+namespace rebound::sandbox {
+
+class FileRoots {
+ public:
+  /// `output_dir` is where the bash tool writes its full-output files (rebound-bash-*.log).
+  FileRoots(const SandboxConfig& config, std::string output_dir);
+
+  /// The refusal text for reading (`write` false) or writing `abs` (absolute, normalised), or
+  /// nothing when it lies within the roots.
+  std::optional<std::string> check(const std::string& abs, bool write) const;
+  /// During a walk: whether an entry is left out (outside the readable roots, or a symlink
+  /// leading outside them).
+  bool hidden(const std::string& abs) const;
+
+ private:
+  bool readable(const std::string& real) const;
+  bool denied(const std::string& real) const;
+
+  std::vector<std::string> readable_, writable_, deny_;
+  std::string output_dir_;
+};
+
+/// `abs` with every symlink of its existing part resolved (component by component; the last
+/// component too when `follow_last`), the rest appended as written.
+std::string resolve_components(const std::string& abs, bool follow_last);
+
+}  // namespace rebound::sandbox
