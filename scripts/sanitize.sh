@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Sanitizer runs (ASan+UBSan make every report fatal; ThreadSanitizer for the client's threads).
-#   bash scripts/sanitize.sh fast   # -O0: protocol, session, tools, MCP and hooks unit tests + the fuzz corpus
+#   bash scripts/sanitize.sh fast   # -O0: protocol, session, tools, MCP, hooks and policy unit tests + the fuzz corpus
 #                                   # replays; part of scripts/test.sh (a few minutes)
 #   bash scripts/sanitize.sh full   # optimized: every test of the suite (the build alone takes
 #                                   # about 12 minutes on 2 cores)
@@ -29,12 +29,12 @@ case "$mode" in
     cmake -S "$root" -B "$build" -G Ninja -DREBOUND_SANITIZE=ON -DREBOUND_TESTS=ON \
       -DREBOUND_WERROR=$werror -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_FLAGS_DEBUG="-O0 -g1" >/dev/null
     cmake --build "$build" --target protocol_tests session_tests tools_tests mcp_tests \
-      extensions_tests fuzz_replay_protocol fuzz_replay_sse fuzz_replay_retry_text \
+      extensions_tests policy_tests fuzz_replay_policy fuzz_replay_protocol fuzz_replay_sse fuzz_replay_retry_text \
       fuzz_replay_script fuzz_replay_session_file fuzz_replay_walker fuzz_replay_regex \
       fuzz_replay_edit fuzz_replay_acp fuzz_replay_mcp fuzz_replay_hooks fuzz_replay_extension \
       fuzz_replay_prompts fuzz_replay_json_fast
     ctest --test-dir "$build" \
-      -R '^(protocol_tests|session_tests|tools_tests|mcp_tests|extensions_tests|fuzz_replay)\.' \
+      -R '^(protocol_tests|session_tests|tools_tests|mcp_tests|extensions_tests|policy_tests|fuzz_replay)\.' \
       --output-on-failure -j "$jobs"
     ;;
   full)
