@@ -78,6 +78,37 @@ PreToolUseOutcome decide_pre_tool_use(std::string_view tool,
   return o;
 }
 
+PermissionRequestOutcome decide_permission_request(std::string_view tool,
+                                                   const std::vector<HookResult>& results) {
+  using Behavior = PermissionRequestOutcome::Behavior;
+  PermissionRequestOutcome o;
+  o.effects = hook_effects(HookEvent::permission_request, tool, results);
+  const std::string prefix = "PermissionRequest:" + std::string(tool) + " hook ";
+  std::vector<std::string> refusals;
+  for (const auto& r : results) {
+    const HookVerdict& v = r.verdict;
+    if (v.kind == HookVerdict::Kind::blocking) {
+      refusals.push_back(prefix + "error: [" + r.handler->command + "]: " + v.stderr_text);
+      continue;
+    }
+    if (v.kind != HookVerdict::Kind::success || !v.json || !v.json->behavior) continue;
+    if (*v.json->behavior == "deny") {
+      refusals.push_back(v.json->message.value_or("Permission denied by PermissionRequest hook"));
+      o.interrupt = o.interrupt || v.json->interrupt.value_or(false);
+    } else if (o.behavior == Behavior::none) {
+      o.behavior = Behavior::allow;
+      o.updated_input = v.json->permission_updated_input;
+    }
+  }
+  if (!refusals.empty()) {
+    o.behavior = Behavior::deny;
+    o.updated_input.reset();
+    for (std::size_t i = 0; i < refusals.size(); ++i)
+      o.text += (i ? "\n" : "") + refusals[i];
+  }
+  return o;
+}
+
 PostToolUseOutcome decide_post_tool_use(HookEvent event, std::string_view tool,
                                         const std::vector<HookResult>& results) {
   PostToolUseOutcome o;

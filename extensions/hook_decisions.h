@@ -51,6 +51,18 @@ struct PreToolUseOutcome {
   HookEffects effects;
 };
 
+/// PermissionRequest: a refusal wins over an allow; the first allow's updatedInput.
+struct PermissionRequestOutcome {
+  enum class Behavior { none, allow, deny };
+  Behavior behavior = Behavior::none;
+  std::string text;  // with deny: the call's result text
+  std::optional<protocol::Json> updated_input;
+  bool interrupt = false;
+  HookEffects effects;
+};
+PermissionRequestOutcome decide_permission_request(std::string_view tool,
+                                                   const std::vector<HookResult>& results);
+
 /// PostToolUse and PostToolUseFailure: context texts only (section 3.7), one hook's blocking
 /// text before its additionalContext.
 struct PostToolUseOutcome {

@@ -40,6 +40,41 @@ std::unique_ptr<session::Waiting> HookPreflight::check(
   return hook_wait(runner_, *id);
 }
 
+std::unique_ptr<session::Waiting> HookPreflight::permission_request(
+    const session::PreflightCall& call, std::function<void(session::PermissionHookVerdict)> done) {
+  if (!has_hooks(config_, HookEvent::permission_request)) return nullptr;
+  Json fields = Json::object();
+  fields["tool_name"] = call.name;
+  fields["tool_input"] = call.input;
+  fields["tool_use_id"] = call.id;
+  if (!call.mcp_server.empty()) fields["mcp_server"] = Json{{"name", call.mcp_server}};
+  if (!call.extension.empty()) fields["extension"] = Json{{"name", call.extension}};
+  const auto id = start_awaited_hooks(
+      runner_, config_, HookEvent::permission_request, call.name, info_(), fields, report_,
+      [report = report_, tool = call.name,
+       done = std::move(done)](std::vector<HookResult> results) {
+        PermissionRequestOutcome o = decide_permission_request(tool, results);
+        session::PermissionHookVerdict verdict;
+        verdict.stop_run = apply_hook_effects(report, HookEvent::permission_request, o.effects);
+        switch (o.behavior) {
+          case PermissionRequestOutcome::Behavior::none:
+            break;
+          case PermissionRequestOutcome::Behavior::allow:
+            verdict.kind = session::PermissionHookVerdict::Kind::allow;
+            verdict.input = std::move(o.updated_input);
+            break;
+          case PermissionRequestOutcome::Behavior::deny:
+            verdict.kind = session::PermissionHookVerdict::Kind::deny;
+            verdict.text = std::move(o.text);
+            verdict.stop_run = verdict.stop_run || o.interrupt;
+            break;
+        }
+        done(std::move(verdict));
+      });
+  if (!id) return nullptr;
+  return hook_wait(runner_, *id);
+}
+
 std::unique_ptr<session::Waiting> HookPreflight::after_call(
     const session::FinishedCall& call, std::function<void(session::AfterCallVerdict)> done) {
   const HookEvent event =

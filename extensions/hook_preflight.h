@@ -18,7 +18,7 @@
 
 namespace rebound::extensions {
 
-class HookPreflight : public session::ToolPreflight {
+class HookPreflight : public session::ToolPreflight, public session::PermissionHooks {
  public:
   /// `runner` outlives this and every check it started.
   HookPreflight(const HookConfig& config, HookRunner& runner, std::function<HookSessionInfo()> info,
@@ -32,6 +32,10 @@ class HookPreflight : public session::ToolPreflight {
   std::unique_ptr<session::Waiting> after_call(
       const session::FinishedCall& call,
       std::function<void(session::AfterCallVerdict)> done) override;
+
+  std::unique_ptr<session::Waiting> permission_request(
+      const session::PreflightCall& call,
+      std::function<void(session::PermissionHookVerdict)> done) override;
 
  private:
   const HookConfig& config_;

@@ -47,7 +47,8 @@ std::string question_title(std::string_view tool, const Json& input) {
 
 class PolicyGate::Preflight : public session::ToolPreflight {
  public:
-  Preflight(PolicyGate& gate, session::ToolPreflight* inner) : gate_(gate), inner_(inner) {}
+  Preflight(PolicyGate& gate, session::ToolPreflight* inner, session::PermissionHooks* hooks)
+      : gate_(gate), inner_(inner), hooks_(hooks) {}
 
   std::unique_ptr<session::Waiting> check(
       const session::PreflightCall& call,
@@ -57,7 +58,7 @@ class PolicyGate::Preflight : public session::ToolPreflight {
     st->name = call.name;
     st->input = call.input;
     st->mcp_server = call.mcp_server;
-    st->extension = !call.extension.empty();
+    st->extension = call.extension;
     st->read_only_hint = call.read_only_hint;
     st->validate = call.validate;
     st->done = std::move(done);
@@ -99,9 +100,9 @@ class PolicyGate::Preflight : public session::ToolPreflight {
 
  private:
   struct State {
-    std::string id, name, mcp_server;
+    std::string id, name, mcp_server, extension;
     Json input;
-    bool extension = false, read_only_hint = false;
+    bool read_only_hint = false;
     std::function<std::optional<std::string>(const Json&)> validate;
     std::function<void(session::PreflightVerdict)> done;
     std::unique_ptr<session::Waiting> waiting;
@@ -119,7 +120,7 @@ class PolicyGate::Preflight : public session::ToolPreflight {
   Verdict judge(const State& st, const session::PreflightVerdict& hooks) const {
     Call call(st.name, st.input, st.mcp_server);
     call.read_only_hint = st.read_only_hint;
-    call.extension = st.extension;
+    call.extension = !st.extension.empty();
     if (hooks.hook_permission == session::HookPermission::allow) call.hook = Behavior::allow;
     if (hooks.hook_permission == session::HookPermission::ask) call.hook = Behavior::ask;
     call.hook_reason = hooks.hook_reason;
@@ -156,7 +157,50 @@ class PolicyGate::Preflight : public session::ToolPreflight {
     }
   }
 
+  // The PermissionRequest hooks first (extensions.md section 3.7): their allow runs the call,
+  // their deny refuses it; without an answer the question goes on.
   void ask(const std::shared_ptr<State>& st, session::PreflightVerdict v, const Verdict& verdict) {
+    if (hooks_) {
+      session::PreflightCall call(st->id, st->name, st->input, st->mcp_server);
+      call.extension = st->extension;
+      call.read_only_hint = st->read_only_hint;
+      auto held = std::make_shared<session::PreflightVerdict>(std::move(v));
+      std::weak_ptr<State> weak = st;
+      st->waiting = hooks_->permission_request(
+          call, [this, weak, held, verdict](session::PermissionHookVerdict h) {
+            auto s = weak.lock();
+            if (!s || !s->done) return;
+            s->waiting.reset();
+            if (h.stop_run) held->stop_run = true;
+            switch (h.kind) {
+              case session::PermissionHookVerdict::Kind::deny:
+                return refuse(s, std::move(*held), std::move(h.text));
+              case session::PermissionHookVerdict::Kind::allow:
+                // A replaced input is validated and root-checked; rules are not judged again.
+                if (h.input) {
+                  if (s->validate)
+                    if (auto problem = s->validate(*h.input)) {
+                      held->refused = session::ToolResult::error(std::move(*problem));
+                      return finish(s, std::move(*held));
+                    }
+                  if (gate_.root_check_)
+                    if (auto text = gate_.root_check_(s->name, *h.input))
+                      return refuse(s, std::move(*held), std::move(*text));
+                  held->input = std::move(h.input);
+                }
+                return finish(s, std::move(*held));
+              case session::PermissionHookVerdict::Kind::none:
+                return question(s, std::move(*held), verdict);
+            }
+          });
+      if (st->waiting) return;
+      v = std::move(*held);
+    }
+    question(st, std::move(v), verdict);
+  }
+
+  void question(const std::shared_ptr<State>& st, session::PreflightVerdict v,
+                const Verdict& verdict) {
     if (!gate_.ask_.client || !gate_.dialogs_) return refuse(st, std::move(v), verdict.text);
     session::DialogRequest request;
     request.method = "select";
@@ -211,10 +255,12 @@ class PolicyGate::Preflight : public session::ToolPreflight {
 
   PolicyGate& gate_;
   session::ToolPreflight* inner_;
+  session::PermissionHooks* hooks_;
 };
 
-std::unique_ptr<session::ToolPreflight> PolicyGate::preflight(session::ToolPreflight* inner) {
-  return std::make_unique<Preflight>(*this, inner);
+std::unique_ptr<session::ToolPreflight> PolicyGate::preflight(session::ToolPreflight* inner,
+                                                              session::PermissionHooks* hooks) {
+  return std::make_unique<Preflight>(*this, inner, hooks);
 }
 
 }  // namespace rebound::policy

@@ -52,8 +52,10 @@ class PolicyGate {
       std::function<std::optional<std::string>(std::string_view tool, const protocol::Json& input)>;
   void set_root_check(RootCheck check) { root_check_ = std::move(check); }
 
-  /// The preflight for one session: `inner` (interceptors and hooks, or none) first.
-  std::unique_ptr<session::ToolPreflight> preflight(session::ToolPreflight* inner);
+  /// The preflight for one session: `inner` (the PreToolUse hooks, or none) first; `hooks`
+  /// (the PermissionRequest hooks, or none) before a question goes out.
+  std::unique_ptr<session::ToolPreflight> preflight(session::ToolPreflight* inner,
+                                                    session::PermissionHooks* hooks = nullptr);
 
  private:
   class Preflight;

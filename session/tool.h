@@ -156,6 +156,27 @@ struct AfterCallVerdict {
   bool stop_run = false;
 };
 
+/// What the PermissionRequest hooks answered about a call the permission policy would ask about
+/// (extensions.md section 3.7): nothing (the question goes on), allow (with a replaced input),
+/// or deny with the call's text; `stop_run` for a deny with `interrupt`.
+struct PermissionHookVerdict {
+  enum class Kind { none, allow, deny };
+  Kind kind = Kind::none;
+  std::string text;
+  std::optional<protocol::Json> input;
+  bool stop_run = false;
+};
+
+/// The PermissionRequest hooks (policy.md section 4 step 9).
+class PermissionHooks {
+ public:
+  virtual ~PermissionHooks() = default;
+  /// nullptr when no hook matches (`done` never runs: the question goes on); else `done` once,
+  /// later on the loop, unless the handle is destroyed first.
+  virtual std::unique_ptr<Waiting> permission_request(
+      const PreflightCall& call, std::function<void(PermissionHookVerdict)> done) = 0;
+};
+
 /// The checks every call of a batch passes before any of them runs, one call after the other in
 /// message order (extensions.md section 5.2: the PreToolUse hooks), and what runs after each
 /// call that ran (PostToolUse, PostToolUseFailure). Optional: without one a batch runs as

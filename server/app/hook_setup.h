@@ -83,6 +83,7 @@ class SessionHooks {
     permission_mode_ = std::move(mode);
   }
   session::ToolPreflight* preflight() const { return preflight_.get(); }
+  session::PermissionHooks* permission_hooks() const { return preflight_.get(); }
   session::RunHooks* run_hooks() const { return run_hooks_.get(); }
   /// Hook processes still running.
   std::size_t running() const { return runner_.running(); }

@@ -195,7 +195,7 @@ ModeStart start_rpc(AppParts& app) {
     hooks->set_permission_mode([policy] { return policy->mode(); });
     hooks->attach(*made, resumed ? "resume" : "startup");
     // The policy judges after the interceptors and the PreToolUse hooks (policy.md section 4).
-    policy_preflight = policy->gate().preflight(hooks->preflight());
+    policy_preflight = policy->gate().preflight(hooks->preflight(), hooks->permission_hooks());
     made->set_tool_preflight(policy_preflight.get());
     made->set_walk_filter([policy] { return policy->walk_filter(); });
     if (ext->set) wire_extensions(*ext, *made, hooks.get(), policy_preflight.get());

@@ -472,3 +472,65 @@ TEST_CASE("a PreToolUse hook's allow and ask count as rules, hooks see the mode"
   REQUIRE(lines.size() == 2);
   CHECK(lines[0]["permission_mode"] == "default");
 }
+
+TEST_CASE("PermissionRequest hooks answer before the client: allow, updatedInput, deny, none") {
+  // The hook logs its stdin and decides by the command: allow, allow with a new input, deny
+  // with a message, or no decision (the question then goes to the client, who says Deny).
+  const std::string hook =
+      "input=$(cat); echo \"$input\" >> $HOME/permission.log; "
+      "case \"$input\" in "
+      "*'echo allowed'*) echo "
+      "'{\"hookSpecificOutput\":{\"hookEventName\":\"PermissionRequest\",\"decision\":{"
+      "\"behavior\":\"allow\"}}}';; "
+      "*'echo rewrite'*) echo "
+      "'{\"hookSpecificOutput\":{\"hookEventName\":\"PermissionRequest\",\"decision\":{"
+      "\"behavior\":\"allow\",\"updatedInput\":{\"command\":\"echo rewritten\"}}}}';; "
+      "*'echo denied'*) echo "
+      "'{\"hookSpecificOutput\":{\"hookEventName\":\"PermissionRequest\",\"decision\":{"
+      "\"behavior\":\"deny\",\"message\":\"nope from hook\"}}}';; "
+      "esac";
+  Json settings{
+      {"hooks",
+       {{"PermissionRequest",
+         Json::array(
+             {Json{{"matcher", "bash"},
+                   {"hooks", Json::array({Json{{"type", "command"}, {"command", hook}}})}}})}}}};
+  ReboundProcess r = tool_server(
+      script_of(Json::array(
+          {call("bash", {{"command", "echo allowed"}}), call("bash", {{"command", "echo rewrite"}}),
+           call("bash", {{"command", "echo denied"}}), call("bash", {{"command", "echo asked"}})})),
+      {}, {"--permission-mode", "default"}, settings.dump());
+  const Asked a = ask_through(r, {Json{{"value", "Deny"}}});
+  REQUIRE(a.questions.size() == 1);
+  CHECK(a.questions[0]["title"] == "Allow bash: echo asked?");
+  CHECK(text_of(end_of(a.events, "call_1")["result"]) == "allowed\n");
+  CHECK(text_of(end_of(a.events, "call_2")["result"]) == "rewritten\n");
+  CHECK(text_of(end_of(a.events, "call_3")["result"]) == "nope from hook");
+  CHECK(text_of(end_of(a.events, "call_4")["result"]) == "Permission denied by the user");
+  const auto lines = parse_jsonl(r.dir().read("permission.log"));
+  REQUIRE(lines.size() == 4);
+  CHECK(lines[0]["hook_event_name"] == "PermissionRequest");
+  CHECK(lines[0]["permission_mode"] == "default");
+  CHECK(lines[0]["tool_name"] == "bash");
+  CHECK(lines[0]["tool_input"] == Json{{"command", "echo allowed"}});
+  CHECK(lines[0]["tool_use_id"] == "call_1");
+}
+
+TEST_CASE("PermissionRequest hooks do not run in dontAsk mode or for a rule's denial") {
+  const std::string hook = "cat >> $HOME/permission.log; echo '{}'";
+  Json settings{
+      {"hooks",
+       {{"PermissionRequest",
+         Json::array(
+             {Json{{"hooks", Json::array({Json{{"type", "command"}, {"command", hook}}})}}})}}}};
+  ReboundProcess r = tool_server(
+      script_of(Json::array(
+          {call("bash", {{"command", "true"}}), call("bash", {{"command", "rm -f x"}})})),
+      {}, {"--permission-mode", "dontAsk", "--disallowed-tools", "Bash(rm:*)"}, settings.dump());
+  r.send(prompt());
+  const auto events = r.read_until_type("agent_end");
+  CHECK(text_of(end_of(events, "call_1")["result"])
+            .rfind("Permission to use bash has been denied because", 0) == 0);
+  CHECK(text_of(end_of(events, "call_2")["result"]) == bash_denied("rm -f x"));
+  CHECK(r.dir().read("permission.log").empty());
+}
