@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "bench/tool_call_timing.h"
 #include "protocol/json.h"
 #include "tests/support/subprocess.h"
 #include "tests/support/temp_dir.h"
@@ -52,29 +53,7 @@ std::vector<double> run_calls(int calls, const std::string& settings) {
       o);
   p.write(R"({"id":"p","type":"prompt","message":"read it"})"
           "\n");
-  std::map<std::string, Clock::time_point> started;
-  std::vector<double> out;
-  while (auto line = p.read_line(std::chrono::milliseconds(20000))) {
-    const auto now = Clock::now();
-    const Json j = Json::parse(*line);
-    const std::string type = j.value("type", "");
-    if (type == "tool_execution_start") started[j["toolCallId"]] = now;
-    if (type == "tool_execution_end") {
-      if (j["isError"] == true) {
-        std::fprintf(stderr, "a call failed: %s\n", line->c_str());
-        std::exit(1);
-      }
-      out.push_back(
-          std::chrono::duration<double, std::milli>(now - started[j["toolCallId"]]).count());
-    }
-    if (type == "agent_end") break;
-  }
-  if (static_cast<int>(out.size()) != calls) {
-    std::fprintf(stderr, "expected %d calls, saw %zu: %s\n", calls, out.size(),
-                 p.stderr_text().c_str());
-    std::exit(1);
-  }
-  return out;
+  return rebound::bench::tool_call_times(p, calls);
 }
 
 }  // namespace

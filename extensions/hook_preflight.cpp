@@ -6,14 +6,24 @@ namespace rebound::extensions {
 
 using protocol::Json;
 
-std::unique_ptr<session::Waiting> HookPreflight::check(
-    const session::PreflightCall& call, std::function<void(session::PreflightVerdict)> done) {
+namespace {
+
+// A call as PreToolUse and PermissionRequest hooks read it on stdin (section 3.4).
+Json call_fields(const session::PreflightCall& call) {
   Json fields = Json::object();
   fields["tool_name"] = call.name;
   fields["tool_input"] = call.input;
   fields["tool_use_id"] = call.id;
   if (!call.mcp_server.empty()) fields["mcp_server"] = Json{{"name", call.mcp_server}};
   if (!call.extension.empty()) fields["extension"] = Json{{"name", call.extension}};
+  return fields;
+}
+
+}  // namespace
+
+std::unique_ptr<session::Waiting> HookPreflight::check(
+    const session::PreflightCall& call, std::function<void(session::PreflightVerdict)> done) {
+  const Json fields = call_fields(call);
   const auto id = start_awaited_hooks(
       runner_, config_, HookEvent::pre_tool_use, call.name, info_(), fields, report_,
       [report = report_, tool = call.name, call_id = call.id,
@@ -43,12 +53,7 @@ std::unique_ptr<session::Waiting> HookPreflight::check(
 std::unique_ptr<session::Waiting> HookPreflight::permission_request(
     const session::PreflightCall& call, std::function<void(session::PermissionHookVerdict)> done) {
   if (!has_hooks(config_, HookEvent::permission_request)) return nullptr;
-  Json fields = Json::object();
-  fields["tool_name"] = call.name;
-  fields["tool_input"] = call.input;
-  fields["tool_use_id"] = call.id;
-  if (!call.mcp_server.empty()) fields["mcp_server"] = Json{{"name", call.mcp_server}};
-  if (!call.extension.empty()) fields["extension"] = Json{{"name", call.extension}};
+  const Json fields = call_fields(call);
   const auto id = start_awaited_hooks(
       runner_, config_, HookEvent::permission_request, call.name, info_(), fields, report_,
       [report = report_, tool = call.name,
