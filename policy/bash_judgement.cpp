@@ -192,8 +192,7 @@ PathHit part_paths(const ShellPart& part, const BashRules& rules) {
         check_path(p, RuleTool::read, rules, dir, real_dir, hit);
     if (named) {
       const std::size_t peq = pattern.find('=');
-      ShellWord rest = t.word;
-      for (const auto& p : word_paths(rest, value.substr(eq + 1),
+      for (const auto& p : word_paths(t.word, value.substr(eq + 1),
                                       peq == std::string_view::npos ? "" : pattern.substr(peq + 1),
                                       dir, rules.home))
         check_path(p, RuleTool::read, rules, dir, real_dir, hit);

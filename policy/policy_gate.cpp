@@ -65,15 +65,14 @@ class PolicyGate::Preflight : public session::ToolPreflight {
     std::optional<std::string> sandbox_text;
     if (call.name == "bash" && gate_.sandbox_refusal_) sandbox_text = gate_.sandbox_refusal_();
     if (!sandbox_text && gate_.root_check_) sandbox_text = gate_.root_check_(call.name, call.input);
-    if (sandbox_text)
-      if (auto text = std::move(sandbox_text)) {
-        auto handle = std::make_unique<Handle>(st);
-        std::weak_ptr<State> weak = st;
-        gate_.scheduler_.post([this, weak, text = std::move(*text)] {
-          if (auto s = weak.lock()) refuse(s, session::PreflightVerdict{}, text);
-        });
-        return handle;
-      }
+    if (sandbox_text) {
+      auto handle = std::make_unique<Handle>(st);
+      std::weak_ptr<State> weak = st;
+      gate_.scheduler_.post([this, weak, text = std::move(*sandbox_text)] {
+        if (auto s = weak.lock()) refuse(s, session::PreflightVerdict{}, text);
+      });
+      return handle;
+    }
     if (inner_) {
       std::weak_ptr<State> weak = st;
       st->waiting = inner_->check(call, [this, weak](session::PreflightVerdict v) {

@@ -144,12 +144,6 @@ bool inside(const std::string& path, const std::string& dir) {
                          path[dir.size()] == '/');
 }
 
-struct RuleSource {
-  const Json& permissions;
-  std::string file;  // empty: the command line
-  std::string kind;  // global, project, cli
-};
-
 void add_rules(std::vector<policy::Rule>& out, const std::vector<std::string>& texts,
                policy::Behavior behavior, const std::string& where_prefix, const std::string& file,
                const std::string& source, const policy::RuleSyntax& syntax) {
