@@ -66,7 +66,7 @@ class PolicyGate::Preflight : public session::ToolPreflight {
     if (call.name == "bash" && gate_.sandbox_refusal_) sandbox_text = gate_.sandbox_refusal_();
     if (!sandbox_text && gate_.root_check_) sandbox_text = gate_.root_check_(call.name, call.input);
     if (sandbox_text) {
-      auto handle = std::make_unique<Handle>(st);
+      auto handle = std::make_unique<Handle>(st, gate_);
       std::weak_ptr<State> weak = st;
       gate_.scheduler_.post([this, weak, text = std::move(*sandbox_text)] {
         if (auto s = weak.lock()) refuse(s, session::PreflightVerdict{}, text);
@@ -78,12 +78,12 @@ class PolicyGate::Preflight : public session::ToolPreflight {
       st->waiting = inner_->check(call, [this, weak](session::PreflightVerdict v) {
         if (auto s = weak.lock()) judged_by_hooks(s, std::move(v));
       });
-      if (st->waiting) return std::make_unique<Handle>(st);
+      if (st->waiting) return std::make_unique<Handle>(st, gate_);
     }
     // Nothing to wait for so far: an allowed call goes on without a verdict.
     const Verdict v = judge(*st, session::PreflightVerdict{});
     if (v.kind == Verdict::Kind::allow) return nullptr;
-    auto handle = std::make_unique<Handle>(st);
+    auto handle = std::make_unique<Handle>(st, gate_);
     std::weak_ptr<State> weak = st;
     gate_.scheduler_.post([this, weak, v] {
       if (auto s = weak.lock()) act(s, session::PreflightVerdict{}, v);
@@ -105,15 +105,21 @@ class PolicyGate::Preflight : public session::ToolPreflight {
     std::function<std::optional<std::string>(const Json&)> validate;
     std::function<void(session::PreflightVerdict)> done;
     std::unique_ptr<session::Waiting> waiting;
+    bool asking = false;  // the question is open
   };
   // Owned by the session: destroying it (an abort) drops the hooks or the open question.
   struct Handle : session::Waiting {
-    explicit Handle(std::shared_ptr<State> s) : st(std::move(s)) {}
+    Handle(std::shared_ptr<State> s, const PolicyGate& g) : st(std::move(s)), gate(g) {}
     ~Handle() override {
       st->done = nullptr;
       st->waiting.reset();
     }
+    std::optional<std::string> abort_text() const override {
+      if (!st->asking || gate.abort_text_.empty()) return std::nullopt;
+      return gate.abort_text_;
+    }
     std::shared_ptr<State> st;
+    const PolicyGate& gate;
   };
 
   Verdict judge(const State& st, const session::PreflightVerdict& hooks) const {
@@ -223,11 +229,13 @@ class PolicyGate::Preflight : public session::ToolPreflight {
     const bool always = verdict.offer_always;
     const std::int64_t timeout = gate_.ask_.timeout_ms;
     std::weak_ptr<bool> alive = gate_.alive_;
+    st->asking = true;
     st->waiting = gate_.dialogs_->ask(
         request, [this, weak, held, always, timeout, alive](session::DialogAnswer a) {
           auto s = weak.lock();
           // An abort or shutdown closed it: the session ends the call as aborted.
           if (!s || alive.expired() || a.closed) return;
+          s->asking = false;
           s->waiting.reset();
           if (a.timed_out) return refuse(s, std::move(*held), no_answer_text(timeout));
           const bool yes = (!a.cancelled && a.value == "Allow") ||

@@ -41,6 +41,9 @@ class PolicyGate {
   /// Who answers questions (none: refused as if nobody were asked).
   void set_dialogs(session::DialogHost* dialogs) { dialogs_ = dialogs; }
   void on_refused(std::function<void(const Refusal&)> f) { on_refused_ = std::move(f); }
+  /// The text a call gets when an abort closes its open question (acp: `Permission denied by
+  /// the user`); empty: the session's `Operation aborted` (rpc), section 5.
+  void set_abort_text(std::string text) { abort_text_ = std::move(text); }
   /// With the sandbox on but unavailable: every bash call ends with this text, before any hook
   /// or rule (section 4 step 2, 8.10).
   void set_sandbox_refusal(std::function<std::optional<std::string>()> refusal) {
@@ -64,6 +67,7 @@ class PolicyGate {
   session::Scheduler& scheduler_;
   session::DialogHost* dialogs_ = nullptr;
   std::function<void(const Refusal&)> on_refused_;
+  std::string abort_text_;
   std::function<std::optional<std::string>()> sandbox_refusal_;
   RootCheck root_check_;
   std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);

@@ -5,6 +5,8 @@
 
 #include <spdlog/spdlog.h>
 
+#include <filesystem>
+
 #include "process/child_process.h"
 
 namespace rebound::sandbox {
@@ -101,6 +103,61 @@ tools::ShellSpawner::Spawn sandboxed_spawn(boost::asio::any_io_executor executor
     if (!child) return nullptr;
     spdlog::debug("bash: started pid {} in the sandbox", child->pid());
     return std::make_unique<SandboxedChild>(std::move(child), l.status_read);
+  };
+}
+
+namespace {
+
+// One spelling per directory: `/a/b/`, `/a/./b` and `/a/b` are one workspace.
+std::string workspace_key(const std::string& dir) {
+  std::string key = std::filesystem::path(dir).lexically_normal().string();
+  while (key.size() > 1 && key.back() == '/')
+    key.pop_back();
+  return key;
+}
+
+}  // namespace
+
+std::shared_ptr<Sandbox> WorkspaceSandboxes::find(const std::string& workspace) const {
+  const auto it = entries_.find(workspace_key(workspace));
+  return it == entries_.end() ? nullptr : it->second.box;
+}
+
+std::shared_ptr<void> WorkspaceSandboxes::attach(const std::string& workspace,
+                                                 std::shared_ptr<Sandbox> box) {
+  const std::string key = workspace_key(workspace);
+  Entry& e = entries_[key];
+  const bool sandboxed = box != nullptr;
+  if (sandboxed) {
+    if (!e.box) e.box = std::move(box);
+    ++e.sandboxed;
+  } else {
+    ++e.bare;
+  }
+  auto self = shared_from_this();
+  return std::shared_ptr<void>(nullptr, [self, key, sandboxed](void*) {
+    const auto it = self->entries_.find(key);
+    if (it == self->entries_.end()) return;
+    Entry& entry = it->second;
+    if (sandboxed && --entry.sandboxed == 0) entry.box.reset();
+    if (!sandboxed) --entry.bare;
+    if (entry.sandboxed == 0 && entry.bare == 0) self->entries_.erase(it);
+  });
+}
+
+tools::ShellSpawner::Spawn WorkspaceSandboxes::spawn() {
+  std::weak_ptr<WorkspaceSandboxes> weak = weak_from_this();
+  return [weak](const std::vector<std::string>& argv, const std::string& cwd,
+                std::string& error) -> std::unique_ptr<tools::WatchedProcess> {
+    auto self = weak.lock();
+    const std::string key = workspace_key(cwd);
+    const auto it = self ? self->entries_.find(key) : decltype(self->entries_)::iterator{};
+    if (!self || it == self->entries_.end()) {
+      error = "Sandbox unavailable: no session works in " + key;
+      return nullptr;
+    }
+    if (it->second.box) return sandboxed_spawn(self->executor_, it->second.box)(argv, cwd, error);
+    return self->plain_(argv, cwd, error);
   };
 }
 

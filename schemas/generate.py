@@ -446,6 +446,7 @@ adefs = {
  "result._rebound.get_retry_state": data_of("get_retry_state"),
  "result._rebound.set_retry_policy": data_of("set_retry_policy"),
  "result._rebound.retry_now": data_of("retry_now"),
+ "result._rebound.get_policy": data_of("get_policy"),
  "prompt-meta": obj({"rebound": obj({"outcome": {"enum": ["stop", "length", "cancelled", "error", "blocked", "handled", "stopped"]},
                                      "retries": NN, "errorMessage": S}, ["outcome", "retries"])}),
 }

@@ -570,7 +570,11 @@ void AgentSession::force_end_tool_batch() {
   if (!run_ || run_->batch_open == 0) return;
   const std::uint64_t generation = run_->generation;
   run_->aborting = true;
-  run_->preflight.reset();  // a running preflight (its hooks) ends without a verdict
+  // A running preflight (its hooks, a question) ends without a verdict; its call may end with
+  // the preflight's own text.
+  std::optional<std::string> closing;
+  if (run_->preflight) closing = run_->preflight->abort_text();
+  run_->preflight.reset();
   run_->batch_starting = false;
   const std::size_t announced = run_->next_preflight;
   run_->next_preflight = run_->batch.size();
@@ -581,7 +585,8 @@ void AgentSession::force_end_tool_batch() {
     // A call the preflight had not reached yet still starts before it ends.
     if (i >= announced) emit(ev::ToolExecutionStart{b.id, b.name, b.arguments});
     run_->batch[i].handle.reset();  // stopped without a completion
-    end_tool_call(generation, i, ToolResult::error("Operation aborted"));
+    const bool in_preflight = closing && i + 1 == announced;
+    end_tool_call(generation, i, ToolResult::error(in_preflight ? *closing : "Operation aborted"));
   }
 }
 

@@ -84,6 +84,9 @@ class Tool {
 class Waiting {
  public:
   virtual ~Waiting() = default;
+  /// A tool call's preflight dropped by an abort: the call's result text instead of
+  /// `Operation aborted` (acp mode's open permission question, policy.md section 5).
+  virtual std::optional<std::string> abort_text() const { return std::nullopt; }
 };
 
 /// A call about to run, as the preflight sees it: its arguments as the model wrote them (they

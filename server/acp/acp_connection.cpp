@@ -24,8 +24,7 @@ AcpConnection::AcpConnection(AcpOptions options, AcpSessionFactory factory, AcpS
       client_([this](const Json& message) { out_(message); }, 0),
       commands_(rpc_command_table()),
       gate_(acp::ToolGate::Env{
-          scheduler, files, caps_, options_.ask_permissions,
-          [this](session::SessionSlot slot) { return find(slot); },
+          scheduler, files, caps_, [this](session::SessionSlot slot) { return find(slot); },
           [this](const std::string& method, Json params, protocol::JsonRpcPeer::Answer answer) {
             client_.request(method, std::move(params), std::move(answer));
           },

@@ -30,6 +30,7 @@
 #include "session/error.h"
 #include "session/event_sink.h"
 #include "session/extension_host.h"
+#include "session/policy_host.h"
 #include "session/scheduler.h"
 #include "session/session_host.h"
 #include "session/tool.h"
@@ -41,9 +42,8 @@ class FileTools;
 namespace rebound::server {
 
 struct AcpOptions {
-  bool no_session = false;       // --no-session: no loadSession, no resume
-  bool ask_permissions = false;  // --acp-permissions ask
-  std::string version;           // agentInfo.version
+  bool no_session = false;  // --no-session: no loadSession, no resume
+  std::string version;      // agentInfo.version
 };
 
 /// A session the factory made, with whatever it depends on (settings, storage), which must
@@ -57,6 +57,9 @@ struct AcpSessionParts {
   /// What it offers besides the built-in tools when extensions offer tools too (the MCP servers'
   /// and then the extensions', owned by `keep`); none: `mcp`'s.
   session::DynamicTools* offered = nullptr;
+  /// Its permission policy (policy.md section 7: modes, session/set_mode, _rebound/get_policy);
+  /// none: every call runs, the mode is bypassPermissions.
+  std::shared_ptr<session::PolicyControl> policy = nullptr;
 };
 
 /// Builds a session whose tools and files live in `cwd` (absolute, an existing directory), its
@@ -133,6 +136,9 @@ class AcpConnection : public FrontEnd, public session::EventSink {
   void cancel(acp::SessionParams params);
   void cancel_request(const protocol::Json& params);
   void close(acp::SessionParams params, acp::AcpReply reply);
+  void set_mode(acp::SessionParams params, acp::AcpReply reply);
+  /// The session's `modes` (policy.md section 7).
+  protocol::Json modes_of(const OpenSession& s) const;
   /// The open session named `id`, or null.
   OpenSession* find(const std::string& id);
   OpenSession* find(session::SessionSlot slot);

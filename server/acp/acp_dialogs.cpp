@@ -5,6 +5,9 @@
 #include <chrono>
 #include <utility>
 
+#include "server/acp/acp_translate.h"
+#include "server/acp/acp_updates.h"
+
 namespace rebound::server::acp {
 
 using protocol::Json;
@@ -39,6 +42,18 @@ struct Pending {
   }
 };
 
+// The optionId a session/request_permission answer selected, or "" (cancelled, an error).
+std::string selected_option(const Json& response) {
+  const auto result = response.find("result");
+  if (result == response.end() || !result->is_object()) return {};
+  const auto outcome = result->find("outcome");
+  if (outcome == result->end() || !outcome->is_object() ||
+      outcome->value("outcome", Json()) != "selected" ||
+      !outcome->value("optionId", Json()).is_string())
+    return {};
+  return (*outcome)["optionId"].get<std::string>();
+}
+
 struct Handle : session::Waiting {
   explicit Handle(std::shared_ptr<Pending> p) : pending(std::move(p)) {}
   ~Handle() override {
@@ -52,6 +67,13 @@ struct Handle : session::Waiting {
 
 std::unique_ptr<session::Waiting> AcpDialogs::ask(const session::DialogRequest& request,
                                                   std::function<void(session::DialogAnswer)> done) {
+  if (const auto permission = request.fields.find("permission");
+      request.method == "select" && permission != request.fields.end() && permission->is_object()) {
+    bool offer_always = false;
+    for (const auto& o : request.fields.value("options", Json::array()))
+      offer_always = offer_always || o == "Always allow";
+    return ask_permission(*permission, offer_always, std::move(done));
+  }
   auto pending = std::make_shared<Pending>();
   pending->done = std::move(done);
   if (request.method != "confirm" || request.tool_call_id.empty() || !prompt_pending_()) {
@@ -69,16 +91,28 @@ std::unique_ptr<session::Waiting> AcpDialogs::ask(const session::DialogRequest& 
   request_("session/request_permission",
            dialog_permission_request(session_id_(), request.tool_call_id, request.fields),
            [pending](const Json& response) {
-             std::string option;
-             if (const auto result = response.find("result");
-                 result != response.end() && result->is_object()) {
-               const auto outcome = result->find("outcome");
-               if (outcome != result->end() && outcome->is_object() &&
-                   outcome->value("outcome", Json()) == "selected" &&
-                   outcome->value("optionId", Json()).is_string())
-                 option = (*outcome)["optionId"].get<std::string>();
-             }
-             pending->answer(session::DialogAnswer{std::nullopt, option == "allow_once", false});
+             pending->answer(session::DialogAnswer{
+                 std::nullopt, selected_option(response) == "allow_once", false});
+           });
+  return std::make_unique<Handle>(pending);
+}
+
+std::unique_ptr<session::Waiting> AcpDialogs::ask_permission(
+    const Json& permission, bool offer_always, std::function<void(session::DialogAnswer)> done) {
+  auto pending = std::make_shared<Pending>();
+  pending->done = std::move(done);
+  const std::string call_id = permission.value("toolCallId", std::string());
+  const std::string tool = permission.value("toolName", std::string());
+  const Json args = permission.value("args", Json::object());
+  request_("session/request_permission",
+           permission_request(session_id_(), call_id, tool_call_info(tool, args, cwd_), args,
+                              offer_always),
+           [pending](const Json& response) {
+             const std::string option = selected_option(response);
+             const char* value = option == "allow_once"     ? "Allow"
+                                 : option == "allow_always" ? "Always allow"
+                                                            : "Deny";
+             pending->answer(session::DialogAnswer{std::string(value), std::nullopt, false});
            });
   return std::make_unique<Handle>(pending);
 }

@@ -3,7 +3,10 @@
 // `tool_call` request for a call of a pending `session/prompt` is open becomes
 // `session/request_permission` for that call (options `allow_once` Allow and `reject_once`
 // Reject, `_meta.rebound.dialog` {title, message?}); `allow_once` confirms, anything else
-// does not. Every other dialog resolves to its default at once. Event loop only.
+// does not. The permission policy's question (a `select` with `permission`, policy.md section
+// 6.2) becomes acp.md section 7.3's request about its call, without a time limit: `allow_once`
+// answers Allow, `allow_always` Always allow, anything else Deny. Every other dialog resolves to
+// its default at once. Event loop only.
 
 #include <functional>
 #include <memory>
@@ -21,10 +24,12 @@ class AcpDialogs : public session::DialogHost {
   using Request = std::function<void(const std::string& method, protocol::Json params,
                                      protocol::JsonRpcPeer::Answer answer)>;
   /// `prompt_pending` says whether the session has a session/prompt in progress.
+  /// `cwd` is the session's (the tool call's title and kind are worked out against it).
   AcpDialogs(session::Scheduler& scheduler, std::function<std::string()> session_id,
-             Request request, std::function<bool()> prompt_pending)
+             std::string cwd, Request request, std::function<bool()> prompt_pending)
       : scheduler_(scheduler),
         session_id_(std::move(session_id)),
+        cwd_(std::move(cwd)),
         request_(std::move(request)),
         prompt_pending_(std::move(prompt_pending)) {}
 
@@ -32,8 +37,13 @@ class AcpDialogs : public session::DialogHost {
                                         std::function<void(session::DialogAnswer)> done) override;
 
  private:
+  std::unique_ptr<session::Waiting> ask_permission(const protocol::Json& permission,
+                                                   bool offer_always,
+                                                   std::function<void(session::DialogAnswer)> done);
+
   session::Scheduler& scheduler_;
   std::function<std::string()> session_id_;
+  std::string cwd_;
   Request request_;
   std::function<bool()> prompt_pending_;
 };

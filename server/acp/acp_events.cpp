@@ -117,11 +117,8 @@ void AcpConnection::on_tool_start(OpenSession& s, const ev::ToolExecutionStart& 
     state.info = acp::tool_call_info(e.tool_name, e.args, s.cwd);
     it = s.tools.emplace(e.tool_call_id, std::move(state)).first;
   }
-  // The file before an edit or write is read by the gate, just before the call runs.
-  // A call that asks first shows in_progress only once the client allowed it (section 7.3).
-  it->second.asks = gate_.asks_permission(s, e.tool_name);
-  if (it->second.asks) return;
-  update(s, acp::in_progress_update(e.tool_call_id));
+  // The gate shows it in_progress once the policy allowed it (section 7.3) and reads the file
+  // before an edit or write just before it runs.
 }
 
 void AcpConnection::on_tool_end(OpenSession& s, const ev::ToolExecutionEnd& e) {

@@ -52,13 +52,12 @@ class ToolGate::GatedCall : public session::ToolCall {
       c.inner->cancel();
       return;
     }
-    // A pending permission request counts as rejected; a file request (through the client or
-    // local) is abandoned (its answer is ignored). The completion comes on a later loop turn.
-    const char* text = c.waiting_permission ? "Permission denied by the user" : "Operation aborted";
-    c.waiting_permission = c.waiting = false;
+    // A file request (through the client or local) is abandoned (its answer is ignored). The
+    // completion comes on a later loop turn.
+    c.waiting = false;
     std::weak_ptr<bool> alive = gate_.alive_;
-    gate_.env_.scheduler.post([&gate = gate_, alive, state = state_, text] {
-      if (!alive.expired()) gate.finish(state, ToolResult::error(text));
+    gate_.env_.scheduler.post([&gate = gate_, alive, state = state_] {
+      if (!alive.expired()) gate.finish(state, ToolResult::error("Operation aborted"));
     });
   }
 
@@ -74,9 +73,7 @@ std::unique_ptr<session::Waiting> GatedMcpTools::when_settled(std::function<void
 std::vector<std::shared_ptr<session::Tool>> GatedMcpTools::offered(std::size_t room) {
   std::vector<std::shared_ptr<session::Tool>> out;
   if (!inner_) return out;
-  OpenSession* s = gate_.env_.find(slot_);
   for (auto& tool : inner_->offered(room)) {
-    if (s) s->mcp_read_only[tool->definition().name] = tool->read_only_hint();
     out.push_back(std::make_shared<ToolGate::GatedTool>(gate_, slot_, std::move(tool)));
   }
   return out;
@@ -96,19 +93,6 @@ std::unique_ptr<session::ToolRegistry> ToolGate::gate_tools(const session::ToolR
       gated->add(std::make_shared<GatedTool>(*this, slot, *tool));
   }
   return gated;
-}
-
-bool ToolGate::asks_permission(const OpenSession& s, std::string_view tool) const {
-  if (!env_.ask_permissions) return false;
-  // MCP tools ask unless their server marked them read-only; built-in ones as their traits
-  // say (section 7.3).
-  if (const auto mcp = s.mcp_read_only.find(tool); mcp != s.mcp_read_only.end()) {
-    if (mcp->second) return false;
-  } else if (const tools::ToolTraits* traits = tools::builtin_traits(tool);
-             !traits || !traits->asks_permission) {
-    return false;
-  }
-  return s.always_allowed.find(tool) == s.always_allowed.end();
 }
 
 ToolState* ToolGate::state_of(const Call& call) {
@@ -137,41 +121,11 @@ std::unique_ptr<session::ToolCall> ToolGate::start_call(session::SessionSlot slo
     return handle;
   }
   call->session_id = s->id;
-  if (asks_permission(*s, call->name)) {
-    ask_then_run(*s, call);
-  } else {
-    prepare(call);
-  }
+  // The policy allowed the call (its preflight is over): only now is it in progress, so that a
+  // refused call goes from pending to failed (acp.md section 7.3).
+  if (s->turn) env_.update(*s, in_progress_update(call->call_id));
+  prepare(call);
   return handle;
-}
-
-void ToolGate::ask_then_run(OpenSession& s, const Call& call) {
-  // The tool_call update went out already (message_update toolcall_end).
-  const ToolCallInfo info = tool_call_info(call->name, call->args, s.cwd);
-  call->waiting_permission = true;
-  env_.request_client("session/request_permission",
-                      permission_request(s.id, call->call_id, info, call->args),
-                      [this, call](const Json& answer) {
-                        if (call->dead || call->finished || !call->waiting_permission) return;
-                        call->waiting_permission = false;
-                        std::string option;
-                        if (const auto result = answer.find("result");
-                            result != answer.end() && result->is_object()) {
-                          const auto outcome = result->find("outcome");
-                          if (outcome != result->end() && outcome->is_object() &&
-                              tools::string_arg(*outcome, "outcome") == "selected")
-                            option = tools::string_arg(*outcome, "optionId");
-                        }
-                        if (option != "allow_once" && option != "allow_always") {
-                          finish(call, ToolResult::error("Permission denied by the user"));
-                          return;
-                        }
-                        if (OpenSession* open = env_.find(call->slot)) {
-                          if (option == "allow_always") open->always_allowed[call->name] = true;
-                          if (open->turn) env_.update(*open, in_progress_update(call->call_id));
-                        }
-                        prepare(call);
-                      });
 }
 
 void ToolGate::prepare(const Call& call) {
@@ -227,7 +181,7 @@ void ToolGate::run_locally(const Call& call) {
 void ToolGate::finish(const Call& call, ToolResult result) {
   if (call->dead || call->finished) return;
   call->finished = true;
-  call->waiting = call->waiting_permission = false;
+  call->waiting = false;
   call->done(std::move(result));
 }
 

@@ -1,6 +1,7 @@
 #pragma once
-// ACP mode's gate around a session's tool calls (acp.md sections 7.3 and 7.4): a call that must
-// ask waits for session/request_permission; read, write and edit go through the client's
+// ACP mode's gate around a session's tool calls (acp.md sections 7.3 and 7.4), once the
+// permission policy's preflight allowed them: each is shown in_progress as it starts; read,
+// write and edit go through the client's
 // fs/read_text_file and fs/write_text_file when it offers them; an edit or write keeps the file
 // before and after it for the diff. Local files are read and written through the tools' file
 // layer (regular files only, non-blocking, bounded, on a worker thread, in the write queue),
@@ -30,8 +31,7 @@ struct ClientCaps {
 
 class ToolGate;
 
-/// A session's MCP tools as acp mode runs them: through the gate like the built-in ones, the
-/// readOnlyHint of each remembered for the permission rule (section 7.3).
+/// A session's MCP tools as acp mode runs them: through the gate like the built-in ones.
 class GatedMcpTools : public session::DynamicTools {
  public:
   GatedMcpTools(ToolGate& gate, session::SessionSlot slot) : gate_(gate), slot_(slot) {}
@@ -52,7 +52,6 @@ class ToolGate {
     session::Scheduler& scheduler;
     tools::FileTools* files;  // local workspace files; none: unreadable, not writable
     const ClientCaps& caps;
-    bool ask_permissions;  // --acp-permissions ask
     std::function<OpenSession*(session::SessionSlot)> find;
     std::function<void(const std::string& method, protocol::Json params,
                        protocol::JsonRpcPeer::Answer answer)>
@@ -65,8 +64,6 @@ class ToolGate {
   /// `base` as the session in `slot` runs it (the registry must outlive the session).
   std::unique_ptr<session::ToolRegistry> gate_tools(const session::ToolRegistry& base,
                                                     session::SessionSlot slot);
-  /// Whether a call of `tool` asks the client first (section 7.3).
-  bool asks_permission(const OpenSession& s, std::string_view tool) const;
 
  private:
   friend class GatedMcpTools;
@@ -80,7 +77,6 @@ class ToolGate {
                                                 const session::ToolContext& context,
                                                 session::Tool::Progress progress,
                                                 session::Tool::Done done);
-  void ask_then_run(OpenSession& s, const Call& call);
   void prepare(const Call& call);  // the file before an edit or write, then run
   void run(const Call& call);
   void run_locally(const Call& call);

@@ -22,8 +22,7 @@ struct ToolGate::CallState {
   std::unique_ptr<session::ToolCall> inner;  // the call running locally
   bool dead = false;                         // the session let go of the call
   bool finished = false;                     // `done` ran
-  bool waiting_permission = false;
-  bool waiting = false;  // for the client's answer or a local file operation
+  bool waiting = false;                      // for the client's answer or a local file operation
   bool cancelled = false;
 };
 

@@ -44,6 +44,8 @@ void AcpConnection::add_methods() {
                   [this](P p, AcpReply r) { prompt(std::move(p), std::move(r)); });
   methods_.add<P>("session/close", MethodKind::request, acp::read_session_params,
                   [this](P p, AcpReply r) { close(std::move(p), std::move(r)); });
+  methods_.add<P>("session/set_mode", MethodKind::request, acp::read_session_params,
+                  [this](P p, AcpReply r) { set_mode(std::move(p), std::move(r)); });
   methods_.add<P>("session/cancel", MethodKind::notification, acp::read_session_params,
                   [this](P p, AcpReply r) {
                     cancel(std::move(p));
@@ -119,7 +121,7 @@ void AcpConnection::open_loaded(acp::OpenParams params, OpenKind kind, AcpReply 
     open->gated_mcp = std::make_unique<acp::GatedMcpTools>(gate_, slot);
     OpenSession* o = open.get();
     open->dialogs = std::make_unique<acp::AcpDialogs>(
-        scheduler_, [o] { return o->id; },
+        scheduler_, [o] { return o->id; }, params.cwd,
         [this](const std::string& method, Json p, protocol::JsonRpcPeer::Answer answer) {
           client_.request(method, std::move(p), std::move(answer));
         },
@@ -133,6 +135,7 @@ void AcpConnection::open_loaded(acp::OpenParams params, OpenKind kind, AcpReply 
     open->keep = std::move(made->keep);
     open->mcp = std::move(made->mcp);
     open->extensions = std::move(made->extensions);
+    open->policy = std::move(made->policy);
     open->gated_mcp->set_inner(made->offered ? made->offered : open->mcp.get());
     return std::move(made->session);
   });
@@ -149,6 +152,7 @@ void AcpConnection::open_loaded(acp::OpenParams params, OpenKind kind, AcpReply 
   if (kind == OpenKind::create) {
     Json result = Json::object();
     result["sessionId"] = s.id;
+    result["modes"] = modes_of(s);
     if (const auto& file = s.session->session_file())
       result["_meta"] = Json{{"rebound", Json{{"sessionFile", *file}}}};
     reply.ok(std::move(result));
@@ -157,7 +161,7 @@ void AcpConnection::open_loaded(acp::OpenParams params, OpenKind kind, AcpReply 
   for (auto& body : replay)
     update(s, std::move(body));
   replay.clear();
-  reply.ok(Json::object());
+  reply.ok(Json{{"modes", modes_of(s)}});
   advertise_commands(slot);
 }
 
@@ -255,6 +259,25 @@ void AcpConnection::close(acp::SessionParams params, AcpReply reply) {
   }
 }
 
+Json AcpConnection::modes_of(const OpenSession& s) const {
+  return acp::session_modes(s.policy ? s.policy->mode() : "bypassPermissions");
+}
+
+void AcpConnection::set_mode(acp::SessionParams params, AcpReply reply) {
+  OpenSession* s = find(params.session_id);
+  if (!s)
+    return reply.fail(code::invalid_params,
+                      "Invalid params: unknown session: " + params.session_id);
+  const auto mode = params.params.find("modeId");
+  if (mode == params.params.end() || !mode->is_string())
+    return reply.fail(code::invalid_params, "Invalid params: modeId: expected string");
+  // For the calls not judged yet; the client made the change, so no current_mode_update.
+  if (!s->policy || !s->policy->set_mode(mode->get<std::string>()))
+    return reply.fail(code::invalid_params,
+                      "Invalid params: unknown mode: " + mode->get<std::string>());
+  reply.ok(Json::object());
+}
+
 // ---- `_rebound/*` (section 11): the rpc commands' handlers, answered in ACP's form ----
 
 void AcpConnection::add_rebound_methods() {
@@ -273,6 +296,7 @@ void AcpConnection::add_rebound_methods() {
       {"_rebound/get_retry_state", "get_retry_state", Control::after_result},
       {"_rebound/retry_now", "retry_now", Control::before},
       {"_rebound/set_retry_policy", "set_retry_policy", Control::after_result},
+      {"_rebound/get_policy", "get_policy", Control::none},
   };
   for (const Mirror& m : kMirrors) {
     methods_.add<acp::SessionParams>(
@@ -295,6 +319,7 @@ void AcpConnection::add_rebound_methods() {
           // Several editor threads share one settings file: ACP's set_auto_retry does not
           // persist (section 11).
           CommandContext context{*s->session, nullptr, nullptr, /*persist_settings=*/false};
+          context.policy = s->policy.get();
           std::optional<Json> id = reply.id();
           auto wire = acp::acp_reply_wire(std::move(reply), answered);
           (*run)(context, command, Reply(std::move(id), m.command, std::move(wire)));

@@ -19,6 +19,7 @@
 #include "server/acp/acp_updates.h"
 #include "session/agent_session.h"
 #include "session/extension_host.h"
+#include "session/policy_host.h"
 #include "session/tool.h"
 
 namespace rebound::server::acp {
@@ -49,7 +50,6 @@ struct ToolState {
   ToolCallInfo info;
   std::optional<std::string> before;  // edit/write: the file before the call (none: absent)
   std::optional<std::string> after;   // edit/write: the file after it (none: not known)
-  bool asks = false;                  // in_progress waits for the permission
 };
 
 class GatedMcpTools;
@@ -65,6 +65,7 @@ struct OpenSession {
   std::unique_ptr<GatedMcpTools> gated_mcp;               // its MCP tools, as acp runs them
   std::unique_ptr<session::DialogHost> dialogs;           // its extensions' dialogs (acp_dialogs.h)
   std::shared_ptr<session::ExtensionControl> extensions;  // its extension processes
+  std::shared_ptr<session::PolicyControl> policy;         // its permission policy, or none
   std::optional<Turn> turn;
   std::optional<NextPrompt> next;
   std::vector<std::function<void()>> when_idle;  // session/close waiting for the turn
@@ -72,8 +73,6 @@ struct OpenSession {
   std::string message_id;
   std::string compaction_id;
   bool closing = false;
-  std::map<std::string, bool, std::less<>> mcp_read_only;   // offered MCP tools: readOnlyHint
-  std::map<std::string, bool, std::less<>> always_allowed;  // by tool name
 
   ToolState* tool(const std::string& call_id) {
     const auto it = tools.find(call_id);

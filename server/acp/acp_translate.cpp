@@ -209,7 +209,7 @@ Json cancelled_result() {
 }
 
 Json permission_request(const std::string& session_id, const std::string& tool_call_id,
-                        const ToolCallInfo& info, const Json& args) {
+                        const ToolCallInfo& info, const Json& args, bool offer_always) {
   Json tool_call = Json::object();
   tool_call["toolCallId"] = tool_call_id;
   tool_call["title"] = info.title;
@@ -220,6 +220,7 @@ Json permission_request(const std::string& session_id, const std::string& tool_c
   for (const auto& [id, name] :
        {std::pair{"allow_once", "Allow"}, std::pair{"allow_always", "Always allow"},
         std::pair{"reject_once", "Reject"}}) {
+    if (!offer_always && std::string_view(id) == "allow_always") continue;
     Json option = Json::object();
     option["optionId"] = id;
     option["name"] = name;
@@ -233,10 +234,35 @@ Json permission_request(const std::string& session_id, const std::string& tool_c
   return params;
 }
 
+Json session_modes(const std::string& current) {
+  struct ModeText {
+    const char *id, *name, *description;
+  };
+  static constexpr ModeText kAvailable[] = {
+      {"default", "Default", "Ask before edits, commands and reads outside the project"},
+      {"acceptEdits", "Accept edits", "Edit files in the project without asking"},
+      {"plan", "Plan", "Read and plan; no file changes"},
+      {"dontAsk", "Don't ask", "Deny whatever would need approval"},
+      {"bypassPermissions", "Bypass permissions", "Run every tool call without asking"},
+  };
+  Json available = Json::array();
+  for (const ModeText& m : kAvailable) {
+    Json mode = Json::object();
+    mode["id"] = m.id;
+    mode["name"] = m.name;
+    mode["description"] = m.description;
+    available.push_back(std::move(mode));
+  }
+  Json modes = Json::object();
+  modes["currentModeId"] = current;
+  modes["availableModes"] = std::move(available);
+  return modes;
+}
+
 const std::vector<std::string>& rebound_methods() {
-  static const std::vector<std::string> methods{"_rebound/abort_retry", "_rebound/set_auto_retry",
-                                                "_rebound/get_retry_state", "_rebound/retry_now",
-                                                "_rebound/set_retry_policy"};
+  static const std::vector<std::string> methods{
+      "_rebound/abort_retry", "_rebound/set_auto_retry",   "_rebound/get_retry_state",
+      "_rebound/retry_now",   "_rebound/set_retry_policy", "_rebound/get_policy"};
   return methods;
 }
 

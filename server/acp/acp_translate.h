@@ -69,10 +69,13 @@ Json turn_result(const TurnEnding& ending, std::int64_t retries,
 /// A prompt that never ran: `cancelled`, no retries.
 Json cancelled_result();
 
-/// session/request_permission's params for a call (section 7.3).
+/// session/request_permission's params for a call (section 7.3); `allow_always` only when
+/// `offer_always` (policy.md section 6).
 Json permission_request(const std::string& session_id, const std::string& tool_call_id,
-                        const ToolCallInfo& info, const Json& args);
+                        const ToolCallInfo& info, const Json& args, bool offer_always);
 
+/// A session's `modes` (policy.md section 7): the five permission modes, `current` selected.
+Json session_modes(const std::string& current);
 /// The methods of section 11 this build serves (all of them: the rpc commands exist).
 const std::vector<std::string>& rebound_methods();
 /// initialize's result (section 3).

@@ -52,7 +52,6 @@ void add_policy_flags(CLI::App& app, PolicyFlags& f) {
 std::optional<std::string> apply_policy_flags(const PolicyFlags& f,
                                               const std::vector<std::string>& args, CliOptions& o) {
   const bool acp_given = f.acp_option->count() > 0;
-  o.acp_ask_permissions = f.acp_permissions == "ask";
   if (acp_given && f.mode)
     return "rebound: --acp-permissions cannot be used with --permission-mode (it is an alias of "
            "one)\nRun 'rebound --help' for usage.\n";

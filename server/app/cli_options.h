@@ -36,7 +36,6 @@ struct CliOptions {
   bool no_skills = false;                   // --no-skills (section 10.1)
   std::optional<std::uint64_t> retry_seed;  // --retry-seed N (retry.md section 15)
   EnvelopeMode envelope = EnvelopeMode::automatic;  // --envelope (protocol.md section 9)
-  bool acp_ask_permissions = false;                 // --acp-permissions ask (acp.md section 7.3)
   std::vector<std::string> mcp_configs;             // --mcp-config FILE… (mcp.md section 1.1)
   bool no_mcp = false;                              // --no-mcp
   std::vector<std::string> extensions;              // --extension CMD… (extensions.md 1.5)

@@ -232,7 +232,72 @@ struct AcpKeep {
   std::shared_ptr<SessionExtensions> ext;
   std::shared_ptr<ExtensionEventTap> tap;
   std::shared_ptr<SessionHooks> hooks;
+  // Its permission policy (policy.md: the session's own project file), the tools it leaves
+  // offered, its preflight, and its workspace's sandbox registration.
+  std::shared_ptr<PolicyWiring> policy;
+  std::unique_ptr<session::ToolRegistry> tools;
+  std::unique_ptr<session::DynamicTools> dynamic_tools;
+  std::unique_ptr<session::ToolPreflight> preflight;
+  std::shared_ptr<void> sandbox;
 };
+
+// What a session's policy leaves it (acp): its tools and what the system prompt says.
+struct AcpPolicyParts {
+  session::ToolRegistry* tools;
+  session::DynamicTools* dynamic_tools;
+  std::optional<std::vector<std::string>> active_tools;
+  std::optional<std::string> guideline;
+};
+
+// acp: the policy of a session working in `cwd`, read from that cwd's project file; an invalid
+// one fails the session's opening (policy.md section 1.4). The tools a whole-tool deny removes
+// are left out of what it is offered, its sandbox (shared by the sessions of that workspace) is
+// registered, and the system prompt's lines follow.
+session::Result<AcpPolicyParts> wire_acp_policy(AppParts& app, AcpKeep& keep,
+                                                const std::string& cwd, bool extensions,
+                                                session::DialogHost* dialogs,
+                                                session::ToolRegistry& tools,
+                                                session::DynamicTools* dynamic_tools) {
+  auto read = read_policy_setup(app.options, app.agent_dir, cwd, extensions);
+  if (auto* error = std::get_if<std::string>(&read))
+    return session::Error{session::ErrorKind::failed, *error};
+  const PolicySetup& setup = std::get<PolicySetup>(read);
+  keep.policy = std::make_shared<PolicyWiring>(setup, app.scheduler);
+  PolicyWiring& policy = *keep.policy;
+  AcpPolicyParts parts{&tools, dynamic_tools, std::nullopt, std::nullopt};
+  // No time limit in acp: the editor's user decides; a cancel refuses (policy.md section 6.2).
+  policy.gate().set_dialogs(dialogs);
+  policy.gate().set_abort_text("Permission denied by the user");
+  std::shared_ptr<sandbox::Sandbox> box;
+  if (setup.sandbox.enabled) {
+    box = app.sandboxes->find(cwd);
+    if (!box) box = make_sandbox(setup, app.shell_env, app.key_variables, app.getenv);
+    policy.set_sandbox(box);
+    parts.guideline = sandbox_guideline(box->config().network);
+  }
+  keep.sandbox = app.sandboxes->attach(cwd, box);
+  std::vector<std::string> names;
+  for (const auto& d : tools.definitions())
+    names.push_back(d.name);
+  const std::vector<std::string> kept = policy.keep_offered(names);
+  if (kept.size() != names.size()) {
+    // The gate's tools, held by reference: the connection keeps them longer than the session.
+    keep.tools = std::make_unique<session::ToolRegistry>();
+    for (const auto& name : kept)
+      keep.tools->add(
+          std::shared_ptr<session::Tool>(std::shared_ptr<session::Tool>(), tools.find(name)));
+    parts.tools = keep.tools.get();
+    std::vector<std::string> active;
+    for (const auto& name : app.active_tools)
+      if (std::find(kept.begin(), kept.end(), name) != kept.end()) active.push_back(name);
+    parts.active_tools = std::move(active);
+  }
+  if (dynamic_tools) {
+    keep.dynamic_tools = policy.filter(dynamic_tools);
+    parts.dynamic_tools = keep.dynamic_tools.get();
+  }
+  return parts;
+}
 
 // acp: sessions as the editor opens them, each in its own cwd with its own MCP servers
 // (sources 1 to 4 for that cwd, then the request's), hooks and extensions (from that cwd's
@@ -266,7 +331,12 @@ ModeStart start_acp(AppParts& app) {
                                                  hook_report(keep->ext, written));
     session::EventSink& events = keep->hooks->events();
     const bool resumed = load.has_value();
-    SessionSpec spec{dir, slot, events, tools, mcp_tools};
+    auto policed =
+        wire_acp_policy(app, *keep, session_cwd, ext.set != nullptr, dialogs, tools, mcp_tools);
+    if (!policed) return policed.error();
+    SessionSpec spec{dir, slot, events, *policed->tools, policed->dynamic_tools};
+    spec.active_tools = std::move(policed->active_tools);
+    spec.guideline = std::move(policed->guideline);
     if (load) {
       spec.file = std::move(load->file);
       spec.loaded = std::move(load->loaded);
@@ -286,16 +356,25 @@ ModeStart start_acp(AppParts& app) {
     if (ext.set) ext.tools = ext.set->tools(mcp_set.get(), app.active_tools);
     auto made = app.sessions.make(std::move(spec), *files);
     ext.session = made.get();
+    PolicyWiring* policy = keep->policy.get();  // kept until after the session
+    keep->hooks->set_permission_mode([policy] { return policy->mode(); });
     keep->hooks->attach(*made, resumed ? "resume" : "startup");
+    // The policy judges after the interceptors and the PreToolUse hooks (policy.md section 4).
+    keep->preflight =
+        policy->gate().preflight(keep->hooks->preflight(), keep->hooks->permission_hooks());
+    made->set_tool_preflight(keep->preflight.get());
+    made->set_walk_filter([policy] { return policy->walk_filter(); });
     if (ext.set) {
-      wire_extensions(ext, *made, keep->hooks.get(), keep->hooks->preflight());
+      wire_extensions(ext, *made, keep->hooks.get(), keep->preflight.get());
       ext.set->start_all();
     }
     std::shared_ptr<session::ExtensionControl> control;
     if (ext.set) control = std::shared_ptr<session::ExtensionControl>(keep->ext, ext.set.get());
     session::DynamicTools* offered = ext.tools.get();
-    return AcpSessionParts{std::move(keep), std::move(mcp_set), std::move(made), std::move(control),
-                           offered};
+    std::shared_ptr<session::PolicyControl> control_policy = keep->policy;
+    return AcpSessionParts{std::move(keep), std::move(mcp_set),
+                           std::move(made), std::move(control),
+                           offered,         std::move(control_policy)};
   };
   // session/load and session/resume read their file on a thread of the session storage's.
   // GCC 12 takes the Error in this Result's variant for maybe uninitialized once inlined
@@ -313,8 +392,7 @@ ModeStart start_acp(AppParts& app) {
   };
 #pragma GCC diagnostic pop
   return std::unique_ptr<FrontEnd>(std::make_unique<AcpConnection>(
-      AcpOptions{app.options.no_session, app.options.acp_ask_permissions, REBOUND_VERSION},
-      std::move(factory), std::move(loader),
+      AcpOptions{app.options.no_session, REBOUND_VERSION}, std::move(factory), std::move(loader),
       [&writer = app.writer](const protocol::Json& j) { writer.write_line(protocol::to_line(j)); },
       app.tools.registry, app.scheduler, &app.tools.files));
 }
@@ -325,7 +403,7 @@ const std::vector<Mode>& modes() {
   static const std::vector<Mode> all{
       {"rpc", start_rpc},
       // A connection has several sessions; one file cannot name them (acp.md section 2).
-      {"acp", start_acp, "the editor opens sessions with session/new and session/load"},
+      {"acp", start_acp, "the editor opens sessions with session/new and session/load", true},
   };
   return all;
 }

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "mcp/mcp_config.h"
+#include "sandbox/sandbox_spawn.h"
 #include "server/app/cli_options.h"
 #include "server/app/hook_setup.h"
 #include "server/app/mcp_setup.h"
@@ -41,8 +42,13 @@ struct AppParts {
   /// The environment of shell commands and hooks (no provider key), and the hooks.
   const std::vector<std::string>& shell_env;
   const HookSetup& hooks;
-  /// The permission policy of the process's cwd (rpc: the process's gate).
+  /// The permission policy of the process's cwd (rpc: the process's gate; acp: the global file
+  /// and the command line only, each session reading its own).
   std::shared_ptr<PolicyWiring> policy;
+  /// acp: the sessions' sandboxes, by workspace (rpc: none, the process has one).
+  std::shared_ptr<sandbox::WorkspaceSandboxes> sandboxes;
+  /// The providers' key variables (kept out of a sandbox's environment).
+  std::vector<std::string> key_variables;
 };
 
 /// A front end, or why the mode cannot start (the server exits 1 with it).
@@ -53,6 +59,8 @@ struct Mode {
   ModeStart (*start)(AppParts& app);
   /// Why --session FILE cannot be used with this mode; empty when it can.
   std::string_view no_session_file = {};
+  /// Each session has its own policy and sandbox, from its own cwd (acp).
+  bool session_policy = false;
 };
 
 /// Every mode, the default first.

@@ -243,7 +243,8 @@ SandboxSettings combine_sandbox(const CliOptions& options, const FileSettings& g
 
 std::variant<PolicySetup, std::string> read_policy_setup(const CliOptions& options,
                                                          const fs::path& agent_dir_given,
-                                                         const fs::path& cwd, bool extensions) {
+                                                         const fs::path& cwd, bool extensions,
+                                                         bool read_project) {
   std::error_code ec;
   const fs::path agent_dir = fs::absolute(agent_dir_given, ec).lexically_normal();
   const char* home_env = std::getenv("HOME");
@@ -252,7 +253,8 @@ std::variant<PolicySetup, std::string> read_policy_setup(const CliOptions& optio
   PolicySetup out;
   try {
     const FileSettings global = read_file(agent_dir / "settings.json");
-    const FileSettings project = read_file(cwd / ".rebound" / "settings.json");
+    const FileSettings project =
+        read_project ? read_file(cwd / ".rebound" / "settings.json") : FileSettings{};
     validate(global);
     validate(project);
     // Only the user's own file can trust a project.
@@ -324,8 +326,9 @@ std::variant<PolicySetup, std::string> read_policy_setup(const CliOptions& optio
     out.ask.client = options.permission_prompts_client;
     out.sandbox = combine_sandbox(options, global, project, home, workspace);
     out.sources.push_back(Json{{"kind", "global"}, {"path", global.path}, {"read", global.read}});
-    out.sources.push_back(
-        Json{{"kind", "project"}, {"path", project.path}, {"read", project.read}});
+    if (read_project)
+      out.sources.push_back(
+          Json{{"kind", "project"}, {"path", project.path}, {"read", project.read}});
   } catch (const Invalid& e) {
     return e.text;
   }

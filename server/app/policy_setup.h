@@ -34,12 +34,14 @@ struct PolicySetup {
   protocol::Json sources = protocol::Json::array();  // get_policy's `sources`
 };
 
-/// The policy of a session working in `cwd` (rpc: the process's cwd), or the message that
-/// stops the server (exit 2). `extensions` says whether extension processes are configured (an
-/// unknown tool name in a rule is then taken for one of their tools).
+/// The policy of a session working in `cwd` (rpc: the process's cwd; acp: the session's), or
+/// the message that stops the server (exit 2) or fails the ACP session's opening. `extensions`
+/// says whether extension processes are configured (an unknown tool name in a rule is then
+/// taken for one of their tools). Without `read_project` only the global file and the command
+/// line count (acp mode's check at start-up: each session reads its own project file).
 std::variant<PolicySetup, std::string> read_policy_setup(const CliOptions& options,
                                                          const std::filesystem::path& agent_dir,
                                                          const std::filesystem::path& cwd,
-                                                         bool extensions);
+                                                         bool extensions, bool read_project = true);
 
 }  // namespace rebound::server

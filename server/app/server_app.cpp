@@ -207,7 +207,8 @@ int run_server(const CliOptions& options) {
   // command is read, with exit status 2.
   auto policy_read =
       read_policy_setup(options, agent_dir, cwd,
-                        !read_extension_configs(options, agent_dir, cwd, getenv_value).empty());
+                        !read_extension_configs(options, agent_dir, cwd, getenv_value).empty(),
+                        !mode->session_policy);
   if (auto* error = std::get_if<std::string>(&policy_read)) {
     spdlog::error("{}", *error);
     return 2;
@@ -263,8 +264,13 @@ int run_server(const CliOptions& options) {
   // in it; it is checked in the background from now on (policy.md section 8.10).
   tools::ShellSpawner::Spawn spawn = tools::child_process_spawn(io.get_executor(), shell_env);
   std::string guideline;
-  if (auto box = make_sandbox(std::get<PolicySetup>(policy_read), shell_env,
-                              providers.key_variables, getenv_value)) {
+  std::shared_ptr<sandbox::WorkspaceSandboxes> sandboxes;
+  if (mode->session_policy) {
+    // acp: each session's policy says whether its commands run in a sandbox of its workspace.
+    sandboxes = std::make_shared<sandbox::WorkspaceSandboxes>(io.get_executor(), spawn);
+    spawn = sandboxes->spawn();
+  } else if (auto box = make_sandbox(std::get<PolicySetup>(policy_read), shell_env,
+                                     providers.key_variables, getenv_value)) {
     spawn = sandbox::sandboxed_spawn(io.get_executor(), box);
     policy->set_sandbox(box);
     guideline = sandbox_guideline(box->config().network);
@@ -288,7 +294,9 @@ int run_server(const CliOptions& options) {
                std::move(std::get<McpSources>(sources)),
                shell_env,
                hooks,
-               policy};
+               policy,
+               sandboxes,
+               providers.key_variables};
   ModeStart started = mode->start(app);
   if (auto* error = std::get_if<std::string>(&started)) {
     spdlog::error("{}", *error);

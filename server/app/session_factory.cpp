@@ -53,11 +53,12 @@ std::unique_ptr<session::AgentSession> SessionFactory::make(SessionSpec spec,
                                                             SessionFiles& files) const {
   const CliOptions& o = deps_.options;
   std::string id = spec.loaded ? spec.loaded->header.id : session::new_session_id();
-  const bool read_active = std::find(deps_.active_tools.begin(), deps_.active_tools.end(),
-                                     "read") != deps_.active_tools.end();
-  auto prompt = [o = &o, active = deps_.active_tools, agent_dir = deps_.agent_dir, cwd = spec.cwd,
-                 read_active,
-                 guideline = deps_.guideline](const std::string& base, const std::string& skills) {
+  const std::vector<std::string>& active =
+      spec.active_tools ? *spec.active_tools : deps_.active_tools;
+  const bool read_active = std::find(active.begin(), active.end(), "read") != active.end();
+  auto prompt = [o = &o, active, agent_dir = deps_.agent_dir, cwd = spec.cwd, read_active,
+                 guideline = spec.guideline.value_or(deps_.guideline)](const std::string& base,
+                                                                       const std::string& skills) {
     // The skills block needs the read tool (sessions.md section 10.3).
     return system_prompt_for(base, active, !o->no_context_files, agent_dir, cwd,
                              read_active ? skills : std::string(), guideline);

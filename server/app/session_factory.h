@@ -40,6 +40,9 @@ struct SessionSpec {
   /// The session file: resumed when `loaded` is set, else a new session written there.
   std::optional<std::string> file = std::nullopt;
   std::optional<session::LoadedSession> loaded = std::nullopt;
+  /// acp: the session's own policy decides these (none: the process's).
+  std::optional<std::vector<std::string>> active_tools = std::nullopt;
+  std::optional<std::string> guideline = std::nullopt;
 };
 
 /// The process-wide parts every session shares.

@@ -33,7 +33,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   session::ToolRegistry tools;
   std::size_t answers = 0;
   server::AcpConnection connection(
-      server::AcpOptions{false, true, "0"},
+      server::AcpOptions{false, "0"},
       [](const std::string&, session::SessionSlot, session::EventSink&, session::ToolRegistry&,
          std::optional<server::AcpLoadedFile>, const Json&, session::DynamicTools*,
          session::DialogHost*) -> session::Result<server::AcpSessionParts> {

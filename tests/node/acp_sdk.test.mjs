@@ -85,7 +85,7 @@ test("handshake: capabilities, agent info, a session", { timeout: 30000 }, async
     assert.deepEqual(h.init.agentCapabilities.mcpCapabilities, { http: false, sse: false });
     assert.deepEqual(h.init.agentCapabilities._meta.rebound.methods,
                      ["_rebound/abort_retry", "_rebound/set_auto_retry", "_rebound/get_retry_state",
-                      "_rebound/retry_now", "_rebound/set_retry_policy"]);
+                      "_rebound/retry_now", "_rebound/set_retry_policy", "_rebound/get_policy"]);
     assert.equal(h.init.agentInfo.name, "rebound");
     assert.deepEqual(h.init.authMethods, []);
     const id = await h.newSession();
@@ -362,7 +362,9 @@ test("error codes of acp.md section 10", { timeout: 30000 }, async () => {
     assert.deepEqual(await code(h.ctx.request("session/new", { cwd: "/nonexistent/dir", mcpServers: [] })),
                      [-32602, "Invalid params: cwd is not a directory: /nonexistent/dir"]);
     assert.deepEqual(await code(h.ctx.request("session/set_mode", { sessionId: "x", modeId: "y" })),
-                     [-32601, "Method not found: session/set_mode"]);
+                     [-32602, "Invalid params: unknown session: x"]);
+    assert.deepEqual(await code(h.ctx.request("session/set_config_option", { sessionId: "x" })),
+                     [-32601, "Method not found: session/set_config_option"]);
     assert.deepEqual(await code(h.ctx.request("_rebound/unknown", {})),
                      [-32601, "Method not found: _rebound/unknown"]);
     assert.deepEqual(await code(h.ctx.request("authenticate", { methodId: "key" })),
@@ -403,7 +405,8 @@ test("session/load replays the conversation before its answer; resume replays no
     await withAgent({ script: [{ text: "again" }], shared, keepSessions: true }, async (h) => {
       const before = h.lines.length;
       const answer = await h.ctx.request("session/load", { sessionId: id, cwd: h.cwd, mcpServers: [] });
-      assert.deepEqual(answer, {});
+      assert.deepEqual(Object.keys(answer), ["modes"]);
+      assert.equal(answer.modes.currentModeId, "bypassPermissions");
       const replayed = h.lines.slice(before, -1).map((l) => l.params.update);
       assert.deepEqual(replayed.map((u) => u.sessionUpdate),
                        ["user_message_chunk", "agent_message_chunk", "tool_call", "agent_message_chunk"]);
@@ -420,7 +423,7 @@ test("session/load replays the conversation before its answer; resume replays no
       // The failed attempt that was retried is not replayed; the retry's answer is.
       assert.equal(replayed[3].content.text, "done");
       // The answer came last; the loaded session works.
-      assert.deepEqual(h.lines.at(-1).result, {});
+      assert.deepEqual(h.lines.at(-1).result, answer);
       assert.equal((await h.prompt(id, "more")).stopReason, "end_turn");
       const code = async (promise) => promise.then(() => null, (e) => [e.code, e.message]);
       assert.deepEqual(await code(h.ctx.request("session/load", { sessionId: id, cwd: h.cwd, mcpServers: [] })),
@@ -429,7 +432,8 @@ test("session/load replays the conversation before its answer; resume replays no
                        [-32002, "Resource not found: session no-such"]);
       await h.ctx.request("session/close", { sessionId: id });
       const count = h.lines.length;
-      assert.deepEqual(await h.ctx.request("session/resume", { sessionId: id, cwd: h.cwd, mcpServers: [] }), {});
+      assert.deepEqual(await h.ctx.request("session/resume", { sessionId: id, cwd: h.cwd, mcpServers: [] }),
+                       { modes: answer.modes });
       assert.equal(h.lines.length, count + 1);  // the answer only
       assert.equal((await h.prompt(id, "after resume")).stopReason, "end_turn");
     });
@@ -516,10 +520,152 @@ test("cancel while a permission request is pending: the call fails, the prompt a
     assert.equal(answer.stopReason, "cancelled");
     const final = h.updates(s).filter((u) => u.sessionUpdate === "tool_call_update").at(-1);
     assert.equal(final.status, "failed");
+    // A cancel counts as a refusal (policy.md section 5), not as an abort.
+    assert.equal(final.content[0].content.text, "Permission denied by the user");
     // The late answer is ignored; nothing ran.
     release({ outcome: { outcome: "selected", optionId: "allow_once" } });
     await new Promise((r) => setTimeout(r, 100));
     assert.throws(() => readFileSync(join(h.cwd, "x.txt")));
+  });
+});
+
+// policy.md section 7's modes, exactly as the spec writes them.
+const MODES = [
+  { id: "default", name: "Default", description: "Ask before edits, commands and reads outside the project" },
+  { id: "acceptEdits", name: "Accept edits", description: "Edit files in the project without asking" },
+  { id: "plan", name: "Plan", description: "Read and plan; no file changes" },
+  { id: "dontAsk", name: "Don't ask", description: "Deny whatever would need approval" },
+  { id: "bypassPermissions", name: "Bypass permissions", description: "Run every tool call without asking" },
+];
+
+test("permission modes: in the session/new answer, session/set_mode, _rebound/get_policy", { timeout: 30000 }, async () => {
+  const script = [
+    { toolCalls: [{ name: "write", arguments: { path: "plan.txt", content: "x" } }] },
+    { text: "planned" },
+    { toolCalls: [{ name: "bash", arguments: { command: "echo y > y.txt" } }] },
+    { text: "refused" },
+  ];
+  const asked = [];
+  await withAgent({
+    script, args: ["--acp-permissions", "ask"],
+    handlers: (app) => app.onRequest("session/request_permission", ({ params }) => {
+      asked.push(params);
+      return { outcome: { outcome: "selected", optionId: "allow_once" } };
+    }),
+  }, async (h) => {
+    const created = await h.ctx.request("session/new", { cwd: h.cwd, mcpServers: [] });
+    const raw = h.lines.at(-1);
+    assert.deepEqual(Object.keys(raw.result), ["sessionId", "modes"]);
+    assert.deepEqual(raw.result.modes, { currentModeId: "default", availableModes: MODES });
+    const s = created.sessionId;
+    const policy = await h.ctx.request("_rebound/get_policy", { sessionId: s });
+    assert.equal(policy.mode, "default");
+    assert.equal(policy.modeSource, "cli");
+    assert.deepEqual(policy.workingDirectories, [h.cwd]);
+    assert.equal(policy.sandbox.status, "off");
+    // The session's own project file, not the process's working directory's.
+    assert.deepEqual(policy.sources.map((x) => x.path),
+                     [join(h.dir, "agent", "settings.json"), join(h.cwd, ".rebound", "settings.json")]);
+    const code = async (promise) => promise.then(() => null, (e) => [e.code, e.message]);
+    assert.deepEqual(await code(h.ctx.request("session/set_mode", { sessionId: s, modeId: "bogus" })),
+                     [-32602, "Invalid params: unknown mode: bogus"]);
+    assert.deepEqual(await code(h.ctx.request("session/set_mode", { sessionId: s })),
+                     [-32602, "Invalid params: modeId: expected string"]);
+    assert.deepEqual(await h.ctx.request("session/set_mode", { sessionId: s, modeId: "plan" }), {});
+    assert.equal((await h.prompt(s, "write it")).stopReason, "end_turn");
+    const ups = h.updates(s);
+    const write = ups.filter((u) => u.toolCallId === ups.find((u) => u.sessionUpdate === "tool_call").toolCallId);
+    assert.deepEqual(write.map((u) => u.status), ["pending", "failed"]);
+    assert.equal(write.at(-1).content[0].content.text,
+                 `Cannot write to ${join(h.cwd, "plan.txt")} while in plan mode.`);
+    const after = await h.ctx.request("_rebound/get_policy", { sessionId: s, wait: true });
+    assert.equal(after.mode, "plan");
+    assert.equal(after.modeSource, "session");
+    // dontAsk: what would ask is refused without a question; no current_mode_update is written.
+    assert.deepEqual(await h.ctx.request("session/set_mode", { sessionId: s, modeId: "dontAsk" }), {});
+    assert.equal((await h.prompt(s, "bash it")).stopReason, "end_turn");
+    const bash = h.updates(s).filter((u) => u.sessionUpdate === "tool_call_update").at(-1);
+    assert.equal(bash.status, "failed");
+    assert.match(bash.content[0].content.text, /^Permission to use bash has been denied because Rebound is running in don't ask mode\./);
+    assert.equal(asked.length, 0);
+    assert.throws(() => readFileSync(join(h.cwd, "y.txt")));
+    assert.equal(h.updates(s).filter((u) => u.sessionUpdate === "current_mode_update").length, 0);
+  });
+});
+
+test("each session reads its own project's policy: ask rules without always-allow, removed tools, an invalid file", { timeout: 30000 }, async () => {
+  const script = [
+    { toolCalls: [{ name: "bash", arguments: { command: "echo asked > asked.txt" } }, { name: "write", arguments: { path: "w.txt", content: "w" } }] },
+    { text: "done" },
+  ];
+  const asked = [];
+  await withAgent({
+    script,
+    handlers: (app) => app.onRequest("session/request_permission", ({ params }) => {
+      asked.push(params);
+      return { outcome: { outcome: "selected", optionId: "allow_always" } };
+    }),
+  }, async (h) => {
+    // A project that asks before echo and takes write away (both tighten: no trust needed).
+    mkdirSync(join(h.cwd, ".rebound"), { recursive: true });
+    writeFileSync(join(h.cwd, ".rebound", "settings.json"),
+                  JSON.stringify({ permissions: { ask: ["Bash(echo:*)"], deny: ["write"] } }));
+    const bad = join(h.dir, "bad");
+    mkdirSync(join(bad, ".rebound"), { recursive: true });
+    writeFileSync(join(bad, ".rebound", "settings.json"), JSON.stringify({ permissions: { deny: ["Bash("] } }));
+    await assert.rejects(h.ctx.request("session/new", { cwd: bad, mcpServers: [] }),
+                         (e) => e.code === -32603 &&
+                                e.message.startsWith(`Internal error: Invalid permission rule 'Bash(' (permissions.deny[0] in ${join(bad, ".rebound", "settings.json")}): `));
+    const created = await h.ctx.request("session/new", { cwd: h.cwd, mcpServers: [] });
+    assert.equal(created.modes.currentModeId, "bypassPermissions");
+    const s = created.sessionId;
+    assert.equal((await h.prompt(s, "go")).stopReason, "end_turn");
+    // An ask rule's question offers no "always allow" (policy.md section 6), so that answer refuses.
+    assert.equal(asked.length, 1);
+    assert.deepEqual(asked[0].options.map((o) => o.optionId), ["allow_once", "reject_once"]);
+    assert.equal(asked[0].toolCall.title, "echo asked > asked.txt");
+    const ups = h.updates(s);
+    const last = (id) => ups.filter((u) => u.toolCallId === id).at(-1);
+    const [bash, write] = ups.filter((u) => u.sessionUpdate === "tool_call");
+    assert.equal(last(bash.toolCallId).content[0].content.text, "Permission denied by the user");
+    assert.throws(() => readFileSync(join(h.cwd, "asked.txt")));
+    assert.equal(last(write.toolCallId).content[0].content.text, "Tool write not found");
+    assert.throws(() => readFileSync(join(h.cwd, "w.txt")));
+    const policy = await h.ctx.request("_rebound/get_policy", { sessionId: s });
+    assert.deepEqual(policy.removedTools, ["write"]);
+    assert.deepEqual(policy.rules.map((r) => [r.behavior, r.rule, r.source]),
+                     [["ask", "Bash(echo:*)", "project"], ["deny", "write", "project"]]);
+  });
+});
+
+test("--sandbox: each session's commands run in a sandbox of its own cwd", { timeout: 30000 }, async () => {
+  const script = [
+    { toolCalls: [{ name: "bash", arguments: { command: "touch here.txt && touch ../escaped.txt" } }] },
+    { text: "one" },
+    { toolCalls: [{ name: "bash", arguments: { command: "touch there.txt; ls ../proj" } }] },
+    { text: "two" },
+  ];
+  await withAgent({ script, args: ["--sandbox"] }, async (h) => {
+    const other = join(h.dir, "other");
+    mkdirSync(other);
+    const a = (await h.ctx.request("session/new", { cwd: h.cwd, mcpServers: [] })).sessionId;
+    const b = (await h.ctx.request("session/new", { cwd: other, mcpServers: [] })).sessionId;
+    const pa = await h.ctx.request("_rebound/get_policy", { sessionId: a, wait: true });
+    const pb = await h.ctx.request("_rebound/get_policy", { sessionId: b, wait: true });
+    assert.equal(pa.sandbox.status, "active", JSON.stringify(pa.sandbox));
+    assert.equal(pa.sandbox.workspace, h.cwd);
+    assert.equal(pb.sandbox.workspace, other);
+    assert.equal((await h.prompt(a, "a")).stopReason, "end_turn");
+    const endOf = (s) => h.updates(s).filter((u) => u.sessionUpdate === "tool_call_update").at(-1);
+    // The workspace is written; its parent (the test's $HOME, an empty scratch directory inside)
+    // is not the host's.
+    assert.equal(endOf(a).status, "completed");
+    assert.equal(readFileSync(join(h.cwd, "here.txt"), "utf8"), "");
+    assert.throws(() => readFileSync(join(h.dir, "escaped.txt")));
+    // The second session's workspace is its own cwd; the first one's is not visible from it.
+    assert.equal((await h.prompt(b, "b")).stopReason, "end_turn");
+    assert.equal(readFileSync(join(other, "there.txt"), "utf8"), "");
+    assert.match(endOf(b).content[0].content.text, /No such file or directory/);
   });
 });
 

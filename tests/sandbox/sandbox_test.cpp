@@ -6,11 +6,13 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <boost/asio/io_context.hpp>
 #include <filesystem>
 
 #include "sandbox/bwrap_args.h"
 #include "sandbox/file_roots.h"
 #include "sandbox/sandbox.h"
+#include "sandbox/sandbox_spawn.h"
 #include "tests/support/temp_dir.h"
 
 using namespace rebound::sandbox;
@@ -175,4 +177,45 @@ TEST_CASE("the workspace rules and the .git scan's depth") {
   d.write(deep + "/.git/HEAD", "x");
   const auto found = find_git_entries(real_dir(d.path() / "ws"));
   CHECK(found.size() == 1);  // the one 9 levels down is beyond the 8 of section 8.3
+}
+
+TEST_CASE("acp's sandboxes by workspace: shared, released with the last session, fail closed") {
+  boost::asio::io_context io;
+  std::vector<std::string> plain_cwds;
+  auto sandboxes = std::make_shared<WorkspaceSandboxes>(
+      io.get_executor(),
+      [&plain_cwds](const std::vector<std::string>&, const std::string& cwd,
+                    std::string& error) -> std::unique_ptr<rebound::tools::WatchedProcess> {
+        plain_cwds.push_back(cwd);
+        error = "plain";
+        return nullptr;
+      });
+  auto spawn = sandboxes->spawn();
+  std::string error;
+  // No session works there: refused, never run bare.
+  CHECK(spawn({"/bin/sh", "-c", "true"}, "/w/a", error) == nullptr);
+  CHECK(error == "Sandbox unavailable: no session works in /w/a");
+  CHECK(plain_cwds.empty());
+  // A session without the sandbox: its commands run bare, under any spelling of its cwd.
+  auto bare = sandboxes->attach("/w/a/", nullptr);
+  CHECK(spawn({"/bin/sh", "-c", "true"}, "/w/./a", error) == nullptr);
+  CHECK(plain_cwds == std::vector<std::string>{"/w/./a"});
+  // A sandboxed one in the same workspace wins (the tighter), and is found for the next session.
+  SandboxConfig config;
+  config.workspace = "/w/a";
+  config.bwrap_path = "/nonexistent/bwrap";
+  auto box = std::make_shared<Sandbox>(config, std::vector<std::string>{});
+  box->start_check();
+  auto boxed = sandboxes->attach("/w/a", box);
+  CHECK(sandboxes->find("/w/a") == box);
+  error.clear();
+  CHECK(spawn({"/bin/sh", "-c", "true"}, "/w/a", error) == nullptr);
+  CHECK(error == "Sandbox unavailable: bubblewrap not found at /nonexistent/bwrap");
+  CHECK(plain_cwds.size() == 1);
+  boxed.reset();
+  CHECK(sandboxes->find("/w/a") == nullptr);
+  bare.reset();
+  error.clear();
+  CHECK(spawn({"/bin/sh", "-c", "true"}, "/w/a", error) == nullptr);
+  CHECK(error == "Sandbox unavailable: no session works in /w/a");
 }

@@ -26,6 +26,7 @@ RESPONSES = {
     "session/resume": "ResumeSessionResponse",
     "session/close": "CloseSessionResponse",
     "session/prompt": "PromptResponse",
+    "session/set_mode": "SetSessionModeResponse",
 }
 AGENT_REQUESTS = {
     "session/request_permission": "RequestPermissionRequest",

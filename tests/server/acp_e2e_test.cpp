@@ -72,7 +72,7 @@ TEST_CASE("acp: the initialize answer, byte for byte") {
   CHECK(
       line_of(r) ==
       std::string(
-          R"j({"jsonrpc":"2.0","id":0,"result":{"protocolVersion":1,"agentCapabilities":{"loadSession":false,"promptCapabilities":{"image":true,"audio":false,"embeddedContext":true},"mcpCapabilities":{"http":false,"sse":false},"sessionCapabilities":{"close":{}},"_meta":{"rebound":{"retryNotifications":true,"compactionNotifications":true,"methods":["_rebound/abort_retry","_rebound/set_auto_retry","_rebound/get_retry_state","_rebound/retry_now","_rebound/set_retry_policy"]}}},"agentInfo":{"name":"rebound","title":"Rebound","version":")j") +
+          R"j({"jsonrpc":"2.0","id":0,"result":{"protocolVersion":1,"agentCapabilities":{"loadSession":false,"promptCapabilities":{"image":true,"audio":false,"embeddedContext":true},"mcpCapabilities":{"http":false,"sse":false},"sessionCapabilities":{"close":{}},"_meta":{"rebound":{"retryNotifications":true,"compactionNotifications":true,"methods":["_rebound/abort_retry","_rebound/set_auto_retry","_rebound/get_retry_state","_rebound/retry_now","_rebound/set_retry_policy","_rebound/get_policy"]}}},"agentInfo":{"name":"rebound","title":"Rebound","version":")j") +
           REBOUND_VERSION + R"j("},"authMethods":[]}})j");
   // A missing protocolVersion is -32602.
   r.send_raw(R"j({"jsonrpc":"2.0","id":"x","method":"initialize","params":{}})j"
@@ -130,11 +130,11 @@ TEST_CASE("acp: session/cancel during the backoff, the worked sequence of sectio
   // A cancel while idle does nothing; the connection goes on.
   r.send_raw(R"j({"jsonrpc":"2.0","method":"session/cancel","params":{"sessionId":")j" + s +
              "\"}}\n");
-  r.send_raw(R"j({"jsonrpc":"2.0","id":4,"method":"session/set_mode","params":{}})j"
+  r.send_raw(R"j({"jsonrpc":"2.0","id":4,"method":"session/set_config_option","params":{}})j"
              "\n");
   CHECK(
       line_of(r) ==
-      R"j({"jsonrpc":"2.0","id":4,"error":{"code":-32601,"message":"Method not found: session/set_mode"}})j");
+      R"j({"jsonrpc":"2.0","id":4,"error":{"code":-32601,"message":"Method not found: session/set_config_option"}})j");
 }
 
 TEST_CASE("acp: the error lines of section 10") {
