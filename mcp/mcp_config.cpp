@@ -34,6 +34,7 @@ std::optional<std::string> type_problem(const Json& entry) {
       {"timeout", [](const Json& v) { return v.is_number_integer(); }, "an integer"},
       {"includeTools", is_string_array, "an array of strings"},
       {"excludeTools", is_string_array, "an array of strings"},
+      {"sandbox", [](const Json& v) { return v.is_boolean(); }, "a boolean"},
   };
   for (const Rule& rule : rules) {
     const auto it = entry.find(rule.key);
@@ -141,6 +142,7 @@ std::vector<ServerConfig> read_servers(const Json& mcp_servers, const Getenv& ge
       server.include_tools = strings(*it);
     if (const auto it = entry.find("excludeTools"); it != entry.end())
       server.exclude_tools = strings(*it);
+    if (const auto it = entry.find("sandbox"); it != entry.end()) server.sandbox = it->get<bool>();
     if (missing) {
       server.error = "Environment variable " + *missing + " is not set";
     } else if (server.transport != Transport::stdio) {

@@ -39,6 +39,9 @@ struct ServerConfig {
   std::optional<std::vector<std::string>> include_tools;
   std::vector<std::string> exclude_tools;
   std::optional<std::string> error;
+  /// Whether it runs in the OS sandbox (policy.md section 8.8): the entry's `sandbox`, then
+  /// (make_mcp_set) sandbox.mcpServers.
+  std::optional<bool> sandbox;
 };
 
 using peer::expand_variables;  // section 1.3

@@ -133,6 +133,7 @@ void McpConnection::start() {
   }
   for (const auto& [key, value] : server_environment(options_.getenv, config_.env))
     spec.env.push_back(key + "=" + value);
+  spec.sandboxed = config_.sandbox.value_or(false);
 
   std::string spawn_error;
   if (!child_.start(

@@ -69,7 +69,8 @@ bool PeerChild::start(const SpawnSpec& spec, Line line, Failed failed, std::stri
   std::string spawn_error;
   process_ = spawner_(spec, std::move(handlers), spawn_error);
   if (!process_) {
-    error = "Failed to start: " + spawn_error;
+    // The sandbox's refusals are whole texts (policy.md section 8.8).
+    error = spawn_error.rfind("Sandbox", 0) == 0 ? spawn_error : "Failed to start: " + spawn_error;
     return false;
   }
   return true;

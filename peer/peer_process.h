@@ -40,6 +40,7 @@ struct SpawnSpec {
   std::vector<std::string> argv;
   std::string cwd;
   std::vector<std::string> env;  // NAME=value, nothing else
+  bool sandboxed = false;        // in the OS sandbox (an MCP server, policy.md section 8.8)
 };
 
 /// Starts a process; nullptr and the system's reason in `error` when it cannot.

@@ -19,6 +19,7 @@
 #include <spdlog/spdlog.h>
 
 #include "sandbox/bwrap_args.h"
+#include "sandbox/file_roots.h"
 #include "sandbox/seccomp_program.h"
 
 extern char** environ;
@@ -350,6 +351,66 @@ std::variant<Launch, std::string> Sandbox::launch(const std::vector<std::string>
   const SandboxCheck& c = checked();
   if (!c.problem.empty()) return "Sandbox unavailable: " + c.problem;
   return build(c, workspace_, command, cwd.empty() ? workspace_ : cwd);
+}
+
+namespace {
+
+// `name` looked up in the absolute directories of `path`, as execvp would; empty if absent.
+std::string find_on_path(const std::string& name, const std::string& path) {
+  std::size_t start = 0;
+  while (start <= path.size()) {
+    std::size_t end = path.find(':', start);
+    if (end == std::string::npos) end = path.size();
+    const std::string dir = path.substr(start, end - start);
+    start = end + 1;
+    if (dir.empty() || dir.front() != '/') continue;
+    const std::string candidate = dir + "/" + name;
+    struct stat st {};
+    if (::stat(candidate.c_str(), &st) == 0 && S_ISREG(st.st_mode) &&
+        ::access(candidate.c_str(), X_OK) == 0)
+      return candidate;
+  }
+  return {};
+}
+
+}  // namespace
+
+std::variant<Launch, std::string> Sandbox::launch_server(std::vector<std::string> argv,
+                                                         const std::string& cwd,
+                                                         std::vector<std::string> env,
+                                                         const std::string& path) {
+  const SandboxCheck& c = checked();
+  if (!c.problem.empty()) return "Sandbox unavailable: " + c.problem;
+  if (argv.empty()) return std::string("No such file or directory");
+  if (argv[0].find('/') == std::string::npos) {
+    std::string found = find_on_path(argv[0], path);
+    if (found.empty()) return std::string("No such file or directory");
+    argv[0] = std::move(found);
+  } else if (argv[0].front() != '/') {
+    argv[0] = std::filesystem::path(cwd + "/" + argv[0]).lexically_normal().string();
+  }
+  // What the server is started from must be there inside: its program, its directory, the
+  // absolute paths it is given (scripts, data).
+  const FileRoots roots(config_, "");
+  std::vector<std::string> needed{argv[0], cwd};
+  for (std::size_t i = 1; i < argv.size(); ++i) {
+    struct stat st {};
+    if (!argv[i].empty() && argv[i].front() == '/' && ::lstat(argv[i].c_str(), &st) == 0)
+      needed.push_back(argv[i]);
+  }
+  for (const auto& p : needed) {
+    const std::string abs = std::filesystem::path(p).lexically_normal().string();
+    if (roots.check(abs, false))
+      return "Sandbox: " + abs +
+             " is not visible inside the sandbox; add it to sandbox.readOnlyPaths";
+  }
+  auto launched = build(c, workspace_, argv, cwd.empty() ? workspace_ : cwd);
+  if (auto* l = std::get_if<Launch>(&launched)) {
+    std::erase_if(env, [](const std::string& v) { return v.rfind("TMPDIR=", 0) == 0; });
+    env.emplace_back("TMPDIR=/tmp");
+    l->env = std::move(env);
+  }
+  return launched;
 }
 
 }  // namespace rebound::sandbox

@@ -51,6 +51,14 @@ class Sandbox {
   /// The start of `command` (the shell's argv) in `cwd`, or the text of the refusal.
   std::variant<Launch, std::string> launch(const std::vector<std::string>& command,
                                            const std::string& cwd);
+  /// A stdio MCP server's start (section 8.8): `argv[0]` resolved on `path` (Rebound's PATH)
+  /// when it has no `/`; the command, the working directory and every existing absolute path
+  /// among the arguments must lie in the view (else `Sandbox: <path> is not visible inside the
+  /// sandbox; add it to sandbox.readOnlyPaths`); `env` with TMPDIR=/tmp is its environment.
+  std::variant<Launch, std::string> launch_server(std::vector<std::string> argv,
+                                                  const std::string& cwd,
+                                                  std::vector<std::string> env,
+                                                  const std::string& path);
   const SandboxConfig& config() const { return config_; }
 
  private:

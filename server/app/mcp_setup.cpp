@@ -4,7 +4,9 @@
 
 #include <utility>
 
+#include <unistd.h>
 #include "config/json_file.h"
+
 #include "process/child_process.h"
 #include "session/settings.h"
 
@@ -32,8 +34,16 @@ void add_source(std::vector<mcp::ServerConfig>& into, const Json& file, const st
 
 class ChildServerProcess : public mcp::ServerProcess {
  public:
-  explicit ChildServerProcess(std::unique_ptr<process::ChildProcess> child)
-      : child_(std::move(child)) {}
+  /// `status_fd`: a sandboxed server's end of bubblewrap's status pipe, kept open while it runs
+  /// (bubblewrap writes there at its end).
+  explicit ChildServerProcess(std::unique_ptr<process::ChildProcess> child, int status_fd = -1)
+      : child_(std::move(child)), status_fd_(status_fd) {}
+  ~ChildServerProcess() override {
+    child_.reset();
+    if (status_fd_ >= 0) ::close(status_fd_);
+  }
+  ChildServerProcess(const ChildServerProcess&) = delete;
+  ChildServerProcess& operator=(const ChildServerProcess&) = delete;
   void write(std::string data) override { child_->write_stdin(std::move(data)); }
   void close_stdin() override { child_->close_stdin(); }
   void signal_group(int signal) override { child_->kill_group(signal); }
@@ -42,6 +52,7 @@ class ChildServerProcess : public mcp::ServerProcess {
 
  private:
   std::unique_ptr<process::ChildProcess> child_;
+  int status_fd_;
 };
 
 }  // namespace
@@ -97,30 +108,64 @@ std::variant<McpSources, std::string> read_mcp_sources(const CliOptions& options
   return out;
 }
 
-mcp::Spawner child_process_spawner(boost::asio::any_io_executor executor) {
-  return [executor](const mcp::SpawnSpec& spec, mcp::ServerProcess::Handlers handlers,
-                    std::string& error) -> std::unique_ptr<mcp::ServerProcess> {
+mcp::Spawner child_process_spawner(boost::asio::any_io_executor executor,
+                                   std::shared_ptr<sandbox::Sandbox> box, std::string path) {
+  return [executor, box, path](const mcp::SpawnSpec& spec, mcp::ServerProcess::Handlers handlers,
+                               std::string& error) -> std::unique_ptr<mcp::ServerProcess> {
     process::ChildSpec child;
     child.argv = spec.argv;
     child.cwd = spec.cwd;
     child.env = spec.env;
     child.input = process::ChildSpec::Input::pipe;
     child.output = process::ChildSpec::Output::separate;
+    std::optional<sandbox::Launch> launch;
+    if (spec.sandboxed) {
+      // Never bare (policy.md section 8.8): no sandbox, or one that cannot be used, is a failure.
+      if (!box) {
+        error = "Sandbox unavailable: the sandbox is not enabled (sandbox.enabled)";
+        return nullptr;
+      }
+      auto launched = box->launch_server(spec.argv, spec.cwd, spec.env, path);
+      if (auto* refusal = std::get_if<std::string>(&launched)) {
+        error = *refusal;
+        return nullptr;
+      }
+      launch = std::move(std::get<sandbox::Launch>(launched));
+      child.argv = launch->argv;
+      child.env = launch->env;
+      child.pass_fds = {launch->seccomp_fd, launch->status_write};
+    }
     auto process = process::ChildProcess::spawn(executor, child, error);
+    if (launch) sandbox::close_launch_fds(*launch, process != nullptr);
     if (!process) return nullptr;
     process->read_stdout(std::move(handlers.out), std::move(handlers.out_end));
     process->read_stderr(std::move(handlers.err), std::move(handlers.err_end));
     process->wait_exit(std::move(handlers.exit));
-    return std::make_unique<ChildServerProcess>(std::move(process));
+    return std::make_unique<ChildServerProcess>(std::move(process),
+                                                launch ? launch->status_read : -1);
   };
 }
 
 std::unique_ptr<mcp::McpManager> make_mcp_set(boost::asio::any_io_executor executor,
                                               session::Scheduler& scheduler, McpSources sources,
                                               std::string cwd, mcp::Getenv getenv,
-                                              std::vector<std::string> builtin_names) {
+                                              std::vector<std::string> builtin_names,
+                                              const McpSandboxing& sandboxing) {
+  // Which stdio servers run sandboxed (policy.md section 8.8): the entry's `sandbox`, else
+  // sandbox.mcpServers while the sandbox is enabled.
+  for (auto& s : sources.servers) {
+    if (s.transport != mcp::Transport::stdio) {
+      s.sandbox = false;
+      continue;
+    }
+    if (!s.sandbox) s.sandbox = sandboxing.box && sandboxing.by_default;
+    if (*s.sandbox && !s.error && !s.disabled && sandboxing.sandboxed)
+      sandboxing.sandboxed->push_back(s.name);
+  }
+  const std::string path = getenv("PATH").value_or("");
   return std::make_unique<mcp::McpManager>(
-      scheduler, child_process_spawner(std::move(executor)), std::move(sources.servers),
+      scheduler, child_process_spawner(std::move(executor), sandboxing.box, path),
+      std::move(sources.servers),
       mcp::McpConnection::Options{std::move(cwd), std::move(getenv), sources.settings,
                                   REBOUND_VERSION},
       std::move(builtin_names));

@@ -12,6 +12,7 @@
 #include "mcp/mcp_config.h"
 #include "mcp/mcp_connection.h"
 #include "mcp/mcp_manager.h"
+#include "sandbox/sandbox.h"
 #include "server/app/cli_options.h"
 #include "session/scheduler.h"
 
@@ -31,14 +32,27 @@ std::variant<McpSources, std::string> read_mcp_sources(const CliOptions& options
                                                        std::vector<mcp::ServerConfig> extra = {});
 
 /// Starts server processes as ChildProcess children (stdin/stdout pipes, stderr separate, a
-/// process group of their own).
-mcp::Spawner child_process_spawner(boost::asio::any_io_executor executor);
+/// process group of their own); a spec marked sandboxed in `box` (policy.md section 8.8), its
+/// command looked up on `path`, or not at all.
+mcp::Spawner child_process_spawner(boost::asio::any_io_executor executor,
+                                   std::shared_ptr<sandbox::Sandbox> box = nullptr,
+                                   std::string path = {});
+
+/// How a session's MCP servers meet the sandbox (policy.md section 8.8): the session's sandbox
+/// (none: off), whether servers without a `sandbox` key go in (sandbox.mcpServers), and where
+/// the names of those that do are listed (get_policy).
+struct McpSandboxing {
+  std::shared_ptr<sandbox::Sandbox> box;
+  bool by_default = false;
+  std::vector<std::string>* sandboxed = nullptr;
+};
 
 /// The MCP servers of a session working in `cwd` (rpc mode: the process's; acp mode: one ACP
 /// session's), not started yet; `builtin_names` are the tools offered before theirs.
 std::unique_ptr<mcp::McpManager> make_mcp_set(boost::asio::any_io_executor executor,
                                               session::Scheduler& scheduler, McpSources sources,
                                               std::string cwd, mcp::Getenv getenv,
-                                              std::vector<std::string> builtin_names);
+                                              std::vector<std::string> builtin_names,
+                                              const McpSandboxing& sandboxing = {});
 
 }  // namespace rebound::server

@@ -149,8 +149,9 @@ ModeStart start_rpc(AppParts& app) {
         spdlog::warn("{}: {}", *session_file, w);
     }
   }
-  auto mcp = make_mcp_set(app.io.get_executor(), app.scheduler, std::move(app.mcp_sources),
-                          app.cwd.string(), app.getenv, app.active_tools);
+  auto mcp =
+      make_mcp_set(app.io.get_executor(), app.scheduler, std::move(app.mcp_sources),
+                   app.cwd.string(), app.getenv, app.active_tools, app.policy->mcp_sandboxing());
   // The MCP servers' and the extensions' tools, less what a whole-tool deny removes.
   std::shared_ptr<session::DynamicTools> allowed_tools;
   session::DynamicTools* dynamic_tools = mcp.get();
@@ -350,7 +351,7 @@ ModeStart start_acp(AppParts& app) {
       return session::Error{session::ErrorKind::failed, *error};
     auto mcp_set =
         make_mcp_set(app.io.get_executor(), app.scheduler, std::move(std::get<McpSources>(sources)),
-                     session_cwd, app.getenv, app.active_tools);
+                     session_cwd, app.getenv, app.active_tools, keep->policy->mcp_sandboxing());
     // The extensions' tools after the MCP servers' (extensions.md section 4.5), behind the
     // connection's permission gate like them.
     if (ext.set) ext.tools = ext.set->tools(mcp_set.get(), app.active_tools);

@@ -185,7 +185,7 @@ void PolicyWiring::describe(bool wait, std::function<void(Json)> done) {
   sandbox["writableRoots"] = strings(s.writable_roots);
   sandbox["readOnlyPaths"] = strings(s.read_only_paths);
   sandbox["denyRead"] = strings(s.deny_read);
-  sandbox["mcpServers"] = Json::array();
+  sandbox["mcpServers"] = strings(sandboxed_servers_);
   out["sandbox"] = std::move(sandbox);
   out["sources"] = setup_.sources;
   done(std::move(out));

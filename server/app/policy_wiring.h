@@ -11,6 +11,7 @@
 #include "policy/policy_gate.h"
 #include "sandbox/file_roots.h"
 #include "sandbox/sandbox.h"
+#include "server/app/mcp_setup.h"
 #include "server/app/policy_setup.h"
 #include "session/policy_host.h"
 #include "session/scheduler.h"
@@ -32,6 +33,11 @@ class PolicyWiring : public session::PolicyControl {
   /// What walks leave out: the policy's read denials, and with the sandbox what lies outside
   /// its readable roots.
   std::function<bool(std::string_view, bool)> walk_filter() const;
+  /// How the session's MCP servers meet its sandbox (section 8.8); the names of those that run
+  /// in it are kept for get_policy.
+  McpSandboxing mcp_sandboxing() {
+    return McpSandboxing{sandbox_, setup_.sandbox.mcp_servers, &sandboxed_servers_};
+  }
 
   void describe(bool wait, std::function<void(protocol::Json)> done) override;
   bool set_mode(std::string_view mode) override;
@@ -41,6 +47,7 @@ class PolicyWiring : public session::PolicyControl {
   PolicySetup setup_;
   policy::PolicyGate gate_;
   std::vector<std::string> removed_;
+  std::vector<std::string> sandboxed_servers_;
   std::shared_ptr<sandbox::Sandbox> sandbox_;
   std::shared_ptr<const sandbox::FileRoots> roots_;
 };

@@ -36,7 +36,7 @@ after(async () => {
 
 // ---- Rebound in rpc mode, driven line by line ----
 
-function startRebound(dir, { script, mcpConfig, args = [] }) {
+function startRebound(dir, { script, mcpConfig, args = [], cwd = dir }) {
   mkdirSync(join(dir, "agent"), { recursive: true });
   writeFileSync(join(dir, "script.json"), JSON.stringify(script ?? [{ text: "ok" }]));
   writeFileSync(join(dir, "mcp.json"), JSON.stringify(mcpConfig));
@@ -44,7 +44,7 @@ function startRebound(dir, { script, mcpConfig, args = [] }) {
     ["--agent-dir", join(dir, "agent"), "--no-session", "--provider", "scripted", "--script",
      join(dir, "script.json"), "--script-log", join(dir, "log.jsonl"), "--tools", "read",
      "--mcp-config", join(dir, "mcp.json"), ...args],
-    { cwd: dir, env: { ...process.env, HOME: dir, OPENAI_API_KEY: SECRET, ANTHROPIC_API_KEY: "" },
+    { cwd, env: { ...process.env, HOME: dir, OPENAI_API_KEY: SECRET, ANTHROPIC_API_KEY: "" },
       stdio: ["pipe", "pipe", "pipe"] });
   children.add(child);
   let stderr = "";
@@ -387,6 +387,54 @@ test("a misbehaving server: pages, names, errors, list_changed, timeout, crash, 
   for (const pid of pids) assert.throws(() => process.kill(pid, 0), /ESRCH/, `process ${pid} outlived rebound`);
   assert.match(rebound.stderr(), /mcp\[rogue\] rogue: crashing on purpose/);
   assert.doesNotMatch(rebound.stderr(), new RegExp(SECRET));
+});
+
+test("sandboxed servers (policy.md 8.8): in their own pid namespace, writing the workspace; sandbox:false stays out; an invisible script fails", async () => {
+  const dir = mkdtempSync(join(tmpdir(), "rebound-mcp-sandbox-"));
+  const work = join(dir, "work");
+  mkdirSync(work);
+  mkdirSync(join(dir, "agent"), { recursive: true });
+  // The tests' directory (the rogue script) is visible read-only; a copy in $HOME is not.
+  writeFileSync(join(dir, "agent", "settings.json"), JSON.stringify(
+    { sandbox: { enabled: true, mcpServers: true, readOnlyPaths: [here] } }));
+  const hidden = join(dir, "rogue-copy.mjs");
+  writeFileSync(hidden, readFileSync(ROGUE));
+  const rebound = startRebound(dir, {
+    cwd: work,
+    script: [
+      { toolCalls: [{ name: "mcp__inside__pid", arguments: {} }, { name: "mcp__outside__pid", arguments: {} }] },
+      { text: "done" },
+    ],
+    mcpConfig: { mcpServers: {
+      inside: { command: "node", args: [ROGUE], env: { ROGUE_LOG: join(work, "inside.jsonl") } },
+      outside: { command: "node", args: [ROGUE], env: { ROGUE_LOG: join(dir, "outside.jsonl") }, sandbox: false },
+      hidden: { command: "node", args: [hidden] },
+    } },
+  });
+  const servers = (await rebound.send({ type: "get_mcp_servers", wait: true })).data.servers;
+  assert.deepEqual(servers.map((x) => [x.name, x.status, x.error]), [
+    ["inside", "ready", undefined], ["outside", "ready", undefined],
+    ["hidden", "failed", `Sandbox: ${hidden} is not visible inside the sandbox; add it to sandbox.readOnlyPaths`]]);
+  const policy = (await rebound.send({ type: "get_policy", wait: true })).data;
+  assert.equal(policy.sandbox.status, "active", JSON.stringify(policy.sandbox));
+  assert.deepEqual(policy.sandbox.mcpServers, ["inside", "hidden"]);
+  const ends = Object.values(toolEnds(await rebound.prompt("pids")));
+  const pidOf = (name) => Number(ends.find((e) => e.toolName === `mcp__${name}__pid`).result.content[0].text);
+  // Inside its own pid namespace the server is one of the first processes; outside it is not.
+  assert.ok(pidOf("inside") < 10, `inside pid ${pidOf("inside")}`);
+  const outsidePid = JSON.parse(readFileSync(join(dir, "outside.jsonl"), "utf8").split("\n")[0]).pid;
+  assert.equal(pidOf("outside"), outsidePid);
+  // It wrote its log through the workspace, with TMPDIR=/tmp and no key in its environment.
+  const inside = JSON.parse(readFileSync(join(work, "inside.jsonl"), "utf8").split("\n")[0]);
+  assert.ok(inside.env.includes("TMPDIR"));
+  assert.ok(!inside.env.includes("OPENAI_API_KEY"));
+  const exit = await rebound.close();
+  assert.deepEqual(exit, { code: 0, signal: null }, rebound.stderr());
+  assert.throws(() => process.kill(outsidePid, 0), /ESRCH/);
+  // Nothing of the sandboxed server is left: no process runs the rogue script.
+  const left = execFileSync("ps", ["-eo", "args"], { encoding: "utf8" }).split("\n")
+    .filter((l) => l.includes(ROGUE) && l.includes("node "));
+  assert.deepEqual(left, []);
 });
 
 test("end of input while a server never answers: the pending wait is answered, SIGTERM stops it, exit in about 1 s", async () => {

@@ -286,3 +286,33 @@ TEST_CASE("sandbox: a command bubblewrap could not start ends with its last line
       "Sandbox failed to start: bwrap: Can't mount proc on /newroot/proc: Operation not permitted");
   CHECK_FALSE(std::filesystem::exists(r.dir().path() / "ran.txt"));
 }
+
+TEST_CASE("sandbox: MCP servers never start bare (policy.md 8.8): unavailable, off, a bad key") {
+  // sandbox.mcpServers with a sandbox that cannot be used: the server fails with the reason; an
+  // entry saying "sandbox":false starts outside (and fails here only because it does not exist).
+  ReboundProcess r = sandboxed(
+      Json::array(),
+      R"({"sandbox":{"mcpServers":true,"bwrapPath":"/nonexistent/bwrap"},"mcpServers":{)"
+      R"("in":{"command":"/bin/cat"},"out":{"command":"/nonexistent/server","sandbox":false},)"
+      R"("odd":{"command":"/bin/cat","sandbox":"yes"}}})");
+  const Json servers =
+      r.command(Json{{"id", "m"}, {"type", "get_mcp_servers"}, {"wait", true}})["data"]["servers"];
+  REQUIRE(servers.size() == 3);
+  CHECK(servers[0]["error"] == "Sandbox unavailable: bubblewrap not found at /nonexistent/bwrap");
+  CHECK(servers[1]["error"] == "Failed to start: No such file or directory");
+  CHECK(servers[2]["error"] == "Invalid configuration: sandbox must be a boolean");
+  const Json policy = r.command(Json{{"id", "p"}, {"type", "get_policy"}, {"wait", true}});
+  // What would run in it (not a server whose entry is unusable).
+  CHECK(policy["data"]["sandbox"]["mcpServers"] == Json::array({"in"}));
+}
+
+TEST_CASE("sandbox: an MCP entry asking for the sandbox while it is off does not start") {
+  ReboundProcess r(
+      {"--no-session"}, {},
+      {{"agent/settings.json", R"({"mcpServers":{"s":{"command":"/bin/cat","sandbox":true}}})"}});
+  const Json servers =
+      r.command(Json{{"id", "m"}, {"type", "get_mcp_servers"}, {"wait", true}})["data"]["servers"];
+  REQUIRE(servers.size() == 1);
+  CHECK(servers[0]["status"] == "failed");
+  CHECK(servers[0]["error"] == "Sandbox unavailable: the sandbox is not enabled (sandbox.enabled)");
+}
