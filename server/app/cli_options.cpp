@@ -78,17 +78,159 @@ std::optional<std::string> apply_policy_flags(const PolicyFlags& f,
   return std::nullopt;
 }
 
+// One-shot mode's flags (oneshot.md section 2), as given.
+struct OneShotFlags {
+  bool print = false;
+  std::vector<std::string> positional;
+  std::optional<std::string> format, timeout, max_turns, heartbeat;
+  CLI::Option *format_option = nullptr, *timeout_option = nullptr, *turns_option = nullptr,
+              *heartbeat_option = nullptr;
+  bool envelope_given = false, acp_given = false;  // rpc's and acp's own flags
+};
+
+void add_oneshot_flags(CLI::App& app, OneShotFlags& f) {
+  app.add_flag("-p,--print", f.print, "One-shot mode: run PROMPT (and/or stdin) once and exit");
+  app.add_option("prompt", f.positional, "The prompt of a one-shot run (-p)");
+  f.format_option = app.add_option("--output-format", f.format,
+                                   "One-shot output: text (default), json, stream-json");
+  f.timeout_option = app.add_option("--timeout", f.timeout,
+                                    "One-shot deadline in seconds from start (0 < S <= 86400)");
+  f.turns_option =
+      app.add_option("--max-turns", f.max_turns, "One-shot limit of model responses (1..100000)");
+  f.heartbeat_option = app.add_option("--heartbeat-ms", f.heartbeat,
+                                      "stream-json heartbeat interval: 0 (off) or 100..3600000");
+}
+
+std::optional<std::int64_t> integer_in(const std::string& s, std::int64_t lo, std::int64_t hi) {
+  if (s.empty() || s.size() > 12 || s.find_first_not_of("0123456789") != std::string::npos)
+    return std::nullopt;
+  const std::int64_t v = std::stoll(s);
+  if (v < lo || v > hi) return std::nullopt;
+  return v;
+}
+
+// S seconds, 0 < S <= 86400, at most 3 decimals: in milliseconds.
+std::optional<std::int64_t> seconds_ms(const std::string& s) {
+  const std::size_t dot = s.find('.');
+  const std::string whole = s.substr(0, dot);
+  const std::string frac = dot == std::string::npos ? "" : s.substr(dot + 1);
+  if (whole.empty() || whole.size() > 5 || frac.size() > 3 ||
+      (dot != std::string::npos && frac.empty()) ||
+      whole.find_first_not_of("0123456789") != std::string::npos ||
+      frac.find_first_not_of("0123456789") != std::string::npos)
+    return std::nullopt;
+  std::string millis = frac;
+  millis.resize(3, '0');
+  const std::int64_t ms = std::stoll(whole) * 1000 + std::stoll(millis);
+  if (ms <= 0 || ms > 86400 * 1000) return std::nullopt;
+  return ms;
+}
+
+// The flags into `o`; the message of a bad command line (exit 2) otherwise.
+std::optional<std::string> apply_oneshot_flags(const OneShotFlags& f, bool mode_json,
+                                               bool mode_given, CliOptions& o) {
+  const bool oneshot = f.print || mode_json;
+  if (f.positional.size() > 1)
+    return "rebound: unexpected argument '" + f.positional[1] +
+           "': the prompt is one argument (quote it)";
+  if (!oneshot) {
+    if (!f.positional.empty())
+      return "rebound: unexpected argument '" + f.positional[0] + "': a prompt needs -p";
+    for (const CLI::Option* opt :
+         {f.format_option, f.timeout_option, f.turns_option, f.heartbeat_option})
+      if (opt->count() > 0) return "rebound: " + opt->get_name() + " needs -p";
+    return std::nullopt;
+  }
+  if (f.print && mode_given) return "rebound: -p cannot be used with --mode " + o.mode;
+  if (f.envelope_given) return "rebound: -p cannot be used with --envelope";
+  if (f.acp_given) return "rebound: -p cannot be used with --acp-permissions";
+  if (!f.positional.empty()) o.prompt = f.positional[0];
+  if (f.format) {
+    if (*f.format != "text" && *f.format != "json" && *f.format != "stream-json")
+      return "rebound: --output-format: expected text, json or stream-json, got '" + *f.format +
+             "'";
+    if (mode_json && *f.format != "stream-json")
+      return "rebound: --mode json writes stream-json; --output-format " + *f.format +
+             " cannot be used with it";
+    o.output_format = *f.format;
+  }
+  if (mode_json) o.output_format = "stream-json";
+  if (f.timeout) {
+    o.timeout_ms = seconds_ms(*f.timeout);
+    if (!o.timeout_ms)
+      return "rebound: --timeout: expected seconds, 0 < S <= 86400 with at most 3 decimals, got '" +
+             *f.timeout + "'";
+    o.timeout_text = *f.timeout;
+  }
+  if (f.max_turns) {
+    o.max_turns = integer_in(*f.max_turns, 1, 100000);
+    if (!o.max_turns)
+      return "rebound: --max-turns: expected an integer 1..100000, got '" + *f.max_turns + "'";
+  }
+  if (f.heartbeat) {
+    const auto v = integer_in(*f.heartbeat, 0, 3600000);
+    if (!v || (*v != 0 && *v < 100))
+      return "rebound: --heartbeat-ms: expected 0 or an integer 100..3600000, got '" +
+             *f.heartbeat + "'";
+    o.heartbeat_ms = *v;
+  }
+  o.mode = "print";
+  return std::nullopt;
+}
+
 }  // namespace
+
+// The first name of --tools that is no tool of Rebound's.
+std::optional<std::string> first_unknown_tool(const std::vector<std::string>& names) {
+  for (const auto& name : names)
+    if (!tools::is_known_tool(name)) return name;
+  return std::nullopt;
+}
+
+// --name: trimmed, not empty, not in acp mode; why not otherwise.
+std::optional<std::string> check_session_name(CliOptions& o) {
+  if (!o.session_name) return std::nullopt;
+  if (o.mode == "acp") return "--name cannot be used with --mode acp (no ACP request sets a title)";
+  o.session_name = session::trim_unicode_space(*o.session_name);
+  if (o.session_name->empty()) return "--name: the session name cannot be empty";
+  return std::nullopt;
+}
+
+// --retry-seed: decimal digits only, within 64 bits.
+std::optional<std::uint64_t> parse_retry_seed(const std::string& s) {
+  if (s.empty() || s.size() > 20 || s.find_first_not_of("0123456789") != std::string::npos)
+    return std::nullopt;
+  errno = 0;
+  const unsigned long long value = std::strtoull(s.c_str(), nullptr, 10);
+  if (errno != 0) return std::nullopt;
+  return value;
+}
+
+// One-shot mode's examples and exit codes under --help (oneshot.md sections 5, 7).
+void add_help_footer(CLI::App& app) {
+  app.footer(
+      "One-shot runs (oneshot.md):\n"
+      "  rebound -p \"Say hello\"                                   text: the answer\n"
+      "  rebound -p \"Say hello\" --output-format json              one result line\n"
+      "  git diff | rebound -p review --output-format stream-json   events, then the result\n"
+      "Exit codes: 0 finished, 1 Rebound failed, 2 bad command line or no prompt, 3 provider\n"
+      "refused, 4 retries gave up, 5 usage limit, 6 context overflow, 7 --max-turns or\n"
+      "--timeout reached, 9 finished with refused tool calls, 129/130/143 SIGHUP/SIGINT/SIGTERM.");
+}
 
 CliParse parse_command_line(const std::vector<std::string>& args) {
   CliOptions o;
   CLI::App app{"rebound: a headless agent-session server speaking line-delimited JSON on stdio",
                "rebound"};
   app.set_version_flag("--version", std::string("rebound ") + REBOUND_VERSION);
-  app.add_option("--mode", o.mode,
-                 "Protocol: rpc (line-delimited JSON commands, default) or acp (the Agent Client "
-                 "Protocol for editors)")
-      ->check(CLI::IsMember(mode_names()));
+  add_help_footer(app);
+  auto* mode_option =
+      app.add_option("--mode", o.mode,
+                     "Protocol: rpc (line-delimited JSON commands, default), acp (the Agent "
+                     "Client Protocol for editors) or json (-p --output-format stream-json)")
+          ->check(CLI::IsMember(mode_names()));
+  OneShotFlags oneshot_flags;
+  add_oneshot_flags(app, oneshot_flags);
   PolicyFlags policy_flags;
   add_policy_flags(app, policy_flags);
   app.add_option("--provider", o.provider, "Provider to use (scripted, openai, anthropic, ...)");
@@ -146,10 +288,12 @@ CliParse parse_command_line(const std::vector<std::string>& args) {
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
 
   std::string envelope = "auto";
-  app.add_option("--envelope", envelope,
-                 "Envelope of events and parse errors: pi, jsonrpc, or auto (pi until the first "
-                 "JSON-RPC request; default)")
-      ->check(CLI::IsMember({"pi", "jsonrpc", "auto"}));
+  auto* envelope_option =
+      app.add_option(
+             "--envelope", envelope,
+             "Envelope of events and parse errors: pi, jsonrpc, or auto (pi until the first "
+             "JSON-RPC request; default)")
+          ->check(CLI::IsMember({"pi", "jsonrpc", "auto"}));
 
   std::optional<std::string> retry_seed;
   app.add_option("--retry-seed", retry_seed,
@@ -170,6 +314,15 @@ CliParse parse_command_line(const std::vector<std::string>& args) {
     result.err = std::string("rebound: ") + e.what() + "\nRun 'rebound --help' for usage.\n";
     return result;
   }
+  const bool mode_json = o.mode == "json";
+  oneshot_flags.envelope_given = envelope_option->count() > 0;
+  oneshot_flags.acp_given = policy_flags.acp_option->count() > 0;
+  if (auto problem = apply_oneshot_flags(oneshot_flags, mode_json,
+                                         mode_option->count() > 0 && !mode_json, o)) {
+    result.exit_code = 2;
+    result.err = *problem + "\nRun 'rebound --help' for usage.\n";
+    return result;
+  }
   if (const Mode* mode = find_mode(o.mode);
       o.session_file && mode && !mode->no_session_file.empty()) {
     result.exit_code = 2;
@@ -177,53 +330,36 @@ CliParse parse_command_line(const std::vector<std::string>& args) {
                  std::string(mode->no_session_file) + ")\nRun 'rebound --help' for usage.\n";
     return result;
   }
-  if (o.session_name) {
-    std::string why;
-    if (o.mode == "acp")
-      why = "--name cannot be used with --mode acp (no ACP request sets a title)";
-    o.session_name = session::trim_unicode_space(*o.session_name);
-    if (why.empty() && o.session_name->empty()) why = "--name: the session name cannot be empty";
-    if (!why.empty()) {
-      result.exit_code = 2;
-      result.err = "rebound: " + why + "\nRun 'rebound --help' for usage.\n";
-      return result;
-    }
+  if (auto why = check_session_name(o)) {
+    result.exit_code = 2;
+    result.err = "rebound: " + *why + "\nRun 'rebound --help' for usage.\n";
+    return result;
   }
   if (auto problem = apply_policy_flags(policy_flags, args, o)) {
     result.exit_code = 2;
     result.err = *problem;
     return result;
   }
+  // Nobody answers a question in a one-shot run (policy.md section 1.3).
+  if (o.mode == "print") o.permission_prompts_client = false;
   o.envelope = envelope == "pi"        ? EnvelopeMode::pi
                : envelope == "jsonrpc" ? EnvelopeMode::jsonrpc
                                        : EnvelopeMode::automatic;
   if (retry_seed) {
-    // Decimal digits only, within 64 bits.
-    const std::string& s = *retry_seed;
-    bool valid =
-        !s.empty() && s.size() <= 20 && s.find_first_not_of("0123456789") == std::string::npos;
-    unsigned long long value = 0;
-    if (valid) {
-      errno = 0;
-      value = std::strtoull(s.c_str(), nullptr, 10);
-      valid = errno == 0;
-    }
-    if (!valid) {
+    o.retry_seed = parse_retry_seed(*retry_seed);
+    if (!o.retry_seed) {
       result.exit_code = 2;
-      result.err = "rebound: --retry-seed: expected an integer 0..18446744073709551615, got '" + s +
-                   "'\nRun 'rebound --help' for usage.\n";
+      result.err = "rebound: --retry-seed: expected an integer 0..18446744073709551615, got '" +
+                   *retry_seed + "'\nRun 'rebound --help' for usage.\n";
       return result;
     }
-    o.retry_seed = value;
   }
   if (tool_list) {
     o.tools = tools::split_tool_list(*tool_list);
-    for (const auto& name : *o.tools) {
-      if (!tools::is_known_tool(name)) {
-        result.exit_code = 2;
-        result.err = "Unknown tool: " + name + " (known: " + tools::known_tool_list() + ")\n";
-        return result;
-      }
+    if (auto unknown = first_unknown_tool(*o.tools)) {
+      result.exit_code = 2;
+      result.err = "Unknown tool: " + *unknown + " (known: " + tools::known_tool_list() + ")\n";
+      return result;
     }
   }
   result.options = std::move(o);

@@ -46,6 +46,13 @@ struct CliOptions {
   std::vector<std::string> disallowed_tools;   // --disallowed-tools LIST…
   bool permission_prompts_client = true;       // --permission-prompts client|none
   std::optional<bool> sandbox;                 // --sandbox / --no-sandbox, the last one given
+  // One-shot mode (oneshot.md section 2): `mode` is then "print".
+  std::optional<std::string> prompt;       // PROMPT
+  std::string output_format = "text";      // --output-format text|json|stream-json
+  std::optional<std::int64_t> timeout_ms;  // --timeout S, in ms
+  std::string timeout_text;                // S as given (the error text quotes it)
+  std::optional<std::int64_t> max_turns;   // --max-turns N
+  std::int64_t heartbeat_ms = 10000;       // --heartbeat-ms (0: off)
 };
 
 struct CliParse {

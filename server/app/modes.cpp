@@ -9,6 +9,7 @@
 #include "server/acp/acp_connection.h"
 #include "server/app/extension_setup.h"
 #include "server/app/mcp_setup.h"
+#include "server/oneshot/oneshot_front_end.h"
 #include "server/pi/rpc_front_end.h"
 #include "session/session_id.h"
 
@@ -123,7 +124,7 @@ std::shared_ptr<SessionExtensions> make_extensions(AppParts& app, const fs::path
   options.settings = hooks->runner;
   options.version = REBOUND_VERSION;
   options.mode = mode;
-  options.ui = mode;
+  options.ui = mode == "print" ? "none" : mode;  // nobody answers a one-shot run's dialogs
   e->set = std::make_shared<extensions::ExtensionSet>(
       app.scheduler, child_process_spawner(app.io.get_executor()), std::move(configs), options,
       e->host, &hooks->config);
@@ -131,9 +132,21 @@ std::shared_ptr<SessionExtensions> make_extensions(AppParts& app, const fs::path
   return ext;
 }
 
-// rpc: one session for the process (resuming --session FILE when it exists and is not empty),
-// the process's MCP servers (mcp.md section 1.1).
-ModeStart start_rpc(AppParts& app) {
+// The process's one session (rpc and one-shot mode): how to make it (resuming --session FILE
+// when it exists and is not empty), the process's MCP servers (mcp.md section 1.1) and its
+// extensions. `wrap` puts a preflight in front of all the others (one-shot's limits).
+struct ProcessSession {
+  MakeRpcSession make;
+  std::unique_ptr<mcp::McpManager> mcp;
+  std::shared_ptr<session::ExtensionControl> control;
+  std::shared_ptr<bool> command_seen;
+  std::shared_ptr<SessionExtensions> ext;
+};
+using WrapPreflight =
+    std::function<std::unique_ptr<session::ToolPreflight>(session::ToolPreflight* inner)>;
+
+std::variant<ProcessSession, std::string> process_session(AppParts& app, const std::string& mode,
+                                                          WrapPreflight wrap = nullptr) {
   const CliOptions& o = app.options;
   auto files = app.sessions.files_for(app.cwd);
   std::optional<session::LoadedSession> resume;
@@ -157,7 +170,7 @@ ModeStart start_rpc(AppParts& app) {
   session::DynamicTools* dynamic_tools = mcp.get();
   auto command_seen = std::make_shared<bool>(false);
   auto hook_setup = std::make_shared<const HookSetup>(app.hooks);
-  auto ext = make_extensions(app, app.cwd, "rpc", command_seen, hook_setup);
+  auto ext = make_extensions(app, app.cwd, mode, command_seen, hook_setup);
   if (ext->set) {
     ext->tools = ext->set->tools(dynamic_tools, app.active_tools);
     dynamic_tools = ext->tools.get();
@@ -167,11 +180,12 @@ ModeStart start_rpc(AppParts& app) {
     allowed_tools = policy->filter(dynamic_tools);
     dynamic_tools = allowed_tools.get();
   }
-  std::shared_ptr<session::ToolPreflight> policy_preflight;
+  std::shared_ptr<session::ToolPreflight> policy_preflight, outer_preflight;
   std::shared_ptr<ExtensionEventTap> tap;
   std::shared_ptr<SessionHooks> hooks;
   auto make_session = [&app, files, dynamic_tools, allowed_tools, command_seen, ext, tap, hooks,
-                       hook_setup, policy, policy_preflight, file = std::move(session_file),
+                       hook_setup, policy, policy_preflight, outer_preflight,
+                       wrap = std::move(wrap), file = std::move(session_file),
                        resume = std::move(resume)](session::SessionSlot slot,
                                                    session::EventSink& client) mutable {
     // With extensions, every event also goes to those that subscribed (extensions.md 4.3).
@@ -200,16 +214,55 @@ ModeStart start_rpc(AppParts& app) {
     made->set_tool_preflight(policy_preflight.get());
     made->set_walk_filter([policy] { return policy->walk_filter(); });
     if (ext->set) wire_extensions(*ext, *made, hooks.get(), policy_preflight.get());
+    if (wrap) {
+      outer_preflight = wrap(ext->set ? ext->preflight.get() : policy_preflight.get());
+      made->set_tool_preflight(outer_preflight.get());
+    }
     return made;
   };
   // The front end's handle keeps the whole wiring (the set's host) alive.
   std::shared_ptr<session::ExtensionControl> control;
   if (ext->set) control = std::shared_ptr<session::ExtensionControl>(ext, ext->set.get());
-  auto front = std::make_unique<RpcFrontEnd>(
-      RpcFrontEndDeps{app.writer, o.envelope, app.scheduler, std::move(make_session),
-                      std::move(mcp), std::move(command_seen), std::move(control), policy});
-  ext->host.dialogs = &front->dialogs();
-  policy->gate().set_dialogs(&front->dialogs());
+  return ProcessSession{std::move(make_session), std::move(mcp), std::move(control),
+                        std::move(command_seen), std::move(ext)};
+}
+
+// rpc: the process's session on the pi dialect.
+ModeStart start_rpc(AppParts& app) {
+  auto made = process_session(app, "rpc");
+  if (auto* error = std::get_if<std::string>(&made)) return *error;
+  ProcessSession& p = std::get<ProcessSession>(made);
+  auto front = std::make_unique<RpcFrontEnd>(RpcFrontEndDeps{
+      app.writer, app.options.envelope, app.scheduler, std::move(p.make), std::move(p.mcp),
+      std::move(p.command_seen), std::move(p.control), app.policy});
+  p.ext->host.dialogs = &front->dialogs();
+  app.policy->gate().set_dialogs(&front->dialogs());
+  return std::unique_ptr<FrontEnd>(std::move(front));
+}
+
+// print: one run of the process's session (oneshot.md), nobody to ask.
+ModeStart start_print(AppParts& app) {
+  auto limits = std::make_shared<OneShotLimits>(app.scheduler);
+  auto made = process_session(
+      app, "print", [limits](session::ToolPreflight* inner) { return limits->preflight(inner); });
+  if (auto* error = std::get_if<std::string>(&made)) return *error;
+  ProcessSession& p = std::get<ProcessSession>(made);
+  const CliOptions& o = app.options;
+  OneShotSettings settings;
+  settings.format = o.output_format;
+  settings.prompt = o.prompt;
+  settings.timeout_ms = o.timeout_ms;
+  settings.timeout_text = o.timeout_text;
+  settings.max_turns = o.max_turns;
+  settings.heartbeat_ms = o.heartbeat_ms;
+  settings.max_input_bytes = o.max_line_bytes;
+  auto front = std::make_unique<OneShotFrontEnd>(
+      OneShotDeps{app.writer, app.scheduler, std::move(p.make), std::move(p.mcp),
+                  std::move(p.control), limits, std::move(settings)});
+  // Every refusal of the policy and the sandbox is a permission denial (oneshot.md section 15).
+  OneShotFrontEnd* f = front.get();
+  app.policy->gate().on_refused(
+      [f](const policy::Refusal& r) { f->refused(r.tool_call_id, r.tool_name, r.input, r.text); });
   return std::unique_ptr<FrontEnd>(std::move(front));
 }
 
@@ -405,6 +458,8 @@ const std::vector<Mode>& modes() {
       {"rpc", start_rpc},
       // A connection has several sessions; one file cannot name them (acp.md section 2).
       {"acp", start_acp, "the editor opens sessions with session/new and session/load", true},
+      // -p / --print / --mode json (oneshot.md); not a --mode name of its own.
+      {"print", start_print, {}, false, true},
   };
   return all;
 }
@@ -412,7 +467,8 @@ const std::vector<Mode>& modes() {
 std::vector<std::string> mode_names() {
   std::vector<std::string> names;
   for (const auto& m : modes())
-    names.emplace_back(m.name);
+    if (!m.internal) names.emplace_back(m.name);
+  names.emplace_back("json");  // pi's spelling of -p --output-format stream-json
   return names;
 }
 

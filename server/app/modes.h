@@ -61,6 +61,8 @@ struct Mode {
   std::string_view no_session_file = {};
   /// Each session has its own policy and sandbox, from its own cwd (acp).
   bool session_policy = false;
+  /// Chosen by other flags than --mode (print: -p), not listed among --mode's values.
+  bool internal = false;
 };
 
 /// Every mode, the default first.

@@ -165,17 +165,29 @@ void run_loop(asio::io_context& io, session::Scheduler& scheduler, StdoutWriter&
       front.handle_line(item.text);
     }
   };
-  writer.on_broken([&] { shutdown("stdout closed"); });
+  writer.on_broken([&] {
+    front.interrupted(SIGPIPE);
+    shutdown("stdout closed");
+  });
+  front.set_finish([&] { shutdown("run finished"); });
   // Input waits while the client leaves stdout unread (answers would pile up without limit).
   // (No flush first: what is gathered stays under 64 KiB and leaves with its loop turn, so a
   // burst of commands still gets its answers in one write.)
   reader.set_gate(
       [&writer](std::function<void()> resume) { return writer.admit(std::move(resume)); });
-  reader.start([&](std::string_view data) { lines.feed(data, on_item); },
-               [&] {
-                 lines.finish(on_item);
-                 shutdown("end of input");
-               });
+  if (!front.reads_data()) {
+    reader.start([&](std::string_view data) { lines.feed(data, on_item); },
+                 [&] {
+                   lines.finish(on_item);
+                   shutdown("end of input");
+                 });
+  } else if (::isatty(STDIN_FILENO) == 1) {
+    // A terminal is never read (oneshot.md section 3).
+    scheduler.post([&front] { front.handle_input_end(); });
+  } else {
+    reader.start([&](std::string_view data) { front.handle_input(data); },
+                 [&front] { front.handle_input_end(); });
+  }
   front.start();
   // A signal asks for the shutdown that end of input asks for; repeats change nothing (the
   // shutdown is bounded anyway) and never end the process by the signal's default action.
@@ -185,6 +197,7 @@ void run_loop(asio::io_context& io, session::Scheduler& scheduler, StdoutWriter&
       spdlog::debug("{} during shutdown: ignored", name);
       return;
     }
+    front.interrupted(signo);
     shutdown(name);
   });
   io.run();
@@ -314,7 +327,7 @@ int run_server(const CliOptions& options) {
   // ends with the server.
   if (const std::size_t killed = process::kill_descendants())
     spdlog::debug("killed {} processes left by commands", killed);
-  return 0;
+  return front->exit_code();
 }
 
 }  // namespace rebound::server

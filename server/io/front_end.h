@@ -34,6 +34,19 @@ class FrontEnd {
   /// How much longer than the transport's drain the shutdown may take: the MCP servers' stop
   /// sequence when there are any.
   virtual bool stops_processes() const = 0;
+
+  // A front end that takes stdin as data, not command lines (one-shot mode: the prompt's text).
+  /// Whether stdin is data: then handle_input() gets its bytes, handle_input_end() its end (at
+  /// once when stdin is a terminal, which is never read), and the end of input is no shutdown.
+  virtual bool reads_data() const { return false; }
+  virtual void handle_input(std::string_view /*data*/) {}
+  virtual void handle_input_end() {}
+  /// What the front end calls when it is done and the process should end (before start()).
+  virtual void set_finish(std::function<void()> /*finish*/) {}
+  /// Why the shutdown that follows comes: a signal's number, or SIGPIPE for a closed stdout.
+  virtual void interrupted(int /*signo*/) {}
+  /// The process's exit status once the loop has ended.
+  virtual int exit_code() const { return 0; }
 };
 
 /// The one waiter of when_idle(): the front end calls check() wherever busy() may have turned

@@ -121,9 +121,13 @@ class ReboundProcess {
 
   // acp mode's lines are not rpc output; tests/node/acp_sdk.test.mjs captures them for their
   // own schema check.
+  // One-shot runs' lines (the header, heartbeats, the result) are not rpc output either.
   static bool is_acp(const std::vector<std::string>& args) {
-    for (std::size_t i = 0; i + 1 < args.size(); ++i) {
-      if (args[i] == "--mode" && args[i + 1] == "acp") return true;
+    for (std::size_t i = 0; i < args.size(); ++i) {
+      if (args[i] == "-p" || args[i] == "--print") return true;
+      if (i + 1 < args.size() && args[i] == "--mode" &&
+          (args[i + 1] == "acp" || args[i + 1] == "json"))
+        return true;
     }
     return false;
   }
@@ -133,6 +137,7 @@ class ReboundProcess {
     for (auto& [name, value] : o.env)
       value = with_dir(value);
     if (o.cwd) o.cwd = with_dir(o.cwd->string());
+    if (o.stdin_file) o.stdin_file = with_dir(o.stdin_file->string());
     o.env.emplace("HOME", dir_.path().string());
     o.env.emplace("REBOUND_AGENT_DIR", (dir_.path() / "agent").string());
     o.unset_env.push_back("OPENAI_API_KEY");

@@ -1,0 +1,445 @@
+#include "server/oneshot/oneshot_front_end.h"
+
+#include <signal.h>
+#include <spdlog/spdlog.h>
+
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+
+#include "protocol/json_line.h"
+#include "session/retry_policy.h"
+#include "session/session_file.h"
+
+namespace rebound::server {
+
+using protocol::Json;
+namespace ev = session::ev;
+
+namespace {
+
+// What the limits answer for a call while one is reached: its text, and the run ends after the
+// batch (the calls are not run, no request follows).
+class LimitPreflight : public session::ToolPreflight {
+ public:
+  LimitPreflight(OneShotLimits& limits, session::ToolPreflight* inner)
+      : limits_(limits), inner_(inner) {}
+  std::unique_ptr<session::Waiting> check(
+      const session::PreflightCall& call,
+      std::function<void(session::PreflightVerdict)> done) override {
+    if (auto text = limits_.reached ? limits_.reached() : std::nullopt) {
+      auto pending =
+          std::make_shared<std::function<void(session::PreflightVerdict)>>(std::move(done));
+      struct Handle : session::Waiting {
+        explicit Handle(std::shared_ptr<std::function<void(session::PreflightVerdict)>> d)
+            : done(std::move(d)) {}
+        ~Handle() override { *done = nullptr; }
+        std::shared_ptr<std::function<void(session::PreflightVerdict)>> done;
+      };
+      limits_.scheduler->post([pending, text = std::move(*text)] {
+        if (!*pending) return;
+        session::PreflightVerdict v;
+        v.refused = session::ToolResult::error(text);
+        v.stop_run = true;
+        (*pending)(std::move(v));
+      });
+      return std::make_unique<Handle>(pending);
+    }
+    return inner_ ? inner_->check(call, std::move(done)) : nullptr;
+  }
+  std::unique_ptr<session::Waiting> after_call(
+      const session::FinishedCall& call,
+      std::function<void(session::AfterCallVerdict)> done) override {
+    return inner_ ? inner_->after_call(call, std::move(done)) : nullptr;
+  }
+
+ private:
+  OneShotLimits& limits_;
+  session::ToolPreflight* inner_;
+};
+
+std::int64_t steady_ms() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+bool blank(const std::string& s) {
+  return s.find_first_not_of(" \t\r\n") == std::string::npos;
+}
+
+}  // namespace
+
+std::unique_ptr<session::ToolPreflight> OneShotLimits::preflight(session::ToolPreflight* inner) {
+  return std::make_unique<LimitPreflight>(*this, inner);
+}
+
+OneShotFrontEnd::OneShotFrontEnd(OneShotDeps deps)
+    : writer_(deps.writer),
+      scheduler_(deps.scheduler),
+      mcp_(std::move(deps.mcp)),
+      extensions_(std::move(deps.extensions)),
+      limits_(std::move(deps.limits)),
+      settings_(std::move(deps.settings)),
+      events_(deps.writer, EnvelopeMode::pi),
+      make_session_(std::move(deps.make_session)),
+      started_ms_(steady_ms()) {
+  slot_ = host_.add([this](session::SessionSlot slot) { return make_session_(slot, *this); });
+  session::AgentSession* s = host_.find(slot_);
+  // The retry events carry their typed fields from the start (oneshot.md section 12).
+  s->enable_retry_control();
+  const auto state = s->state();
+  if (state.model) tally_.model = state.model->provider + "/" + state.model->id;
+  ending_.max_turns = settings_.max_turns.value_or(0);
+  ending_.timeout_text = settings_.timeout_text;
+  ending_.context_window = state.model ? state.model->context_window : 0;
+  limits_->reached = [this] { return limit_reached(); };
+}
+
+OneShotFrontEnd::~OneShotFrontEnd() {
+  *alive_ = false;
+  limits_->reached = nullptr;
+}
+
+std::int64_t OneShotFrontEnd::elapsed_ms() const {
+  return steady_ms() - started_ms_;
+}
+
+void OneShotFrontEnd::start() {
+  // Phase 2 (section 4): the header first, then the deadline and the heartbeat run.
+  if (settings_.format == "stream-json") {
+    const session::AgentSession* s = host_.find(slot_);
+    writer_.write_line(protocol::to_line(session::to_json(s->recorder().header())));
+  }
+  if (mcp_) mcp_->start_all();
+  if (extensions_) extensions_->start_all();
+  std::weak_ptr<bool> alive = alive_;
+  if (settings_.timeout_ms) {
+    deadline_ = scheduler_.make_timer();
+    const std::int64_t left = std::max<std::int64_t>(0, *settings_.timeout_ms - elapsed_ms());
+    deadline_->start(std::chrono::milliseconds(left), [this, alive] {
+      if (!alive.expired()) stop(oneshot::Stop::timeout);
+    });
+  }
+  if (settings_.format == "stream-json" && settings_.heartbeat_ms > 0) {
+    beat_ = scheduler_.make_timer();
+    beat_->start(std::chrono::milliseconds(settings_.heartbeat_ms), [this, alive] {
+      if (!alive.expired()) heartbeat();
+    });
+  }
+}
+
+void OneShotFrontEnd::handle_input(std::string_view data) {
+  if (input_done_ || input_over_) return;
+  if (input_.size() + data.size() > settings_.max_input_bytes) {
+    input_over_ = true;
+    ending_.invalid_input =
+        "Prompt on stdin exceeds " + std::to_string(settings_.max_input_bytes) + " bytes";
+    input_done_ = true;
+    return finish_run();
+  }
+  input_.append(data);
+}
+
+void OneShotFrontEnd::handle_input_end() {
+  if (input_done_) return;
+  input_done_ = true;
+  if (ending_.stop != oneshot::Stop::none) return finish_run();
+  run_prompt();
+}
+
+void OneShotFrontEnd::run_prompt() {
+  // Section 3: PROMPT, a line feed, then stdin as read; either alone; neither is exit 2.
+  std::string text;
+  const bool has_stdin = !blank(input_);
+  if (settings_.prompt && has_stdin) {
+    text = *settings_.prompt + "\n" + input_;
+  } else if (settings_.prompt) {
+    text = *settings_.prompt;
+  } else if (has_stdin) {
+    text = input_;
+  } else {
+    ending_.invalid_input = "No prompt: give PROMPT or pipe text on stdin";
+    return finish_run();
+  }
+  input_.clear();
+  waiting_ = "model";
+  waiting_since_ = elapsed_ms();
+  session::UserInput input;
+  input.text = std::move(text);
+  prompted_ = true;
+  std::weak_ptr<bool> alive = alive_;
+  session::AgentSession* s = host_.find(slot_);
+  s->submit(
+      std::move(input), session::SubmitKind::prompt, std::nullopt,
+      [this, alive](session::Status status) {
+        if (alive.expired() || status) return;
+        // Refused before any request: a UserPromptSubmit hook's refusal ends the run (section
+        // 15); anything else is the run failing.
+        const std::string& why = status.error().message;
+        if (ending_.stop == oneshot::Stop::none) {
+          if (why.rfind("Operation aborted", 0) != 0) ending_.hook_stop = why;
+        }
+        finish_run();
+      },
+      [this, alive] {
+        if (!alive.expired()) finish_run();
+      });
+}
+
+std::optional<std::string> OneShotFrontEnd::limit_reached() const {
+  if (!settings_.max_turns) return std::nullopt;
+  const std::int64_t turns = tally_.num_turns + (pending_turn_ && !pending_failed_ ? 1 : 0);
+  if (turns < *settings_.max_turns) return std::nullopt;
+  return "Not run: the run reached --max-turns " + std::to_string(*settings_.max_turns) + ".";
+}
+
+void OneShotFrontEnd::on_event(const session::Event& event) {
+  if (result_written_) return;
+  const std::int64_t now = elapsed_ms();
+  auto wait = [this, now](const char* what) {
+    if (waiting_ != what) waiting_since_ = now;
+    waiting_ = what;
+  };
+  std::visit(
+      [&](const auto& e) {
+        using E = std::decay_t<decltype(e)>;
+        if constexpr (std::is_same_v<E, ev::MessageStart>) {
+          if (e.message.is_assistant()) {
+            message_started_ms_ = now;
+            streaming_ = true;
+          }
+        } else if constexpr (std::is_same_v<E, ev::MessageEnd>) {
+          if (e.message.is_assistant()) {
+            const auto& m = e.message;
+            tally_.api_ms += now - message_started_ms_;
+            tally_.cost += m.usage.cost_total;
+            tally_.input += m.usage.input;
+            tally_.output += m.usage.output;
+            tally_.cache_read += m.usage.cache_read;
+            tally_.cache_write += m.usage.cache_write;
+            tally_.model = m.provider + "/" + m.model;
+            tally_.last = m;
+            if (pending_turn_) ++tally_.num_turns;  // an earlier one the run moved past
+            pending_turn_ = true;
+            pending_failed_ = m.stop_reason == protocol::StopReason::error;
+            streaming_ = false;
+          }
+        } else if constexpr (std::is_same_v<E, ev::TurnEnd>) {
+          if (pending_turn_ && !pending_failed_) {
+            ++tally_.num_turns;
+            pending_turn_ = false;
+          }
+        } else if constexpr (std::is_same_v<E, ev::AgentEnd>) {
+          // A failed attempt that is retried is not a turn (section 6).
+          if (pending_turn_ && e.will_retry) pending_turn_ = false;
+        } else if constexpr (std::is_same_v<E, ev::AutoRetryStart>) {
+          tally_.retry_active = true;
+          Json r = Json::object();
+          r["attempt"] = e.attempt;
+          r["delayMs"] = e.delay_ms;
+          r["errorMessage"] = e.error_message;
+          if (e.details) {
+            r["errorClass"] = e.details->error_class;
+            if (e.details->http_status) r["httpStatus"] = *e.details->http_status;
+            r["delaySource"] = e.details->delay_source;
+            tally_.chain_error_class = std::string(e.details->error_class);
+          }
+          tally_.retries.push_back(std::move(r));
+          attempt_ = e.attempt;
+          backoff_ = Json{{"attempt", e.attempt},
+                          {"maxAttempts", e.max_attempts},
+                          {"errorClass", tally_.chain_error_class.value_or("unknown")},
+                          {"nextAttemptAt", now + e.delay_ms}};
+          wait("backoff");
+        } else if constexpr (std::is_same_v<E, ev::AutoRetryEnd>) {
+          tally_.retry_active = false;
+          tally_.chain_end_reason =
+              e.success ? std::string("success") : std::string(e.reason.value_or("exhausted"));
+          attempt_ = 0;
+        } else if constexpr (std::is_same_v<E, ev::AgentStart>) {
+          wait("model");
+        } else if constexpr (std::is_same_v<E, ev::AutoCompactionStart>) {
+          // The failed message an overflow compaction handles is not a turn.
+          if (e.reason == session::CompactionReason::overflow && pending_turn_ && pending_failed_)
+            pending_turn_ = false;
+          wait("compaction");
+        } else if constexpr (std::is_same_v<E, ev::AutoCompactionEnd>) {
+          if (e.result) ++tally_.compactions;
+          if (e.error_message && !e.aborted) tally_.overflow_error = std::string(*e.error_message);
+          wait("model");
+        } else if constexpr (std::is_same_v<E, ev::ToolExecutionStart>) {
+          running_tools_.emplace_back(e.tool_call_id, e.tool_name);
+          wait("tool");
+        } else if constexpr (std::is_same_v<E, ev::ToolExecutionEnd>) {
+          std::erase_if(running_tools_, [&](const auto& t) { return t.first == e.tool_call_id; });
+          if (running_tools_.empty()) wait("model");
+        }
+      },
+      event.body);
+  if (settings_.format == "stream-json") events_.on_event(event);
+}
+
+void OneShotFrontEnd::refused(const std::string& tool_call_id, const std::string& tool_name,
+                              const Json& input, const std::string& text) {
+  Json d = Json::object();
+  d["tool_name"] = tool_name;
+  d["tool_use_id"] = tool_call_id;
+  d["tool_input"] = input;
+  d["message"] = text;
+  tally_.denials.push_back(std::move(d));
+}
+
+void OneShotFrontEnd::interrupted(int signo) {
+  stop(signo == SIGHUP    ? oneshot::Stop::sighup
+       : signo == SIGINT  ? oneshot::Stop::sigint
+       : signo == SIGPIPE ? oneshot::Stop::stdout_gone
+                          : oneshot::Stop::sigterm);
+}
+
+void OneShotFrontEnd::stop(oneshot::Stop why) {
+  if (ending_.stop != oneshot::Stop::none || run_done_) return;
+  ending_.stop = why;
+  if (!prompted_) {
+    // Still reading stdin (or before it): nothing to abort.
+    input_done_ = true;
+    return finish_run();
+  }
+  // The shutdown of protocol.md section 1: a backoff cancelled, the request and the tool batch
+  // aborted; the result follows once the prompt's work is over (its `done`).
+  session::AgentSession* s = host_.find(slot_);
+  std::weak_ptr<bool> alive = alive_;
+  s->abort([this, alive] {
+    if (!alive.expired()) finish_run();
+  });
+}
+
+void OneShotFrontEnd::finish_run() {
+  if (run_done_) return;
+  session::AgentSession* s = host_.find(slot_);
+  run_done_ = true;
+  if (pending_turn_) {
+    ++tally_.num_turns;
+    pending_turn_ = false;
+  }
+  if (ending_.stop == oneshot::Stop::none && s && s->last_run_stopped_by_hook()) {
+    if (!limit_reached()) {
+      ending_.hook_stop = "the run was stopped";
+    } else {
+      ending_.stop = oneshot::Stop::max_turns;
+    }
+  }
+  write_result();
+  if (finish_) finish_();
+}
+
+void OneShotFrontEnd::write_result() {
+  if (result_written_) return;
+  result_written_ = true;
+  if (deadline_) deadline_->cancel();
+  if (beat_) beat_->cancel();
+  const oneshot::Outcome outcome = oneshot::decide(tally_, ending_);
+  exit_code_ = outcome.exit_code;
+  if (ending_.stop == oneshot::Stop::stdout_gone) return;  // nowhere to write it (exit 141)
+  const session::AgentSession* s = host_.find(slot_);
+  oneshot::ResultContext context;
+  context.duration_ms = elapsed_ms();
+  context.session_id = s ? s->session_id() : std::string();
+  if (s && s->session_file()) {
+    std::error_code ec;
+    if (std::filesystem::exists(*s->session_file(), ec))
+      context.session_file = std::filesystem::absolute(*s->session_file(), ec).lexically_normal();
+  }
+  const Json result = oneshot::result_json(tally_, outcome, context);
+  if (settings_.format != "text") {
+    writer_.write_line(protocol::to_line(result));
+  } else if (outcome.subtype == "success") {
+    writer_.write_line(result["result"].get<std::string>() + "\n");
+  }
+  // The stderr lines of section 5.1, as the spec words them (not log lines).
+  std::string line;
+  if (outcome.subtype != "success" && outcome.error) line = "rebound: " + *outcome.error + "\n";
+  if (outcome.exit_code == 9)
+    line += ending_.hook_stop
+                ? "rebound: stopped by a hook: " + *ending_.hook_stop + "\n"
+                : "rebound: " + std::to_string(tally_.denials.size()) + " tool call(s) refused\n";
+  if (!line.empty()) std::fputs(line.c_str(), stderr);
+  if (idle_.waiting()) idle_.check(busy());
+}
+
+void OneShotFrontEnd::heartbeat() {
+  if (result_written_) return;
+  ++beat_seq_;
+  const std::int64_t now = elapsed_ms();
+  Json h = Json::object();
+  h["type"] = "heartbeat";
+  h["seq"] = beat_seq_;
+  h["elapsedMs"] = now;
+  const std::string waiting = !input_done_ ? "stdin" : waiting_;
+  h["waiting"] = waiting;
+  h["sinceMs"] = std::max<std::int64_t>(0, now - (waiting == "stdin" ? 0 : waiting_since_));
+  if (waiting == "stdin") {
+    h["bytes"] = input_.size();
+  } else if (waiting == "backoff") {
+    h["attempt"] = backoff_.value("attempt", 0);
+    h["maxAttempts"] = backoff_.value("maxAttempts", 0);
+    h["errorClass"] = backoff_.value("errorClass", "unknown");
+    h["nextAttemptInMs"] =
+        std::max<std::int64_t>(0, backoff_.value("nextAttemptAt", std::int64_t{0}) - now);
+  } else if (waiting == "tool") {
+    Json tools = Json::array();
+    for (const auto& [id, name] : running_tools_)
+      tools.push_back(Json{{"toolCallId", id}, {"toolName", name}});
+    h["tools"] = std::move(tools);
+  } else if (waiting == "model") {
+    const std::size_t slash = tally_.model.find('/');
+    h["provider"] = tally_.model.substr(0, slash);
+    h["model"] = slash == std::string::npos ? "" : tally_.model.substr(slash + 1);
+    h["attempt"] = attempt_;
+    h["streaming"] = streaming_;
+  }
+  if (settings_.timeout_ms)
+    h["deadlineInMs"] = std::max<std::int64_t>(0, *settings_.timeout_ms - now);
+  writer_.write_line(protocol::to_line(h));
+  std::weak_ptr<bool> alive = alive_;
+  // A fixed schedule: the next beat at (seq + 1) × the interval.
+  const std::int64_t next = (beat_seq_ + 1) * settings_.heartbeat_ms - elapsed_ms();
+  beat_->start(std::chrono::milliseconds(std::max<std::int64_t>(0, next)), [this, alive] {
+    if (!alive.expired()) heartbeat();
+  });
+}
+
+void OneShotFrontEnd::shutdown() {
+  // The loop's shutdown: after the result (the run's own end), or a signal or a closed stdout
+  // (interrupted() came first and stopped the run).
+  if (shutting_down_) return;
+  shutting_down_ = true;
+  if (!run_done_) {
+    if (ending_.stop == oneshot::Stop::none) stop(oneshot::Stop::sigterm);
+  }
+  std::weak_ptr<bool> alive = alive_;
+  if (extensions_)
+    extensions_->stop_all("quit", [this, alive] {
+      if (!alive.expired()) idle_.check(busy());
+    });
+  if (mcp_)
+    mcp_->stop_all([this, alive] {
+      if (!alive.expired()) idle_.check(busy());
+    });
+}
+
+bool OneShotFrontEnd::busy() const {
+  const session::AgentSession* session = host_.find(slot_);
+  return !result_written_ || (session && session->is_bash_running()) ||
+         (mcp_ && mcp_->any_running()) || (extensions_ && extensions_->any_running());
+}
+
+void OneShotFrontEnd::when_idle(std::function<void()> idle) {
+  idle_.wait(std::move(idle), busy());
+}
+
+bool OneShotFrontEnd::stops_processes() const {
+  return (mcp_ && mcp_->any_running()) || (extensions_ && extensions_->any_running());
+}
+
+}  // namespace rebound::server

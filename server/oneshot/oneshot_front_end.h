@@ -1,0 +1,133 @@
+#pragma once
+// One-shot mode (oneshot.md): the third front end on the process's session. stdin is the
+// prompt's data, not commands; the prompt runs once, retries and compaction included, and the
+// result is written exactly once, also at the deadline, on a signal or after a limit, in the
+// `text`, `json` or `stream-json` format (stream-json: the session header, the rpc events, the
+// heartbeats, then the result). The process's exit status says how it ended. Event loop only.
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "mcp/mcp_manager.h"
+#include "server/io/front_end.h"
+#include "server/io/stdio_transport.h"
+#include "server/oneshot/oneshot_result.h"
+#include "server/pi/event_output.h"
+#include "server/pi/rpc_front_end.h"
+#include "session/extension_host.h"
+#include "session/scheduler.h"
+#include "session/session_host.h"
+#include "session/tool.h"
+
+namespace rebound::server {
+
+struct OneShotSettings {
+  std::string format = "text";  // text, json, stream-json
+  std::optional<std::string> prompt;
+  std::optional<std::int64_t> timeout_ms;
+  std::string timeout_text;
+  std::optional<std::int64_t> max_turns;
+  std::int64_t heartbeat_ms = 10000;
+  std::size_t max_input_bytes = 64u * 1024 * 1024;
+};
+
+/// The limits a one-shot run puts in front of every other preflight (oneshot.md section 10):
+/// once a limit is reached, the calls of the message are not run and the run ends after them.
+class OneShotLimits {
+ public:
+  explicit OneShotLimits(session::Scheduler& s) : scheduler(&s) {}
+  /// Set by the front end: the text each call gets, or none while the run may go on.
+  std::function<std::optional<std::string>()> reached;
+  session::Scheduler* scheduler;
+  std::unique_ptr<session::ToolPreflight> preflight(session::ToolPreflight* inner);
+};
+
+struct OneShotDeps {
+  StdoutWriter& writer;
+  session::Scheduler& scheduler;
+  MakeRpcSession make_session;
+  std::unique_ptr<mcp::McpManager> mcp;
+  std::shared_ptr<session::ExtensionControl> extensions;
+  std::shared_ptr<OneShotLimits> limits;
+  OneShotSettings settings;
+};
+
+class OneShotFrontEnd : public FrontEnd, public session::EventSink {
+ public:
+  explicit OneShotFrontEnd(OneShotDeps deps);
+  ~OneShotFrontEnd() override;
+
+  void start() override;
+  void handle_line(std::string_view) override {}
+  void handle_too_long(std::size_t) override {}
+  void shutdown() override;
+  bool busy() const override;
+  void when_idle(std::function<void()> idle) override;
+  bool stops_processes() const override;
+  bool reads_data() const override { return true; }
+  void handle_input(std::string_view data) override;
+  void handle_input_end() override;
+  void set_finish(std::function<void()> finish) override { finish_ = std::move(finish); }
+  void interrupted(int signo) override;
+  int exit_code() const override { return exit_code_; }
+
+  void on_event(const session::Event& event) override;
+  /// A tool call the policy, the sandbox or a hook refused (oneshot.md section 15).
+  void refused(const std::string& tool_call_id, const std::string& tool_name,
+               const protocol::Json& input, const std::string& text);
+
+ private:
+  void run_prompt();
+  /// The first reason to stop wins; the run is aborted and the result follows once it ended.
+  void stop(oneshot::Stop why);
+  void finish_run();
+  void write_result();
+  void heartbeat();
+  std::int64_t elapsed_ms() const;
+  std::optional<std::string> limit_reached() const;
+
+  StdoutWriter& writer_;
+  session::Scheduler& scheduler_;
+  std::unique_ptr<mcp::McpManager> mcp_;
+  std::shared_ptr<session::ExtensionControl> extensions_;
+  std::shared_ptr<OneShotLimits> limits_;
+  OneShotSettings settings_;
+  EventOutput events_;
+  MakeRpcSession make_session_;
+  session::SessionHost host_;
+  session::SessionSlot slot_ = 0;
+  std::function<void()> finish_;
+  std::unique_ptr<session::Timer> deadline_, beat_;
+  std::int64_t started_ms_;
+
+  std::string input_;
+  bool input_over_ = false;  // stdin passed the limit
+  bool input_done_ = false;
+  bool prompted_ = false;
+  bool run_done_ = false;
+  bool result_written_ = false;
+  bool shutting_down_ = false;
+  int exit_code_ = 0;
+  oneshot::Tally tally_;
+  oneshot::Ending ending_;
+  // For num_turns (section 6): the last assistant message, counted once the run moves past it.
+  bool pending_turn_ = false, pending_failed_ = false;
+  std::int64_t message_started_ms_ = 0;
+  // The heartbeat's view (section 9).
+  std::int64_t beat_seq_ = 0;
+  std::string waiting_ = "stdin";
+  std::int64_t waiting_since_ = 0;
+  std::vector<std::pair<std::string, std::string>> running_tools_;
+  bool streaming_ = false;
+  std::int64_t attempt_ = 0;
+  protocol::Json backoff_ = protocol::Json::object();
+  IdleWaiter idle_;
+  std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
+};
+
+}  // namespace rebound::server

@@ -1,0 +1,273 @@
+// One-shot mode on the real binary (oneshot.md): the three formats, the prompt from PROMPT and
+// stdin, the result object's keys, the exit codes of a finished run, a provider failure, a retry
+// chain that gives up, the turn limit, the deadline and a signal (the result always written),
+// the heartbeat, refused calls (exit 9), and the bad command lines (exit 2, nothing on stdout).
+
+#include <doctest/doctest.h>
+#include <signal.h>
+
+#include <fstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "tests/support/rebound_process.h"
+#include "tests/support/scripted_tools.h"
+
+using namespace rebound;
+using namespace rebound::testing;
+using namespace std::chrono_literals;
+using protocol::Json;
+
+namespace {
+
+// A one-shot run of `script` with `args`, stdin from <dir>/stdin.txt (`input`, empty: /dev/null).
+struct Run {
+  Run(const std::string& script, std::vector<std::string> args, const std::string& input = "",
+      const std::string& settings = "{}")
+      : r(with_script(std::move(args)), options(input),
+          {{"agent/settings.json", settings},
+           {"script.json", script},
+           {"stdin.txt", input},
+           {"work/.keep", ""}}) {
+    r.expect_any_exit();
+  }
+  static std::vector<std::string> with_script(std::vector<std::string> args) {
+    std::vector<std::string> all = scripted_args({"--no-session"});
+    all.insert(all.end(), args.begin(), args.end());
+    return all;
+  }
+  static SubprocessOptions options(const std::string& input) {
+    SubprocessOptions o;
+    o.cwd = "@DIR@/work";
+    o.stdin_file = input.empty() ? "/dev/null" : "@DIR@/stdin.txt";
+    return o;
+  }
+  std::vector<std::string> lines(std::chrono::milliseconds timeout = 10000ms) {
+    return r.proc().read_all_lines(timeout);
+  }
+  int exit_code() {
+    const auto status = r.proc().wait(10000ms);
+    REQUIRE(status.has_value());
+    return *status;
+  }
+  Json script_request(std::size_t i) {
+    std::ifstream in(r.dir().path() / "script-log.jsonl");
+    std::string line;
+    for (std::size_t n = 0; std::getline(in, line); ++n)
+      if (n == i) return Json::parse(line);
+    return Json();
+  }
+  ReboundProcess r;
+};
+
+Json last_json(const std::vector<std::string>& lines) {
+  REQUIRE(!lines.empty());
+  return Json::parse(lines.back());
+}
+
+}  // namespace
+
+TEST_CASE(
+    "one-shot: text writes the answer and a LF, json one result line with its keys in order") {
+  {
+    Run run(R"([{"text":"Hello there"}])", {"-p", "Say hello"});
+    CHECK(run.lines() == std::vector<std::string>{"Hello there"});
+    CHECK(run.exit_code() == 0);
+  }
+  Run run(R"([{"text":"Hello there","usage":{"input":12,"output":5}}])",
+          {"-p", "Say hello", "--output-format", "json"});
+  const auto lines = run.lines();
+  REQUIRE(lines.size() == 1);
+  const Json result = Json::parse(lines[0]);
+  std::vector<std::string> keys;
+  for (const auto& [k, v] : result.items())
+    keys.push_back(k);
+  CHECK(keys == std::vector<std::string>{"type", "subtype", "is_error", "duration_ms",
+                                         "duration_api_ms", "num_turns", "result", "session_id",
+                                         "total_cost_usd", "usage", "permission_denials",
+                                         "terminal_reason", "retries", "compactions", "model"});
+  CHECK(result["subtype"] == "success");
+  CHECK(result["result"] == "Hello there");
+  CHECK(result["num_turns"] == 1);
+  CHECK(result["usage"] == Json::parse(R"({"input_tokens":12,"cache_creation_input_tokens":0,)"
+                                       R"("cache_read_input_tokens":0,"output_tokens":5})"));
+  CHECK(result["terminal_reason"] == "completed");
+  CHECK(run.exit_code() == 0);
+}
+
+TEST_CASE("one-shot: stream-json is the header, the rpc events, then the result as the last line") {
+  Run run(R"([{"text":"Hello there"}])", {"-p", "Say hello", "--output-format", "stream-json"});
+  const auto lines = run.lines();
+  REQUIRE(lines.size() > 3);
+  const Json header = Json::parse(lines.front());
+  CHECK(header["type"] == "session");
+  CHECK(header["version"] == 3);
+  CHECK(header["cwd"] == (run.r.dir().path() / "work").string());
+  std::vector<std::string> types;
+  for (std::size_t i = 1; i < lines.size(); ++i)
+    types.push_back(Json::parse(lines[i])["type"].get<std::string>());
+  CHECK(types.front() == "agent_start");
+  CHECK(types[types.size() - 2] == "agent_end");
+  CHECK(types.back() == "result");
+  CHECK(last_json(lines)["session_id"] == header["id"]);
+  CHECK(run.exit_code() == 0);
+}
+
+TEST_CASE("one-shot: the prompt is PROMPT, a LF and stdin, or stdin alone, and neither is exit 2") {
+  {
+    Run run(R"([{"text":"ok"}])", {"-p", "summarise"}, "line one\nline two\n");
+    CHECK(run.lines() == std::vector<std::string>{"ok"});
+    CHECK(run.exit_code() == 0);
+    const Json request = run.script_request(0);
+    CHECK(request["messages"].back()["content"][0]["text"] == "summarise\nline one\nline two\n");
+  }
+  {
+    Run run(R"([{"text":"ok"}])", {"-p"}, "only stdin");
+    CHECK(run.lines() == std::vector<std::string>{"ok"});
+    CHECK(run.script_request(0)["messages"].back()["content"][0]["text"] == "only stdin");
+  }
+  Run run(R"([{"text":"never"}])", {"-p", "--output-format", "json"}, " \n\t");
+  const Json result = last_json(run.lines());
+  CHECK(result["subtype"] == "error_during_execution");
+  CHECK(result["terminal_reason"] == "invalid_input");
+  CHECK(result["errors"] == Json::array({"No prompt: give PROMPT or pipe text on stdin"}));
+  CHECK(run.exit_code() == 2);
+}
+
+TEST_CASE("one-shot: exit 3 for a refused request, 4 when the retries give up, 6 for an overflow") {
+  {
+    Run run(R"([{"error":"401 Incorrect API key provided"}])", {"-p", "hi"});
+    CHECK(run.lines().empty());
+    CHECK(run.exit_code() == 3);
+    CHECK(run.r.proc().stderr_text().find("rebound: 401 Incorrect API key provided") !=
+          std::string::npos);
+  }
+  {
+    Run run(R"([{"error":"401 Incorrect API key provided"}])",
+            {"-p", "hi", "--output-format", "json"});
+    const Json result = last_json(run.lines());
+    CHECK(result["errorClass"] == "auth");
+    CHECK(result["api_error_status"] == 401);
+    CHECK(result["terminal_reason"] == "api_error");
+    CHECK(run.exit_code() == 3);
+  }
+  {
+    Run run(R"([{"error":"503 overloaded"},{"error":"503 overloaded"}])",
+            {"-p", "hi", "--output-format", "json"}, "",
+            R"({"retry":{"maxRetries":1,"baseDelayMs":10}})");
+    const Json result = last_json(run.lines());
+    CHECK(result["terminal_reason"] == "retries_exhausted");
+    CHECK(result["errors"] == Json::array({"503 overloaded"}));
+    CHECK(result["errorClass"] == "overloaded");
+    CHECK(result["api_error_status"] == 503);
+    REQUIRE(result["retries"].size() == 1);
+    CHECK(result["retries"][0] ==
+          Json::parse(R"({"attempt":1,"delayMs":10,"errorMessage":"503 overloaded",)"
+                      R"("errorClass":"overloaded","httpStatus":503,"delaySource":"backoff"})"));
+    // The retried attempt is not a turn; the final failure is.
+    CHECK(result["num_turns"] == 1);
+    CHECK(run.exit_code() == 4);
+  }
+  Run run(R"([{"error":"400 This model's maximum context length is 128000 tokens"}])",
+          {"-p", "hi", "--output-format", "json"}, "", R"({"compaction":{"enabled":false}})");
+  const Json result = last_json(run.lines());
+  CHECK(result["terminal_reason"] == "context_overflow");
+  CHECK(result["errorClass"] == "context_overflow");
+  CHECK(run.exit_code() == 6);
+}
+
+TEST_CASE("one-shot: --max-turns stops where going on would need another response") {
+  Run run(R"([{"toolCalls":[{"name":"bash","arguments":{"command":"touch ran.txt"}}]},)"
+          R"({"text":"never asked"}])",
+          {"-p", "go", "--max-turns", "1", "--output-format", "stream-json"});
+  const auto lines = run.lines();
+  const Json result = last_json(lines);
+  CHECK(result["subtype"] == "error_max_turns");
+  CHECK(result["errors"] == Json::array({"Reached maximum number of turns (1)"}));
+  CHECK(result["num_turns"] == 1);
+  bool not_run = false;
+  for (const auto& l : lines) {
+    const Json j = Json::parse(l);
+    if (j["type"] == "tool_execution_end")
+      not_run = j["result"]["content"][0]["text"] == "Not run: the run reached --max-turns 1.";
+  }
+  CHECK(not_run);
+  CHECK(!std::filesystem::exists(run.r.dir().path() / "work" / "ran.txt"));
+  CHECK(run.script_request(1).is_null());  // no second request
+  CHECK(run.exit_code() == 7);
+}
+
+TEST_CASE(
+    "one-shot: the deadline and SIGTERM end a retry backoff with the result, heartbeats "
+    "meanwhile") {
+  {
+    Run run(
+        R"([{"error":"429 rate limited"},{"error":"429 rate limited"}])",
+        {"-p", "hi", "--timeout", "0.5", "--heartbeat-ms", "100", "--output-format", "stream-json"},
+        "", R"({"retry":{"baseDelayMs":60000}})");
+    const auto lines = run.lines();
+    const Json result = last_json(lines);
+    CHECK(result["subtype"] == "error_timeout");
+    CHECK(result["errors"] == Json::array({"Reached the time limit (0.5 s)"}));
+    CHECK(result["errorClass"] == "rate_limit");
+    CHECK(result["duration_ms"].get<std::int64_t>() < 1500);
+    bool retry_end_before = false, backoff_beat = false;
+    for (std::size_t i = 0; i + 1 < lines.size(); ++i) {
+      const Json j = Json::parse(lines[i]);
+      if (j["type"] == "auto_retry_end") retry_end_before = j["finalError"] == "Retry cancelled";
+      if (j["type"] == "heartbeat" && j["waiting"] == "backoff") {
+        backoff_beat = true;
+        CHECK(j["errorClass"] == "rate_limit");
+        CHECK(j["deadlineInMs"].get<std::int64_t>() <= 500);
+      }
+    }
+    CHECK(retry_end_before);
+    CHECK(backoff_beat);
+    CHECK(run.exit_code() == 7);
+  }
+  Run run(R"([{"error":"503 overloaded"},{"text":"never"}])",
+          {"-p", "hi", "--output-format", "json"}, "", R"({"retry":{"baseDelayMs":60000}})");
+  // Wait until the backoff runs (the script log has the first request), then SIGTERM.
+  for (int i = 0; i < 200 && run.script_request(0).is_null(); ++i)
+    std::this_thread::sleep_for(10ms);
+  std::this_thread::sleep_for(50ms);
+  run.r.proc().send_signal(SIGTERM);
+  const Json result = last_json(run.lines());
+  CHECK(result["subtype"] == "error_interrupted");
+  CHECK(result["errors"] == Json::array({"Interrupted by SIGTERM"}));
+  CHECK(run.exit_code() == 143);
+}
+
+TEST_CASE("one-shot: a refused call is a permission denial, and the finished run exits 9") {
+  Run run(R"([{"toolCalls":[{"name":"bash","arguments":{"command":"rm -rf x"}}]},{"text":"done"}])",
+          {"-p", "go", "--output-format", "json", "--disallowed-tools", "Bash(rm:*)"});
+  const Json result = last_json(run.lines());
+  CHECK(result["subtype"] == "success");
+  REQUIRE(result["permission_denials"].size() == 1);
+  CHECK(result["permission_denials"][0]["tool_name"] == "bash");
+  CHECK(result["permission_denials"][0]["tool_input"] == Json{{"command", "rm -rf x"}});
+  CHECK(result["permission_denials"][0]["message"] ==
+        "Permission to use bash with command rm -rf x has been denied.");
+  CHECK(run.exit_code() == 9);
+  CHECK(run.r.proc().stderr_text().find("rebound: 1 tool call(s) refused") != std::string::npos);
+}
+
+TEST_CASE("one-shot: bad command lines exit 2 with nothing on stdout") {
+  const std::vector<std::pair<std::vector<std::string>, std::string>> cases{
+      {{"-p", "one", "two"},
+       "rebound: unexpected argument 'two': the prompt is one argument (quote it)"},
+      {{"--max-turns", "3"}, "rebound: --max-turns needs -p"},
+      {{"-p", "x", "--mode", "rpc"}, "rebound: -p cannot be used with --mode rpc"},
+      {{"--mode", "json", "--output-format", "text"}, "rebound: --mode json writes stream-json"},
+      {{"-p", "x", "--timeout", "0"}, "rebound: --timeout: expected seconds"},
+      {{"-p", "x", "--envelope", "pi"}, "rebound: -p cannot be used with --envelope"},
+  };
+  for (const auto& [args, message] : cases) {
+    CAPTURE(message);
+    Run run(R"([{"text":"never"}])", args);
+    CHECK(run.lines().empty());
+    CHECK(run.exit_code() == 2);
+    CHECK(run.r.proc().stderr_text().find(message) != std::string::npos);
+  }
+}
