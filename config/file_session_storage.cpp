@@ -1,6 +1,10 @@
 #include "config/file_session_storage.h"
 
+#include "protocol/json.h"
+
+#include <algorithm>
 #include <atomic>
+#include <fstream>
 #include <mutex>
 #include <thread>
 #include <vector>
@@ -190,6 +194,38 @@ std::optional<std::string> FileSessionStorage::find_session_file(
     if (!best || it->path().string() > *best) best = it->path().string();
   }
   return best;
+}
+
+std::optional<std::string> FileSessionStorage::most_recent_session(std::string& folder) const {
+  const fs::path dir = options_.session_dir
+                           ? *options_.session_dir
+                           : options_.agent_dir / "sessions" / encode_cwd(options_.cwd);
+  folder = dir.string();
+  if (options_.no_session) return std::nullopt;
+  std::optional<std::pair<fs::file_time_type, std::string>> best;
+  std::error_code ec;
+  for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
+    const fs::path& p = it->path();
+    std::error_code e;
+    if (p.extension() != ".jsonl" || !it->is_regular_file(e)) continue;
+    // The header is the first line: read a bounded piece of it.
+    std::ifstream in(p, std::ios::binary);
+    std::string line(64 * 1024, '\0');
+    in.getline(line.data(), static_cast<std::streamsize>(line.size()));
+    // gcount() counts the line feed when there was one.
+    const std::streamsize got = in.gcount() - (in.eof() || in.fail() ? 0 : 1);
+    line.resize(static_cast<std::size_t>(std::max<std::streamsize>(0, got)));
+    const auto header = protocol::Json::parse(line, nullptr, false);
+    if (!header.is_object() || header.value("type", "") != "session" ||
+        header.value("cwd", "") != options_.cwd.string())
+      continue;
+    const auto mtime = it->last_write_time(e);
+    if (e) continue;
+    const std::pair<fs::file_time_type, std::string> key{mtime, p.string()};
+    if (!best || key > *best) best = key;
+  }
+  if (!best) return std::nullopt;
+  return best->second;
 }
 
 namespace {

@@ -60,6 +60,10 @@ class FileSessionStorage : public session::SessionStorage {
   /// regular file named `*_<session_id>.jsonl`; the newest name when several match. None when
   /// there is none, or sessions are not kept.
   std::optional<std::string> find_session_file(const std::string& session_id) const;
+  /// The most recent session of this cwd (oneshot.md section 14, --continue): among the
+  /// folder's `*.jsonl` files whose header reads and names this cwd, the one modified last (ties:
+  /// the greater name). `folder` gets the folder searched.
+  std::optional<std::string> most_recent_session(std::string& folder) const;
 
  private:
   struct Loads;

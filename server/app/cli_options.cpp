@@ -242,6 +242,9 @@ CliParse parse_command_line(const std::vector<std::string>& args) {
   auto* session = app.add_option("--session", o.session_file, "Open or create this session file");
   auto* session_dir = app.add_option("--session-dir", o.session_dir, "Directory for session files");
   auto* no_session = app.add_flag("--no-session", o.no_session, "Keep nothing on disk");
+  app.add_flag("--continue", o.continue_session,
+               "Continue the most recent session of this directory");
+  app.add_option("--resume", o.resume, "Continue the session file PATH (it must exist)");
   session->excludes(session_dir)->excludes(no_session);
   session_dir->excludes(no_session);
   app.add_option("--name", o.session_name,
@@ -328,6 +331,15 @@ CliParse parse_command_line(const std::vector<std::string>& args) {
     result.exit_code = 2;
     result.err = "rebound: --session cannot be used with --mode " + o.mode + " (" +
                  std::string(mode->no_session_file) + ")\nRun 'rebound --help' for usage.\n";
+    return result;
+  }
+  if (static_cast<int>(o.continue_session) + static_cast<int>(o.resume.has_value()) +
+          static_cast<int>(o.session_file.has_value()) + static_cast<int>(o.no_session) >
+      1) {
+    result.exit_code = 2;
+    result.err =
+        "rebound: use one of --continue, --resume, --session and --no-session\nRun "
+        "'rebound --help' for usage.\n";
     return result;
   }
   if (auto why = check_session_name(o)) {

@@ -53,6 +53,8 @@ struct CliOptions {
   std::string timeout_text;                // S as given (the error text quotes it)
   std::optional<std::int64_t> max_turns;   // --max-turns N
   std::int64_t heartbeat_ms = 10000;       // --heartbeat-ms (0: off)
+  bool continue_session = false;           // --continue (oneshot.md section 14)
+  std::optional<std::string> resume;       // --resume PATH
 };
 
 struct CliParse {

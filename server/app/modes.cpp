@@ -151,12 +151,27 @@ std::variant<ProcessSession, std::string> process_session(AppParts& app, const s
   auto files = app.sessions.files_for(app.cwd);
   std::optional<session::LoadedSession> resume;
   std::optional<std::string> session_file;
-  if (o.session_file) {
-    std::error_code ec;
-    session_file = fs::absolute(*o.session_file, ec).string();
+  std::error_code ec;
+  if (o.session_file) session_file = fs::absolute(*o.session_file, ec).string();
+  // --resume PATH must name a session that loads; --continue takes the cwd's latest, or starts
+  // a new one (oneshot.md section 14).
+  if (o.resume) {
+    session_file = fs::absolute(*o.resume, ec).string();
+    if (!fs::exists(*session_file, ec)) return "--resume: no such file: " + *session_file;
+  }
+  if (o.continue_session) {
+    std::string folder;
+    session_file = files->storage.most_recent_session(folder);
+    if (!session_file)
+      std::fputs(
+          ("rebound: no session to continue in " + folder + "; starting a new one\n").c_str(),
+          stderr);
+  }
+  if (session_file) {
     if (fs::exists(*session_file, ec) && fs::file_size(*session_file, ec) > 0) {
       auto loaded = files->storage.load_restored(*session_file);
-      if (auto* error = std::get_if<std::string>(&loaded)) return *error;
+      if (auto* error = std::get_if<std::string>(&loaded))
+        return o.resume ? "--resume: " + *error : *error;
       resume = std::move(std::get<session::LoadedSession>(loaded));
       for (const auto& w : resume->warnings)
         spdlog::warn("{}: {}", *session_file, w);

@@ -312,6 +312,11 @@ int run_server(const CliOptions& options) {
                providers.key_variables};
   ModeStart started = mode->start(app);
   if (auto* error = std::get_if<std::string>(&started)) {
+    // A --resume PATH that does not load is a bad command line (oneshot.md section 2).
+    if (options.resume && error->rfind("--resume: ", 0) == 0) {
+      std::fputs(("rebound: " + *error + "\n").c_str(), stderr);
+      return 2;
+    }
     spdlog::error("{}", *error);
     return 1;
   }

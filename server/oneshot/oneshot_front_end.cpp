@@ -121,6 +121,14 @@ void OneShotFrontEnd::start() {
       if (!alive.expired()) stop(oneshot::Stop::timeout);
     });
   }
+  // About 3 s into reading stdin without a byte, one line says what the run waits for (section
+  // 8); none once a byte or the end came.
+  stdin_notice_ = scheduler_.make_timer();
+  stdin_notice_->start(std::chrono::milliseconds(3000), [this, alive] {
+    if (alive.expired() || input_done_ || !input_.empty()) return;
+    std::fputs("rebound: waiting for stdin (close it, or give </dev/null when there is no input)\n",
+               stderr);
+  });
   if (settings_.format == "stream-json" && settings_.heartbeat_ms > 0) {
     beat_ = scheduler_.make_timer();
     beat_->start(std::chrono::milliseconds(settings_.heartbeat_ms), [this, alive] {
@@ -338,6 +346,7 @@ void OneShotFrontEnd::write_result() {
   result_written_ = true;
   if (deadline_) deadline_->cancel();
   if (beat_) beat_->cancel();
+  if (stdin_notice_) stdin_notice_->cancel();
   const oneshot::Outcome outcome = oneshot::decide(tally_, ending_);
   exit_code_ = outcome.exit_code;
   if (ending_.stop == oneshot::Stop::stdout_gone) return;  // nowhere to write it (exit 141)

@@ -102,7 +102,7 @@ class OneShotFrontEnd : public FrontEnd, public session::EventSink {
   session::SessionHost host_;
   session::SessionSlot slot_ = 0;
   std::function<void()> finish_;
-  std::unique_ptr<session::Timer> deadline_, beat_;
+  std::unique_ptr<session::Timer> deadline_, beat_, stdin_notice_;
   std::int64_t started_ms_;
 
   std::string input_;

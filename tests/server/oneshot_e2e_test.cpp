@@ -6,6 +6,7 @@
 #include <doctest/doctest.h>
 #include <signal.h>
 
+#include <algorithm>
 #include <fstream>
 #include <string>
 #include <thread>
@@ -24,22 +25,27 @@ namespace {
 // A one-shot run of `script` with `args`, stdin from <dir>/stdin.txt (`input`, empty: /dev/null).
 struct Run {
   Run(const std::string& script, std::vector<std::string> args, const std::string& input = "",
-      const std::string& settings = "{}")
-      : r(with_script(std::move(args)), options(input),
+      const std::string& settings = "{}", const std::string& cwd = "@DIR@/work")
+      : r(with_script(std::move(args)), options(input, cwd),
           {{"agent/settings.json", settings},
            {"script.json", script},
            {"stdin.txt", input},
            {"work/.keep", ""}}) {
     r.expect_any_exit();
   }
+  // Sessions are kept when the test names where (--session-dir) or which (--resume).
   static std::vector<std::string> with_script(std::vector<std::string> args) {
-    std::vector<std::string> all = scripted_args({"--no-session"});
+    const bool keep = std::find_if(args.begin(), args.end(), [](const std::string& a) {
+                        return a == "--session-dir" || a == "--resume";
+                      }) != args.end();
+    std::vector<std::string> all =
+        scripted_args(keep ? std::vector<std::string>{} : std::vector<std::string>{"--no-session"});
     all.insert(all.end(), args.begin(), args.end());
     return all;
   }
-  static SubprocessOptions options(const std::string& input) {
+  static SubprocessOptions options(const std::string& input, const std::string& cwd) {
     SubprocessOptions o;
-    o.cwd = "@DIR@/work";
+    o.cwd = cwd;
     o.stdin_file = input.empty() ? "/dev/null" : "@DIR@/stdin.txt";
     return o;
   }
@@ -270,4 +276,69 @@ TEST_CASE("one-shot: bad command lines exit 2 with nothing on stdout") {
     CHECK(run.exit_code() == 2);
     CHECK(run.r.proc().stderr_text().find(message) != std::string::npos);
   }
+}
+
+TEST_CASE("one-shot: a question nobody can answer is refused with the policy's text (exit 9)") {
+  // policy.md section 6.3: prompts are always none in a one-shot run, whatever the flag says.
+  Run run(R"([{"toolCalls":[{"name":"bash","arguments":{"command":"touch asked.txt"}}]},)"
+          R"({"text":"done"}])",
+          {"-p", "go", "--output-format", "json", "--permission-mode", "default",
+           "--permission-prompts", "client"});
+  const Json result = last_json(run.lines());
+  CHECK(result["subtype"] == "success");
+  CHECK(result["result"] == "done");
+  REQUIRE(result["permission_denials"].size() == 1);
+  CHECK(result["permission_denials"][0]["message"] == "This command requires approval");
+  CHECK(!std::filesystem::exists(run.r.dir().path() / "work" / "asked.txt"));
+  CHECK(run.exit_code() == 9);
+}
+
+TEST_CASE("one-shot: --continue appends to the cwd's latest session, --resume to a named file") {
+  TempDir shared;
+  const std::string dir = shared.path().string();
+  std::filesystem::create_directories(shared.path() / "proj");
+  const std::string cwd = dir + "/proj";
+  const std::vector<std::string> keep{"--session-dir", dir + "/sessions", "--output-format",
+                                      "json"};
+  auto with = [&keep](std::vector<std::string> args) {
+    args.insert(args.end(), keep.begin(), keep.end());
+    return args;
+  };
+  Json first;
+  {
+    // Nothing to continue yet: a new session, and one stderr line says so.
+    Run run(R"([{"text":"noted: blue"}])", with({"-p", "remember blue", "--continue"}), "", "{}",
+            cwd);
+    first = last_json(run.lines());
+    CHECK(run.exit_code() == 0);
+    CHECK(run.r.proc().stderr_text().find("rebound: no session to continue in " + dir +
+                                          "/sessions; starting a new one") != std::string::npos);
+  }
+  REQUIRE(first.contains("sessionFile"));
+  {
+    Run run(R"([{"text":"blue"}])", with({"-p", "which colour?", "--continue"}), "", "{}", cwd);
+    const Json second = last_json(run.lines());
+    CHECK(second["session_id"] == first["session_id"]);
+    CHECK(second["sessionFile"] == first["sessionFile"]);
+    CHECK(second["num_turns"] == 1);  // this run's only
+    // The request held the earlier conversation, then the new message.
+    const Json request = run.script_request(0);
+    REQUIRE(request["messages"].size() == 3);
+    CHECK(request["messages"][0]["content"][0]["text"] == "remember blue");
+    CHECK(run.exit_code() == 0);
+  }
+  {
+    Run run(R"([{"text":"still blue"}])",
+            {"-p", "again", "--resume", first["sessionFile"].get<std::string>(), "--output-format",
+             "json"});
+    const Json third = last_json(run.lines());
+    CHECK(third["session_id"] == first["session_id"]);
+    CHECK(run.script_request(0)["messages"].size() == 5);
+    CHECK(run.exit_code() == 0);
+  }
+  Run missing(R"([{"text":"never"}])", {"-p", "x", "--resume", dir + "/nope.jsonl"});
+  CHECK(missing.lines().empty());
+  CHECK(missing.exit_code() == 2);
+  CHECK(missing.r.proc().stderr_text().find("rebound: --resume: no such file: " + dir +
+                                            "/nope.jsonl") != std::string::npos);
 }
