@@ -187,8 +187,13 @@ std::optional<std::string> first_unknown_tool(const std::vector<std::string>& na
   return std::nullopt;
 }
 
-// --name: trimmed, not empty, not in acp mode; why not otherwise.
+// Which session: at most one way chosen; --name trimmed, not empty, not in acp mode. Why
+// not otherwise.
 std::optional<std::string> check_session_name(CliOptions& o) {
+  if (static_cast<int>(o.continue_session) + static_cast<int>(o.resume.has_value()) +
+          static_cast<int>(o.session_file.has_value()) + static_cast<int>(o.no_session) >
+      1)
+    return "use one of --continue, --resume, --session and --no-session";
   if (!o.session_name) return std::nullopt;
   if (o.mode == "acp") return "--name cannot be used with --mode acp (no ACP request sets a title)";
   o.session_name = session::trim_unicode_space(*o.session_name);
@@ -331,15 +336,6 @@ CliParse parse_command_line(const std::vector<std::string>& args) {
     result.exit_code = 2;
     result.err = "rebound: --session cannot be used with --mode " + o.mode + " (" +
                  std::string(mode->no_session_file) + ")\nRun 'rebound --help' for usage.\n";
-    return result;
-  }
-  if (static_cast<int>(o.continue_session) + static_cast<int>(o.resume.has_value()) +
-          static_cast<int>(o.session_file.has_value()) + static_cast<int>(o.no_session) >
-      1) {
-    result.exit_code = 2;
-    result.err =
-        "rebound: use one of --continue, --resume, --session and --no-session\nRun "
-        "'rebound --help' for usage.\n";
     return result;
   }
   if (auto why = check_session_name(o)) {
