@@ -568,6 +568,52 @@ hdefs = {
 hooks_schema = {"$schema": "https://json-schema.org/draft/2020-12/schema", "$id": BASE + "hooks.schema.json",
                 "title": "A command hook's stdin (extensions.md sections 3.3, 3.4); $defs.output is what it may print (3.6)",
                 **switch("hook_event_name", {n: ref("#", n) for n in hdefs if n != "output"}), "$defs": hdefs}
-for name, doc in [("common", common), ("commands", commands), ("responses", responses), ("events", events), ("jsonrpc", jsonrpc), ("output", output), ("acp", acp_schema), ("extension", extension_schema), ("hooks", hooks_schema)]:
+# One-shot mode (oneshot.md section 17): the stream-json header, the heartbeat, the result; a
+# stream-json line is one of them or an event.
+ERRCLASS = {"enum": ["usage_limit", "rate_limit", "overloaded", "timeout", "network", "server_error",
+                     "unknown", "context_overflow", "auth", "invalid_request"]}
+def beat(kind, extra):
+    props = {"type": {"const": "heartbeat"}, "seq": POS, "elapsedMs": NN, "waiting": {"const": kind},
+             "sinceMs": NN} | extra
+    return obj(props | {"deadlineInMs": NN}, list(props))
+odefs = {
+ "session-header": obj({"type": {"const": "session"}, "version": {"const": 3}, "id": S, "timestamp": S,
+                        "cwd": S, "parentSession": S}, ["type", "version", "id", "timestamp", "cwd"]),
+ "heartbeat": {"oneOf": [
+   beat("stdin", {"bytes": NN}),
+   beat("compaction", {"reason": {"enum": ["overflow", "threshold", "manual"]}}),
+   beat("backoff", {"attempt": POS, "maxAttempts": NN, "errorClass": ERRCLASS, "nextAttemptInMs": NN}),
+   beat("hook", {"hook": S}),
+   beat("extension", {"extension": S, "toolCallId": S, "toolName": S}),
+   beat("tool", {"tools": {"type": "array", "items": obj({"toolCallId": S, "toolName": S})}}),
+   beat("mcp", {"servers": {"type": "array", "items": S}}),
+   beat("model", {"provider": S, "model": S, "attempt": NN, "streaming": B})]},
+ "oneshot-result": obj({
+   "type": {"const": "result"},
+   "subtype": {"enum": ["success", "error_during_execution", "error_max_turns", "error_max_budget_usd",
+                        "error_max_structured_output_retries", "error_timeout", "error_interrupted"]},
+   "is_error": B, "duration_ms": NN, "duration_api_ms": NN, "num_turns": NN, "result": S,
+   "structured_output": {}, "errors": {"type": "array", "items": S, "minItems": 1, "maxItems": 1},
+   "session_id": S, "total_cost_usd": {"type": "number", "minimum": 0},
+   "usage": obj({"input_tokens": NN, "cache_creation_input_tokens": NN, "cache_read_input_tokens": NN,
+                 "output_tokens": NN}),
+   "permission_denials": {"type": "array", "items": obj({"tool_name": S, "tool_use_id": S,
+                                                          "tool_input": {}, "message": S})},
+   "terminal_reason": {"enum": ["completed", "hook_stopped", "internal_error", "invalid_input", "api_error",
+                                "retries_exhausted", "usage_limit", "context_overflow", "max_turns",
+                                "budget_exhausted", "timeout", "structured_output_invalid", "interrupted"]},
+   "api_error_status": I, "errorClass": ERRCLASS,
+   "retries": {"type": "array", "items": obj({"attempt": POS, "delayMs": NN, "errorMessage": S,
+                                              "errorClass": ERRCLASS, "httpStatus": I, "delaySource": S},
+                                             ["attempt", "delayMs", "errorMessage", "errorClass", "delaySource"])},
+   "compactions": NN, "model": S, "sessionFile": S},
+   ["type", "subtype", "is_error", "duration_ms", "duration_api_ms", "num_turns", "result", "session_id",
+    "total_cost_usd", "usage", "permission_denials", "terminal_reason", "retries", "compactions", "model"]),
+}
+oneshot_schema = {"$schema": "https://json-schema.org/draft/2020-12/schema", "$id": BASE + "oneshot.schema.json",
+                  "title": "One-shot mode's own lines (oneshot.md sections 5, 6, 9): the stream-json header, heartbeats and the result",
+                  "$defs": odefs}
+
+for name, doc in [("oneshot", oneshot_schema), ("common", common), ("commands", commands), ("responses", responses), ("events", events), ("jsonrpc", jsonrpc), ("output", output), ("acp", acp_schema), ("extension", extension_schema), ("hooks", hooks_schema)]:
     with open(os.path.join(OUT, name + ".schema.json"), "w") as f:
         json.dump(doc, f, indent=1); f.write("\n")
