@@ -36,6 +36,15 @@ RetryDecision AgentSession::retry_decision(const AgentMessage& last) {
   planned_ = decide_delay(policy, retry_.attempt() + 1, now, chain_started_at, credential_switch,
                           hint, rng);
   chain_.max_attempts = policy.max_retries;
+  // The run's deadline looks ahead like the policy's (the earlier one decides; at equal times
+  // the run's).
+  if (run_deadline_at_ && planned_->end != DelayDecision::End::server_delay_too_long &&
+      planned_->next_attempt_at > *run_deadline_at_) {
+    const bool policy_first = planned_->end == DelayDecision::End::deadline && policy.deadline_ms &&
+                              chain_started_at + *policy.deadline_ms < *run_deadline_at_;
+    planned_->end = DelayDecision::End::deadline;
+    run_deadline_hit_ = !policy_first;
+  }
   switch (planned_->end) {
     case DelayDecision::End::deadline:
       return RetryDecision::deadline;

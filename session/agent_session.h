@@ -255,6 +255,10 @@ class AgentSession {
   /// Retry-control mode (retry.md section 11) from now on, as the first retry-control command
   /// turns it on (ACP: the connection's first one turns it on for every session).
   void enable_retry_control() { retry_control_ = true; }
+  /// A one-shot run's deadline (oneshot.md section 12), epoch ms: a backoff that would end after
+  /// it is not started, the chain ends with reason `deadline` and run_deadline_hit() says so.
+  void set_run_deadline(std::optional<std::int64_t> at) { run_deadline_at_ = at; }
+  bool run_deadline_hit() const { return run_deadline_hit_; }
   /// The checks each tool call passes before its batch runs (hooks); none by default.
   void set_tool_preflight(ToolPreflight* preflight) { preflight_ = preflight; }
   /// Makes, for each batch, what walks leave out (ToolContext::hidden; the permission policy).
@@ -470,7 +474,9 @@ class AgentSession {
   RetryState retry_;
   // Retry control (retry.md sections 11 to 17).
   RetryPolicyValues retry_values_;  // the session policy: kept across sessions, never saved
-  bool retry_control_ = false;      // typed retry fields, from the first retry-control command
+  std::optional<std::int64_t> run_deadline_at_;
+  bool run_deadline_hit_ = false;
+  bool retry_control_ = false;  // typed retry fields, from the first retry-control command
   SplitMix64 own_jitter_{0};
   struct Chain {
     std::int64_t started_at = 0;

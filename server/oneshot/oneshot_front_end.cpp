@@ -117,6 +117,8 @@ void OneShotFrontEnd::start() {
   if (settings_.timeout_ms) {
     deadline_ = scheduler_.make_timer();
     const std::int64_t left = std::max<std::int64_t>(0, *settings_.timeout_ms - elapsed_ms());
+    // Retry decisions look ahead at it (section 12).
+    host_.find(slot_)->set_run_deadline(scheduler_.now_epoch_ms() + left);
     deadline_->start(std::chrono::milliseconds(left), [this, alive] {
       if (!alive.expired()) stop(oneshot::Stop::timeout);
     });
@@ -330,6 +332,9 @@ void OneShotFrontEnd::finish_run() {
     ++tally_.num_turns;
     pending_turn_ = false;
   }
+  // A backoff that could only end after the deadline was not started: the run's deadline.
+  if (ending_.stop == oneshot::Stop::none && s && s->run_deadline_hit())
+    ending_.stop = oneshot::Stop::timeout;
   if (ending_.stop == oneshot::Stop::none && s && s->last_run_stopped_by_hook()) {
     if (!limit_reached()) {
       ending_.hook_stop = "the run was stopped";

@@ -70,7 +70,8 @@ Outcome decide(const Tally& t, const Ending& e) {
   }
   if (o.exit_code != 0) {
     // A limit, the deadline or a signal that cut a retry chain keeps the failure's class.
-    const bool cut = t.retry_active || t.chain_end_reason == "cancelled";
+    const bool cut =
+        t.retry_active || t.chain_end_reason == "cancelled" || t.chain_end_reason == "deadline";
     if (cut && t.last && t.last->failed()) describe_failure(o, *t.last, t, e.context_window);
     return o;
   }

@@ -208,16 +208,17 @@ TEST_CASE(
     "one-shot: the deadline and SIGTERM end a retry backoff with the result, heartbeats "
     "meanwhile") {
   {
+    // A 300 ms backoff, then the retried request hangs until the deadline cuts the chain.
     Run run(
-        R"([{"error":"429 rate limited"},{"error":"429 rate limited"}])",
-        {"-p", "hi", "--timeout", "0.5", "--heartbeat-ms", "100", "--output-format", "stream-json"},
-        "", R"({"retry":{"baseDelayMs":60000}})");
+        R"([{"error":"429 rate limited"},{"hang":true}])",
+        {"-p", "hi", "--timeout", "0.8", "--heartbeat-ms", "100", "--output-format", "stream-json"},
+        "", R"({"retry":{"baseDelayMs":300}})");
     const auto lines = run.lines();
     const Json result = last_json(lines);
     CHECK(result["subtype"] == "error_timeout");
-    CHECK(result["errors"] == Json::array({"Reached the time limit (0.5 s)"}));
+    CHECK(result["errors"] == Json::array({"Reached the time limit (0.8 s)"}));
     CHECK(result["errorClass"] == "rate_limit");
-    CHECK(result["duration_ms"].get<std::int64_t>() < 1500);
+    CHECK(result["duration_ms"].get<std::int64_t>() < 1800);
     bool retry_end_before = false, backoff_beat = false;
     for (std::size_t i = 0; i + 1 < lines.size(); ++i) {
       const Json j = Json::parse(lines[i]);
@@ -225,7 +226,7 @@ TEST_CASE(
       if (j["type"] == "heartbeat" && j["waiting"] == "backoff") {
         backoff_beat = true;
         CHECK(j["errorClass"] == "rate_limit");
-        CHECK(j["deadlineInMs"].get<std::int64_t>() <= 500);
+        CHECK(j["deadlineInMs"].get<std::int64_t>() <= 800);
       }
     }
     CHECK(retry_end_before);
@@ -341,4 +342,21 @@ TEST_CASE("one-shot: --continue appends to the cwd's latest session, --resume to
   CHECK(missing.exit_code() == 2);
   CHECK(missing.r.proc().stderr_text().find("rebound: --resume: no such file: " + dir +
                                             "/nope.jsonl") != std::string::npos);
+}
+
+TEST_CASE("one-shot: a backoff that could only end after the deadline is not started") {
+  // retry.md section 14 step 6 with the run's deadline: no sleep, reason deadline, exit 7.
+  Run run(R"([{"error":"429 rate limited"},{"text":"never"}])",
+          {"-p", "hi", "--timeout", "3", "--output-format", "stream-json"}, "",
+          R"({"retry":{"baseDelayMs":60000}})");
+  const auto lines = run.lines();
+  const Json result = last_json(lines);
+  CHECK(result["subtype"] == "error_timeout");
+  CHECK(result["errorClass"] == "rate_limit");
+  CHECK(result["duration_ms"].get<std::int64_t>() < 1000);  // at once, not at the deadline
+  const Json retry_end = Json::parse(lines[lines.size() - 2]);
+  CHECK(retry_end["type"] == "auto_retry_end");
+  CHECK(retry_end["reason"] == "deadline");
+  CHECK(retry_end["success"] == false);
+  CHECK(run.exit_code() == 7);
 }
