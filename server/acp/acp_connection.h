@@ -141,6 +141,8 @@ class AcpConnection : public FrontEnd, public session::EventSink {
   protocol::Json modes_of(const OpenSession& s) const;
   /// The open session named `id`, or null.
   OpenSession* find(const std::string& id);
+  /// The open session named `id`; else null, `reply` failed with section 5's error.
+  OpenSession* require(const std::string& id, acp::AcpReply& reply);
   OpenSession* find(session::SessionSlot slot);
 
   /// The one available_commands_update of sessions.md section 15, once the session's commands

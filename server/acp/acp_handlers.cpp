@@ -192,10 +192,8 @@ void AcpConnection::advertise_commands(session::SessionSlot slot) {
 }
 
 void AcpConnection::prompt(acp::SessionParams params, AcpReply reply) {
-  OpenSession* s = find(params.session_id);
-  if (!s)
-    return reply.fail(code::invalid_params,
-                      "Invalid params: unknown session: " + params.session_id);
+  OpenSession* s = require(params.session_id, reply);
+  if (!s) return;
   const auto blocks = params.params.find("prompt");
   if (blocks == params.params.end())
     return reply.fail(code::invalid_params, "Invalid params: prompt: expected array");
@@ -259,15 +257,19 @@ void AcpConnection::close(acp::SessionParams params, AcpReply reply) {
   }
 }
 
+acp::OpenSession* AcpConnection::require(const std::string& id, AcpReply& reply) {
+  OpenSession* s = find(id);
+  if (!s) reply.fail(code::invalid_params, "Invalid params: unknown session: " + id);
+  return s;
+}
+
 Json AcpConnection::modes_of(const OpenSession& s) const {
   return acp::session_modes(s.policy ? s.policy->mode() : "bypassPermissions");
 }
 
 void AcpConnection::set_mode(acp::SessionParams params, AcpReply reply) {
-  OpenSession* s = find(params.session_id);
-  if (!s)
-    return reply.fail(code::invalid_params,
-                      "Invalid params: unknown session: " + params.session_id);
+  OpenSession* s = require(params.session_id, reply);
+  if (!s) return;
   const auto mode = params.params.find("modeId");
   if (mode == params.params.end() || !mode->is_string())
     return reply.fail(code::invalid_params, "Invalid params: modeId: expected string");
@@ -302,10 +304,8 @@ void AcpConnection::add_rebound_methods() {
     methods_.add<acp::SessionParams>(
         m.method, MethodKind::either, acp::read_session_params,
         [this, m](acp::SessionParams p, AcpReply reply) {
-          OpenSession* s = find(p.session_id);
-          if (!s)
-            return reply.fail(code::invalid_params,
-                              "Invalid params: unknown session: " + p.session_id);
+          OpenSession* s = require(p.session_id, reply);
+          if (!s) return;
           const CommandTable::Run* run = commands_.find(m.command);
           if (m.control == Control::before) enable_retry_control();
           Json object = std::move(p.params);

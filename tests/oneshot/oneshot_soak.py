@@ -26,6 +26,8 @@ import tempfile
 import threading
 import time
 
+import oneshot_workdir
+
 EXIT_OF = {  # (subtype, terminal_reason) -> exit code (oneshot.md section 7)
     ("success", "completed"): {0, 9},
     ("error_timeout", "timeout"): {7},
@@ -56,13 +58,7 @@ def one_run(binary, index, rng, args, results, lock):
     sig = rng.choice([None, None, None, signal.SIGTERM, signal.SIGINT])
     sig_at = rng.uniform(0.05, deadline) if sig else None
     with tempfile.TemporaryDirectory(prefix="rebound-soak-") as d:
-        os.makedirs(os.path.join(d, "agent"))
-        os.makedirs(os.path.join(d, "work"))
-        with open(os.path.join(d, "agent", "settings.json"), "w") as f:
-            json.dump(settings, f)
-        with open(os.path.join(d, "script.json"), "w") as f:
-            json.dump(script, f)
-        env = dict(os.environ, HOME=d, OPENAI_API_KEY="", ANTHROPIC_API_KEY="")
+        env = oneshot_workdir.prepare(d, script, settings)
         cmd = [binary, "-p", "go", "--output-format", "json", "--no-session", "--timeout", str(deadline),
                "--agent-dir", os.path.join(d, "agent"), "--provider", "scripted",
                "--script", os.path.join(d, "script.json"), "--script-log", os.path.join(d, "log.jsonl")]

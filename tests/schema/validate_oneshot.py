@@ -13,6 +13,9 @@ import tempfile
 
 import schema_store
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "oneshot"))
+import oneshot_workdir  # noqa: E402
+
 RUNS = [
     # (name, script, settings, extra args)
     ("plain", [{"text": "Hello there"}], {}, []),
@@ -33,13 +36,7 @@ RUNS = [
 
 def run(binary, script, settings, extra, fmt):
     with tempfile.TemporaryDirectory(prefix="rebound-oneshot-schema-") as d:
-        os.makedirs(os.path.join(d, "agent"))
-        os.makedirs(os.path.join(d, "work"))
-        with open(os.path.join(d, "agent", "settings.json"), "w") as f:
-            json.dump(settings, f)
-        with open(os.path.join(d, "script.json"), "w") as f:
-            json.dump(script, f)
-        env = dict(os.environ, HOME=d, OPENAI_API_KEY="", ANTHROPIC_API_KEY="")
+        env = oneshot_workdir.prepare(d, script, settings)
         out = subprocess.run([binary, "-p", "go", "--output-format", fmt, "--agent-dir", os.path.join(d, "agent"),
                               "--provider", "scripted", "--script", os.path.join(d, "script.json"), *extra],
                              cwd=os.path.join(d, "work"), env=env, stdin=subprocess.DEVNULL,
