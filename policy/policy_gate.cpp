@@ -248,7 +248,6 @@ class PolicyGate::Preflight : public session::ToolPreflight {
   }
 
   void refuse(const std::shared_ptr<State>& st, session::PreflightVerdict v, std::string text) {
-    if (gate_.on_refused_) gate_.on_refused_(Refusal{st->id, st->name, st->input, text});
     v.refused = refusal(std::move(text));
     v.input.reset();
     finish(st, std::move(v));

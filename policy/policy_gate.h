@@ -22,14 +22,6 @@ struct AskSettings {
   std::int64_t timeout_ms = 60000;  // permissions.askTimeoutMs
 };
 
-/// A call the policy refused (one-shot's permission_denials, oneshot.md section 7).
-struct Refusal {
-  std::string tool_call_id;
-  std::string tool_name;
-  protocol::Json input;
-  std::string text;
-};
-
 class PolicyGate {
  public:
   PolicyGate(Policy policy, AskSettings ask, session::Scheduler& scheduler)
@@ -40,7 +32,6 @@ class PolicyGate {
   const AskSettings& ask() const { return ask_; }
   /// Who answers questions (none: refused as if nobody were asked).
   void set_dialogs(session::DialogHost* dialogs) { dialogs_ = dialogs; }
-  void on_refused(std::function<void(const Refusal&)> f) { on_refused_ = std::move(f); }
   /// The text a call gets when an abort closes its open question (acp: `Permission denied by
   /// the user`); empty: the session's `Operation aborted` (rpc), section 5.
   void set_abort_text(std::string text) { abort_text_ = std::move(text); }
@@ -66,7 +57,6 @@ class PolicyGate {
   AskSettings ask_;
   session::Scheduler& scheduler_;
   session::DialogHost* dialogs_ = nullptr;
-  std::function<void(const Refusal&)> on_refused_;
   std::string abort_text_;
   std::function<std::optional<std::string>()> sandbox_refusal_;
   RootCheck root_check_;

@@ -274,10 +274,7 @@ ModeStart start_print(AppParts& app) {
   auto front = std::make_unique<OneShotFrontEnd>(
       OneShotDeps{app.writer, app.scheduler, std::move(p.make), std::move(p.mcp),
                   std::move(p.control), limits, std::move(settings)});
-  // Every refusal of the policy and the sandbox is a permission denial (oneshot.md section 15).
-  OneShotFrontEnd* f = front.get();
-  app.policy->gate().on_refused(
-      [f](const policy::Refusal& r) { f->refused(r.tool_call_id, r.tool_name, r.input, r.text); });
+  // Every call a preflight refuses is a permission denial (through the limits' preflight).
   return std::unique_ptr<FrontEnd>(std::move(front));
 }
 

@@ -45,7 +45,18 @@ class LimitPreflight : public session::ToolPreflight {
       });
       return std::make_unique<Handle>(pending);
     }
-    return inner_ ? inner_->check(call, std::move(done)) : nullptr;
+    if (!inner_) return nullptr;
+    // What the preflights behind refuse is a permission denial of the run.
+    return inner_->check(call, [this, id = call.id, name = call.name, input = call.input,
+                                done = std::move(done)](session::PreflightVerdict v) {
+      if (v.refused && limits_.refused) {
+        std::string text;
+        for (const auto& b : v.refused->content)
+          if (b.kind == protocol::ContentBlock::Kind::text) text += b.text;
+        limits_.refused(id, name, input, text);
+      }
+      done(std::move(v));
+    });
   }
   std::unique_ptr<session::Waiting> after_call(
       const session::FinishedCall& call,
@@ -94,11 +105,14 @@ OneShotFrontEnd::OneShotFrontEnd(OneShotDeps deps)
   ending_.timeout_text = settings_.timeout_text;
   ending_.context_window = state.model ? state.model->context_window : 0;
   limits_->reached = [this] { return limit_reached(); };
+  limits_->refused = [this](const std::string& id, const std::string& name, const Json& input,
+                            const std::string& text) { refused(id, name, input, text); };
 }
 
 OneShotFrontEnd::~OneShotFrontEnd() {
   *alive_ = false;
   limits_->reached = nullptr;
+  limits_->refused = nullptr;
 }
 
 std::int64_t OneShotFrontEnd::elapsed_ms() const {

@@ -43,6 +43,11 @@ class OneShotLimits {
   explicit OneShotLimits(session::Scheduler& s) : scheduler(&s) {}
   /// Set by the front end: the text each call gets, or none while the run may go on.
   std::function<std::optional<std::string>()> reached;
+  /// Every call the preflights behind refused (the policy, the sandbox, a hook, an extension):
+  /// its id, name, input and the text the model gets (oneshot.md section 15).
+  std::function<void(const std::string&, const std::string&, const protocol::Json&,
+                     const std::string&)>
+      refused;
   session::Scheduler* scheduler;
   std::unique_ptr<session::ToolPreflight> preflight(session::ToolPreflight* inner);
 };

@@ -360,3 +360,21 @@ TEST_CASE("one-shot: a backoff that could only end after the deadline is not sta
   CHECK(retry_end["success"] == false);
   CHECK(run.exit_code() == 7);
 }
+
+TEST_CASE("one-shot: an extension's dialog resolves to its default, and its block is a denial") {
+  // extensions.md section 6.4: nobody answers ui/confirm in a one-shot run (ui "none"); the
+  // fixture then blocks the call, which counts as a refused call (oneshot.md section 15).
+  const std::string fixture =
+      std::string(REBOUND_SOURCE_DIR) + "/tests/extensions/fixtures/ext_fixture.py";
+  Run run(R"([{"toolCalls":[{"name":"bash","arguments":{"command":"touch ran.txt"}}]},)"
+          R"({"text":"done"}])",
+          {"-p", "go", "--output-format", "json"}, "",
+          R"({"extensions":{"guard":{"command":"python3","args":[")" + fixture +
+              R"("],"env":{"EXT_MODE":"confirm"}}}})");
+  const Json result = last_json(run.lines());
+  CHECK(result["subtype"] == "success");
+  REQUIRE(result["permission_denials"].size() == 1);
+  CHECK(result["permission_denials"][0]["message"] == "the user said no");
+  CHECK(!std::filesystem::exists(run.r.dir().path() / "work" / "ran.txt"));
+  CHECK(run.exit_code() == 9);
+}
