@@ -378,3 +378,15 @@ TEST_CASE("one-shot: an extension's dialog resolves to its default, and its bloc
   CHECK(!std::filesystem::exists(run.r.dir().path() / "work" / "ran.txt"));
   CHECK(run.exit_code() == 9);
 }
+
+TEST_CASE("one-shot: a stdout its reader closed stops the run with exit 141 and no result") {
+  Run run(R"([{"text":"partial","hang":true}])",
+          {"-p", "hi", "--output-format", "stream-json", "--heartbeat-ms", "100"});
+  const auto header = run.r.proc().read_line(5000ms);
+  REQUIRE(header.has_value());
+  CHECK(Json::parse(*header)["type"] == "session");
+  // The next write (a heartbeat at the latest) fails with EPIPE: the run stops (oneshot.md
+  // section 8).
+  run.r.proc().close_stdout();
+  CHECK(run.exit_code() == 141);
+}
