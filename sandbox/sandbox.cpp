@@ -128,19 +128,21 @@ bool recent_enough(const std::string& version) {
   return major > 0 || minor >= 8;
 }
 
-std::string find_on_path(const std::string& name) {
-  const char* path = std::getenv("PATH");
-  if (!path) return {};
-  std::string p = path;
-  std::size_t from = 0;
-  while (from <= p.size()) {
-    std::size_t colon = p.find(':', from);
-    if (colon == std::string::npos) colon = p.size();
-    const std::string dir = p.substr(from, colon - from);
-    from = colon + 1;
+// `name` looked up in the absolute directories of `path` (a PATH value), as execvp would: the
+// first regular, executable file; empty if absent.
+std::string find_on_path(const std::string& name, const std::string& path) {
+  std::size_t start = 0;
+  while (start <= path.size()) {
+    std::size_t end = path.find(':', start);
+    if (end == std::string::npos) end = path.size();
+    const std::string dir = path.substr(start, end - start);
+    start = end + 1;
     if (dir.empty() || dir.front() != '/') continue;  // only absolute directories
     const std::string candidate = dir + "/" + name;
-    if (::access(candidate.c_str(), X_OK) == 0) return candidate;
+    struct stat st {};
+    if (::stat(candidate.c_str(), &st) == 0 && S_ISREG(st.st_mode) &&
+        ::access(candidate.c_str(), X_OK) == 0)
+      return candidate;
   }
   return {};
 }
@@ -258,7 +260,8 @@ SandboxCheck Sandbox::run_check() const {
     }
     bwrap = *config_.bwrap_path;
   } else {
-    bwrap = find_on_path("bwrap");
+    const char* path = std::getenv("PATH");
+    bwrap = find_on_path("bwrap", path ? path : "");
     if (bwrap.empty()) {
       c.problem = "bubblewrap (bwrap) not found on PATH";
       return c;
@@ -352,28 +355,6 @@ std::variant<Launch, std::string> Sandbox::launch(const std::vector<std::string>
   if (!c.problem.empty()) return "Sandbox unavailable: " + c.problem;
   return build(c, workspace_, command, cwd.empty() ? workspace_ : cwd);
 }
-
-namespace {
-
-// `name` looked up in the absolute directories of `path`, as execvp would; empty if absent.
-std::string find_on_path(const std::string& name, const std::string& path) {
-  std::size_t start = 0;
-  while (start <= path.size()) {
-    std::size_t end = path.find(':', start);
-    if (end == std::string::npos) end = path.size();
-    const std::string dir = path.substr(start, end - start);
-    start = end + 1;
-    if (dir.empty() || dir.front() != '/') continue;
-    const std::string candidate = dir + "/" + name;
-    struct stat st {};
-    if (::stat(candidate.c_str(), &st) == 0 && S_ISREG(st.st_mode) &&
-        ::access(candidate.c_str(), X_OK) == 0)
-      return candidate;
-  }
-  return {};
-}
-
-}  // namespace
 
 std::variant<Launch, std::string> Sandbox::launch_server(std::vector<std::string> argv,
                                                          const std::string& cwd,

@@ -14,17 +14,13 @@ using protocol::Json;
 
 Json dialog_permission_request(const std::string& session_id, const std::string& tool_call_id,
                                const Json& fields) {
-  Json options = Json::array();
-  for (const auto& [id, name] :
-       {std::pair{"allow_once", "Allow"}, std::pair{"reject_once", "Reject"}})
-    options.push_back(Json{{"optionId", id}, {"name", name}, {"kind", id}});
   Json dialog = Json::object();
   dialog["title"] = fields.value("title", Json(""));
   if (fields.contains("message")) dialog["message"] = fields["message"];
   Json params = Json::object();
   params["sessionId"] = session_id;
   params["toolCall"] = Json{{"toolCallId", tool_call_id}};
-  params["options"] = std::move(options);
+  params["options"] = permission_options(false);
   params["_meta"] = Json{{"rebound", Json{{"dialog", std::move(dialog)}}}};
   return params;
 }

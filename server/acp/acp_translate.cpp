@@ -208,14 +208,7 @@ Json cancelled_result() {
   return turn_result(TurnEnding{"cancelled", "cancelled"}, 0, std::nullopt);
 }
 
-Json permission_request(const std::string& session_id, const std::string& tool_call_id,
-                        const ToolCallInfo& info, const Json& args, bool offer_always) {
-  Json tool_call = Json::object();
-  tool_call["toolCallId"] = tool_call_id;
-  tool_call["title"] = info.title;
-  tool_call["kind"] = info.kind;
-  tool_call["status"] = "pending";
-  tool_call["rawInput"] = args.is_object() ? args : Json::object();
+Json permission_options(bool offer_always) {
   Json options = Json::array();
   for (const auto& [id, name] :
        {std::pair{"allow_once", "Allow"}, std::pair{"allow_always", "Always allow"},
@@ -227,10 +220,21 @@ Json permission_request(const std::string& session_id, const std::string& tool_c
     option["kind"] = id;
     options.push_back(std::move(option));
   }
+  return options;
+}
+
+Json permission_request(const std::string& session_id, const std::string& tool_call_id,
+                        const ToolCallInfo& info, const Json& args, bool offer_always) {
+  Json tool_call = Json::object();
+  tool_call["toolCallId"] = tool_call_id;
+  tool_call["title"] = info.title;
+  tool_call["kind"] = info.kind;
+  tool_call["status"] = "pending";
+  tool_call["rawInput"] = args.is_object() ? args : Json::object();
   Json params = Json::object();
   params["sessionId"] = session_id;
   params["toolCall"] = std::move(tool_call);
-  params["options"] = std::move(options);
+  params["options"] = permission_options(offer_always);
   return params;
 }
 

@@ -69,6 +69,8 @@ Json turn_result(const TurnEnding& ending, std::int64_t retries,
 /// A prompt that never ran: `cancelled`, no retries.
 Json cancelled_result();
 
+/// session/request_permission's options: Allow, Always allow (only when `offer_always`), Reject.
+Json permission_options(bool offer_always);
 /// session/request_permission's params for a call (section 7.3); `allow_always` only when
 /// `offer_always` (policy.md section 6).
 Json permission_request(const std::string& session_id, const std::string& tool_call_id,
