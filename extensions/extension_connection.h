@@ -25,6 +25,7 @@
 #include "session/extension_host.h"
 #include "session/scheduler.h"
 #include "session/tool.h"
+#include "session/wait_board.h"
 
 namespace rebound::extensions {
 
@@ -81,6 +82,8 @@ class ExtensionConnection {
     std::string version;  // clientInfo.version
     std::string mode = "rpc";
     std::string ui = "rpc";
+    /// Where a pending `tool_call` is marked (one-shot's heartbeat); may be null.
+    std::shared_ptr<session::WaitBoard> waits;
   };
   ExtensionConnection(session::Scheduler& scheduler, peer::Spawner spawner, ExtensionConfig config,
                       Options options, ExtensionHost& host);
@@ -146,6 +149,7 @@ class ExtensionConnection {
     std::unique_ptr<session::Timer> timer;
     std::int64_t left_ms = -1;  // of its timeout, once armed (a dialog pauses it)
     std::int64_t armed_at = 0;  // epoch ms
+    session::WaitBoard::Mark mark;
   };
   class InterceptHandle;
   class CallHandle;

@@ -159,8 +159,15 @@ std::unique_ptr<session::Waiting> ExtensionConnection::intercept(
   params["toolName"] = tool;
   params["input"] = input;
   const std::int64_t id = peer_->next_id();
-  intercepts_pending_[id].call_id = call_id;
-  intercepts_pending_[id].done = std::move(done);
+  PendingIntercept& pending = intercepts_pending_[id];
+  pending.call_id = call_id;
+  pending.done = std::move(done);
+  if (options_.waits)
+    pending.mark = options_.waits->begin(
+        session::WaitBoard::Kind::extension, scheduler_.now_epoch_ms(),
+        [keys = Json{{"extension", name()}, {"toolCallId", call_id}, {"toolName", tool}}] {
+          return keys;
+        });
   peer_->request("tool_call", std::move(params),
                  [this, id](const Json& response) { on_intercept_answer(id, response); });
   if (dialogs_.empty()) arm_intercept_timer(id);

@@ -67,6 +67,13 @@ class RunHooksOver : public session::RunHooks {
     }
     if (inner_) inner_->session_end(reason);
   }
+  void when_ended(std::function<void()> ended) override {
+    if (!inner_) return ended();
+    inner_->when_ended(std::move(ended));
+  }
+  void cut_ended() override {
+    if (inner_) inner_->cut_ended();
+  }
   void run_failed(std::string_view error, const std::string& last_message) override {
     if (inner_) inner_->run_failed(error, last_message);
   }

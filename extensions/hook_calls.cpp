@@ -97,7 +97,8 @@ std::unique_ptr<session::Waiting> hook_wait(HookRunner& runner, std::uint64_t id
   return std::make_unique<HookWait>(runner, id);
 }
 
-bool apply_hook_effects(const HookReport& report, HookEvent event, const HookEffects& effects) {
+std::optional<std::string> apply_hook_effects(const HookReport& report, HookEvent event,
+                                              const HookEffects& effects) {
   report_hook_failures(report, event, effects.failures);
   for (const auto& w : effects.warnings)
     spdlog::warn("{}", w);
@@ -109,11 +110,11 @@ bool apply_hook_effects(const HookReport& report, HookEvent event, const HookEff
     notify("info", n);
   // Only a tool event's continue:false stops a run; UserPromptSubmit's is its refusal, Stop's
   // lets a run end that was ending, SessionStart's and PreCompact's are ignored.
-  const bool stops = effects.stop && is_tool_event(event);
-  if (stops)
-    notify("warning", "Operation stopped by hook" +
-                          (effects.stop_reason ? ": " + *effects.stop_reason : std::string()));
-  return stops;
+  if (!effects.stop || !is_tool_event(event)) return std::nullopt;
+  std::string text = "Operation stopped by hook" +
+                     (effects.stop_reason ? ": " + *effects.stop_reason : std::string());
+  notify("warning", text);
+  return text;
 }
 
 std::vector<session::ContextNote> context_notes(HookEvent event, std::vector<HookNote> notes,

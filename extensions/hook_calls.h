@@ -72,8 +72,9 @@ std::unique_ptr<session::Waiting> hook_wait(HookRunner& runner, std::uint64_t id
 
 /// What every event's hooks may do besides their decision: failures and notices reported
 /// (`systemMessage`, and for a tool event's continue:false the warning `Operation stopped by
-/// hook[: <stopReason>]`), warnings logged; returns whether a tool event's run stops.
-bool apply_hook_effects(const HookReport& report, HookEvent event, const HookEffects& effects);
+/// hook[: <stopReason>]`), warnings logged; returns that warning when a tool event stops the run.
+std::optional<std::string> apply_hook_effects(const HookReport& report, HookEvent event,
+                                              const HookEffects& effects);
 
 /// The custom messages of `notes` (section 3.9): details `hookEvent`, `command`, and
 /// `toolCallId` when `call_id` is not empty.

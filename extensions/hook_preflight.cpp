@@ -71,7 +71,7 @@ std::unique_ptr<session::Waiting> HookPreflight::permission_request(
           case PermissionRequestOutcome::Behavior::deny:
             verdict.kind = session::PermissionHookVerdict::Kind::deny;
             verdict.text = std::move(o.text);
-            verdict.stop_run = verdict.stop_run || o.interrupt;
+            if (o.interrupt && !verdict.stop_run) verdict.stop_run = verdict.text;
             break;
         }
         done(std::move(verdict));
@@ -116,6 +116,15 @@ std::unique_ptr<session::Waiting> HookPreflight::after_call(
                           });
   if (!id) return nullptr;
   return hook_wait(runner_, *id);
+}
+
+void HookPreflight::question_put(const std::string& tool_name) {
+  if (!has_hooks(config_, HookEvent::notification)) return;
+  Json fields = Json::object();
+  fields["message"] = "Rebound needs your permission to use " + tool_name;
+  fields["notification_type"] = "permission_prompt";
+  run_observer_hooks(runner_, config_, HookEvent::notification, "permission_prompt", info_(),
+                     fields, report_);
 }
 
 }  // namespace rebound::extensions

@@ -36,6 +36,7 @@ class HookPreflight : public session::ToolPreflight, public session::PermissionH
   std::unique_ptr<session::Waiting> permission_request(
       const session::PreflightCall& call,
       std::function<void(session::PermissionHookVerdict)> done) override;
+  void question_put(const std::string& tool_name) override;
 
  private:
   const HookConfig& config_;

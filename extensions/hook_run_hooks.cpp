@@ -88,7 +88,8 @@ void HookRunHooks::session_end(std::string_view reason) {
   }
   // Shutdown, or an acp session's close (extensions.md sections 8, 9): running hooks are killed,
   // then SessionEnd's run, each bounded by sessionEndTimeoutMs or its own shorter timeout; the
-  // loop ends (the closed session's hooks go) when they have.
+  // loop ends (the closed session's hooks go) when they have. No idle_prompt comes any more.
+  idle_timer_->cancel();
   runner_.cancel_all();
   shutdown_handlers_.clear();
   for (const HookHandler* h : handlers_for(config_, HookEvent::session_end, reason)) {

@@ -42,6 +42,9 @@ class HookRunHooks : public session::RunHooks {
       std::string_view source, const std::string& model_id,
       std::function<void(std::vector<std::string>)> done) override;
   void session_end(std::string_view reason) override;
+  /// Once no hook of the runner is left (session_end() at shutdown killed the others).
+  void when_ended(std::function<void()> ended) override { runner_.when_idle(std::move(ended)); }
+  void cut_ended() override { runner_.cancel_all(); }
   void idle_began() override;
   void idle_ended() override { idle_timer_->cancel(); }
   std::unique_ptr<session::Waiting> pre_compact(

@@ -29,6 +29,7 @@ struct HookRunner::Batch {
   std::vector<std::unique_ptr<One>> ones;
   std::size_t left = 0;
   Done done;
+  session::WaitBoard::Mark mark;  // while an awaited event's hooks run
 };
 
 namespace {
@@ -74,6 +75,11 @@ std::uint64_t HookRunner::run(HookEvent event, const std::vector<const HookHandl
   batch->event = event;
   batch->done = std::move(done);
   batch->left = handlers.size();
+  if (board_ && is_awaited(event) && !handlers.empty())
+    batch->mark = board_->begin(session::WaitBoard::Kind::hook, scheduler_.now_epoch_ms(),
+                                [name = std::string(event_name(event))] {
+                                  return protocol::Json{{"hook", name}};
+                                });
   Batch& b = *batch;
   batches_[id] = std::move(batch);
   for (std::size_t i = 0; i < handlers.size(); ++i)

@@ -19,6 +19,7 @@
 #include "extensions/hook_config.h"
 #include "extensions/hook_output.h"
 #include "session/scheduler.h"
+#include "session/wait_board.h"
 
 namespace rebound::extensions {
 
@@ -46,6 +47,8 @@ class HookRunner {
   HookRunner& operator=(const HookRunner&) = delete;
 
   void set_session_id(std::string id) { environment_.session_id = std::move(id); }
+  /// Where the runs of awaited events are marked while they last (one-shot's heartbeat).
+  void set_wait_board(std::shared_ptr<session::WaitBoard> board) { board_ = std::move(board); }
 
   /// Starts `handlers` for `event` with `input` (one JSON object, written with one LF); `done`
   /// gets their runs in the handlers' order once all have ended, later on the loop (at once
@@ -71,6 +74,7 @@ class HookRunner {
   boost::asio::any_io_executor executor_;
   session::Scheduler& scheduler_;
   HookEnvironment environment_;
+  std::shared_ptr<session::WaitBoard> board_;
   std::uint64_t next_id_ = 0;
   void check_idle();
 

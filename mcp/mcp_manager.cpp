@@ -125,7 +125,7 @@ std::int64_t McpManager::longest_startup_ms() const {
 
 std::uint64_t McpManager::add_waiter(std::function<void()> settled_fn) {
   const std::uint64_t id = next_waiter_++;
-  Waiter w{id, std::move(settled_fn), scheduler_.make_timer()};
+  Waiter w{id, std::move(settled_fn), scheduler_.make_timer(), {}};
   // Bounded: a re-list that never ends does not hold the session (section 3.2).
   const std::int64_t limit = longest_startup_ms();
   w.limit->start(
@@ -149,7 +149,18 @@ std::uint64_t McpManager::add_waiter(std::function<void()> settled_fn) {
 
 std::unique_ptr<session::Waiting> McpManager::when_settled(std::function<void()> settled_fn) {
   if (settled()) return nullptr;
-  return std::make_unique<Wait>(*this, add_waiter(std::move(settled_fn)));
+  const std::uint64_t id = add_waiter(std::move(settled_fn));
+  if (board_)
+    waiters_.back().mark = board_->begin(session::WaitBoard::Kind::mcp, scheduler_.now_epoch_ms(),
+                                         [this] {
+                                           Json names = Json::array();
+                                           for (const auto& s : servers_)
+                                             if (s.connection->unsettled())
+                                               names.push_back(s.connection->name());
+                                           return names.empty() ? Json()
+                                                                : Json{{"servers", names}};
+                                         });
+  return std::make_unique<Wait>(*this, id);
 }
 
 void McpManager::after_settled(std::function<void()> fn) {

@@ -16,6 +16,7 @@
 #include "protocol/json.h"
 #include "session/scheduler.h"
 #include "session/tool.h"
+#include "session/wait_board.h"
 
 namespace rebound::mcp {
 
@@ -49,6 +50,8 @@ class McpManager : public session::DynamicTools {
   /// Stops every server at once; `gone` runs once no process of any is left.
   void stop_all(std::function<void()> gone);
   bool any_running() const;
+  /// Where a request's wait for servers still starting is marked (one-shot's heartbeat).
+  void set_wait_board(std::shared_ptr<session::WaitBoard> board) { board_ = std::move(board); }
 
  private:
   struct Server {
@@ -79,8 +82,10 @@ class McpManager : public session::DynamicTools {
     std::uint64_t id;
     std::function<void()> settled;
     std::unique_ptr<session::Timer> limit;
+    session::WaitBoard::Mark mark;  // a request's wait (when_settled)
   };
   std::vector<Waiter> waiters_;
+  std::shared_ptr<session::WaitBoard> board_;
   std::uint64_t next_waiter_ = 1;
   struct Restart {
     McpConnection* connection;

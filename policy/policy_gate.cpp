@@ -176,7 +176,7 @@ class PolicyGate::Preflight : public session::ToolPreflight {
             auto s = weak.lock();
             if (!s || !s->done) return;
             s->waiting.reset();
-            if (h.stop_run) held->stop_run = true;
+            if (h.stop_run) held->stop_run = h.stop_run;
             switch (h.kind) {
               case session::PermissionHookVerdict::Kind::deny:
                 return refuse(s, std::move(*held), std::move(h.text));
@@ -230,6 +230,7 @@ class PolicyGate::Preflight : public session::ToolPreflight {
     const std::int64_t timeout = gate_.ask_.timeout_ms;
     std::weak_ptr<bool> alive = gate_.alive_;
     st->asking = true;
+    const std::string tool = st->name;
     st->waiting = gate_.dialogs_->ask(
         request, [this, weak, held, always, timeout, alive](session::DialogAnswer a) {
           auto s = weak.lock();
@@ -245,6 +246,7 @@ class PolicyGate::Preflight : public session::ToolPreflight {
           if (yes || forever) return finish(s, std::move(*held));
           refuse(s, std::move(*held), user_denied_text());
         });
+    if (hooks_) hooks_->question_put(tool);
   }
 
   void refuse(const std::shared_ptr<State>& st, session::PreflightVerdict v, std::string text) {

@@ -345,7 +345,7 @@ void AgentSession::preflighted(std::uint64_t generation, std::size_t index,
   Run::Call& call = run_->batch[index];
   for (auto& note : verdict.context)
     call.context.push_back(std::move(note));
-  if (verdict.stop_run) run_->stop_requested = true;
+  if (verdict.stop_run && !run_->stop_requested) run_->stop_requested = verdict.stop_run;
   if (verdict.refused) {
     call.tool = nullptr;
     end_tool_call(generation, index, std::move(*verdict.refused));
@@ -445,7 +445,7 @@ void AgentSession::after_call_done(std::uint64_t generation, std::size_t index,
   deps_.scheduler.post([done = std::shared_ptr<Waiting>(std::move(call.after))] {});
   for (auto& note : verdict.context)
     call.context.push_back(std::move(note));
-  if (verdict.stop_run) run_->stop_requested = true;
+  if (verdict.stop_run && !run_->stop_requested) run_->stop_requested = verdict.stop_run;
   ToolResult result = std::move(*call.held);
   call.held.reset();
   close_tool_call(index, std::move(result));

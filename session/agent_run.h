@@ -46,7 +46,8 @@ struct AgentSession::Run {
   std::size_t next_preflight = 0;         // the next call the preflight takes
   std::unique_ptr<Waiting> preflight;     // the preflight of one call, while it runs
   bool aborting = false;                  // abort arrived during the batch
-  bool stop_requested = false;            // a hook's continue:false: the run ends after the batch
+  // A hook's continue:false (its text): the run ends after the batch.
+  std::optional<std::string> stop_requested;
   std::unique_ptr<Waiting> stop_wait;     // the Stop hooks of a run about to end, while they run
   std::int64_t stop_continuations = 0;    // how often Stop hooks continued this run
   std::vector<Completion> abort_waiters;  // abort calls answered at the run's end

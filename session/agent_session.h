@@ -184,6 +184,16 @@ class AgentSession {
     end_session_hooks(end_reason);
     if (loads_pending_ > 0) deps_.storage.cancel_loads();  // answered "cancelled" at once
   }
+  /// Runs `ended` once the SessionEnd hooks shutdown() started have ended (bounded by their
+  /// timeouts; at once without hooks).
+  void when_session_ended(std::function<void()> ended) {
+    if (!run_hooks_) return ended();
+    run_hooks_->when_ended(std::move(ended));
+  }
+  /// Kills those hooks (the deadline or a signal came first).
+  void cut_session_end() {
+    if (run_hooks_) run_hooks_->cut_ended();
+  }
   /// A switch_session is reading its file (its answer is still to come).
   bool is_loading() const { return loads_pending_ > 0; }
 
@@ -287,7 +297,9 @@ class AgentSession {
   bool is_retrying() const { return retry_.active(); }
   bool is_streaming() const { return run_ != nullptr; }
   /// Whether the last run that ended was ended by a hook's continue:false (extensions.md 3.7).
-  bool last_run_stopped_by_hook() const { return stopped_by_hook_; }
+  bool last_run_stopped_by_hook() const { return stopped_by_hook_.has_value(); }
+  /// Why (the hook's stop text), when it was.
+  const std::optional<std::string>& last_run_stop_text() const { return stopped_by_hook_; }
   /// No run, no retry chain, nothing queued.
   bool is_idle() const { return !run_ && !retry_.active() && !compaction_ && queued_count() == 0; }
 
@@ -456,7 +468,7 @@ class AgentSession {
   std::function<std::function<bool(std::string_view, bool)>()> walk_filter_;
   RunHooks* run_hooks_ = nullptr;
   SlashCommands* commands_ = nullptr;
-  bool stopped_by_hook_ = false;              // the last run that ended
+  std::optional<std::string> stopped_by_hook_;  // the last run that ended
   std::deque<Submission> submissions_;        // waiting for or in their UserPromptSubmit hooks
   std::unique_ptr<Waiting> submission_wait_;  // the first one's hooks
   std::uint64_t submission_generation_ = 0;

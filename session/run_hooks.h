@@ -86,6 +86,10 @@ class RunHooks {
   virtual void idle_ended() {}
   /// A session ends (`reason`: clear, resume, other); nothing waits.
   virtual void session_end(std::string_view reason) { (void)reason; }
+  /// Runs `ended` once the hooks session_end() started have ended (at once without any).
+  virtual void when_ended(std::function<void()> ended) { ended(); }
+  /// Kills what session_end() started (a one-shot run's deadline came first); no `ended` runs.
+  virtual void cut_ended() {}
   /// The session gave up on a run that ended in error: its error class and final message;
   /// nothing waits (StopFailure).
   virtual void run_failed(std::string_view error, const std::string& last_message) {

@@ -121,7 +121,7 @@ struct ContextNote {
 /// What the preflight decided: refused (the call does not run, `refused` is its result), or it
 /// runs, with `input` in place of its arguments when set (validated again by the session).
 /// Either way `context` follows the batch's results, and `stop_run` ends the run after the batch
-/// (a hook's `continue:false`).
+/// (a hook's `continue:false`; its text says why).
 /// A PreToolUse hook's allow or ask, which the permission policy counts as a matching rule.
 enum class HookPermission { none, allow, ask };
 
@@ -129,7 +129,7 @@ struct PreflightVerdict {
   std::optional<ToolResult> refused;
   std::optional<protocol::Json> input;
   std::vector<ContextNote> context;
-  bool stop_run = false;
+  std::optional<std::string> stop_run;
   HookPermission hook_permission = HookPermission::none;
   std::string hook_reason;  // the asking hook's permissionDecisionReason
 };
@@ -156,7 +156,7 @@ struct FinishedCall {
 /// What runs after a call, before its tool_execution_end: texts for the model and `stop_run`.
 struct AfterCallVerdict {
   std::vector<ContextNote> context;
-  bool stop_run = false;
+  std::optional<std::string> stop_run;
 };
 
 /// What the PermissionRequest hooks answered about a call the permission policy would ask about
@@ -167,7 +167,7 @@ struct PermissionHookVerdict {
   Kind kind = Kind::none;
   std::string text;
   std::optional<protocol::Json> input;
-  bool stop_run = false;
+  std::optional<std::string> stop_run;
 };
 
 /// The PermissionRequest hooks (policy.md section 4 step 9).
@@ -178,6 +178,9 @@ class PermissionHooks {
   /// later on the loop, unless the handle is destroyed first.
   virtual std::unique_ptr<Waiting> permission_request(
       const PreflightCall& call, std::function<void(PermissionHookVerdict)> done) = 0;
+  /// The policy's question about a call of `tool_name` was put to the client (the Notification
+  /// hooks' permission_prompt); nothing waits.
+  virtual void question_put(const std::string& tool_name) { (void)tool_name; }
 };
 
 /// The checks every call of a batch passes before any of them runs, one call after the other in

@@ -105,8 +105,10 @@ void SessionHooks::attach(session::AgentSession& session, std::string_view sourc
     if (mode) i.permission_mode = mode();
     return i;
   };
+  // The tool events' hooks, and Notification's permission_prompt (the policy gate's question).
   if (has(HookEvent::pre_tool_use) || has(HookEvent::permission_request) ||
-      has(HookEvent::post_tool_use) || has(HookEvent::post_tool_use_failure)) {
+      has(HookEvent::post_tool_use) || has(HookEvent::post_tool_use_failure) ||
+      has(HookEvent::notification)) {
     preflight_ =
         std::make_unique<extensions::HookPreflight>(setup_->config, runner_, info, report_);
     session.set_tool_preflight(preflight_.get());

@@ -82,6 +82,10 @@ class SessionHooks {
   void set_permission_mode(std::function<std::string()> mode) {
     permission_mode_ = std::move(mode);
   }
+  /// Where the runs of awaited hooks are marked (one-shot's heartbeat).
+  void set_wait_board(std::shared_ptr<session::WaitBoard> board) {
+    runner_.set_wait_board(std::move(board));
+  }
   session::ToolPreflight* preflight() const { return preflight_.get(); }
   session::PermissionHooks* permission_hooks() const { return preflight_.get(); }
   session::RunHooks* run_hooks() const { return run_hooks_.get(); }

@@ -83,7 +83,8 @@ void wire_extensions(SessionExtensions& ext, session::AgentSession& made, const 
 std::shared_ptr<SessionExtensions> make_extensions(AppParts& app, const fs::path& cwd,
                                                    const std::string& mode,
                                                    std::shared_ptr<bool> written,
-                                                   std::shared_ptr<const HookSetup> hooks) {
+                                                   std::shared_ptr<const HookSetup> hooks,
+                                                   std::shared_ptr<session::WaitBoard> waits = {}) {
   auto configs = read_extension_configs(app.options, app.agent_dir, cwd, app.getenv);
   auto ext = std::make_shared<SessionExtensions>();
   if (configs.empty()) return ext;
@@ -125,6 +126,7 @@ std::shared_ptr<SessionExtensions> make_extensions(AppParts& app, const fs::path
   options.version = REBOUND_VERSION;
   options.mode = mode;
   options.ui = mode == "print" ? "none" : mode;  // nobody answers a one-shot run's dialogs
+  options.waits = std::move(waits);
   e->set = std::make_shared<extensions::ExtensionSet>(
       app.scheduler, child_process_spawner(app.io.get_executor()), std::move(configs), options,
       e->host, &hooks->config);
@@ -141,6 +143,7 @@ struct ProcessSession {
   std::shared_ptr<session::ExtensionControl> control;
   std::shared_ptr<bool> command_seen;
   std::shared_ptr<SessionExtensions> ext;
+  std::shared_ptr<session::WaitBoard> waits;  // one-shot's: what the heartbeat names
 };
 using WrapPreflight =
     std::function<std::unique_ptr<session::ToolPreflight>(session::ToolPreflight* inner)>;
@@ -180,12 +183,15 @@ std::variant<ProcessSession, std::string> process_session(AppParts& app, const s
   auto mcp =
       make_mcp_set(app.io.get_executor(), app.scheduler, std::move(app.mcp_sources),
                    app.cwd.string(), app.getenv, app.active_tools, app.policy->mcp_sandboxing());
+  // What a run waits for, marked for one-shot's heartbeat (oneshot.md section 9).
+  auto waits = mode == "print" ? std::make_shared<session::WaitBoard>() : nullptr;
+  if (mcp) mcp->set_wait_board(waits);
   // The MCP servers' and the extensions' tools, less what a whole-tool deny removes.
   std::shared_ptr<session::DynamicTools> allowed_tools;
   session::DynamicTools* dynamic_tools = mcp.get();
   auto command_seen = std::make_shared<bool>(false);
   auto hook_setup = std::make_shared<const HookSetup>(app.hooks);
-  auto ext = make_extensions(app, app.cwd, mode, command_seen, hook_setup);
+  auto ext = make_extensions(app, app.cwd, mode, command_seen, hook_setup, waits);
   if (ext->set) {
     ext->tools = ext->set->tools(dynamic_tools, app.active_tools);
     dynamic_tools = ext->tools.get();
@@ -199,7 +205,7 @@ std::variant<ProcessSession, std::string> process_session(AppParts& app, const s
   std::shared_ptr<ExtensionEventTap> tap;
   std::shared_ptr<SessionHooks> hooks;
   auto make_session = [&app, files, dynamic_tools, allowed_tools, command_seen, ext, tap, hooks,
-                       hook_setup, policy, policy_preflight, outer_preflight,
+                       hook_setup, policy, policy_preflight, outer_preflight, waits,
                        wrap = std::move(wrap), file = std::move(session_file),
                        resume = std::move(resume)](session::SessionSlot slot,
                                                    session::EventSink& client) mutable {
@@ -215,6 +221,7 @@ std::variant<ProcessSession, std::string> process_session(AppParts& app, const s
     hooks = std::make_shared<SessionHooks>(app.io.get_executor(), app.scheduler, hook_setup,
                                            app.cwd.string(), app.shell_env, events,
                                            hook_report(ext, command_seen));
+    hooks->set_wait_board(waits);
     const bool resumed = resume.has_value();
     auto made = app.sessions.make(SessionSpec{app.cwd, slot, hooks->events(), app.tools.registry,
                                               dynamic_tools, std::move(file), std::move(resume)},
@@ -239,7 +246,7 @@ std::variant<ProcessSession, std::string> process_session(AppParts& app, const s
   std::shared_ptr<session::ExtensionControl> control;
   if (ext->set) control = std::shared_ptr<session::ExtensionControl>(ext, ext->set.get());
   return ProcessSession{std::move(make_session), std::move(mcp), std::move(control),
-                        std::move(command_seen), std::move(ext)};
+                        std::move(command_seen), std::move(ext), std::move(waits)};
 }
 
 // rpc: the process's session on the pi dialect.
@@ -273,7 +280,7 @@ ModeStart start_print(AppParts& app) {
   settings.max_input_bytes = o.max_line_bytes;
   auto front = std::make_unique<OneShotFrontEnd>(
       OneShotDeps{app.writer, app.scheduler, std::move(p.make), std::move(p.mcp),
-                  std::move(p.control), limits, std::move(settings)});
+                  std::move(p.control), limits, std::move(p.waits), std::move(settings)});
   // Every call a preflight refuses is a permission denial (through the limits' preflight).
   return std::unique_ptr<FrontEnd>(std::move(front));
 }

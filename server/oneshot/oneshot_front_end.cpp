@@ -40,7 +40,7 @@ class LimitPreflight : public session::ToolPreflight {
         if (!*pending) return;
         session::PreflightVerdict v;
         v.refused = session::ToolResult::error(text);
-        v.stop_run = true;
+        v.stop_run = text;
         (*pending)(std::move(v));
       });
       return std::make_unique<Handle>(pending);
@@ -91,6 +91,7 @@ OneShotFrontEnd::OneShotFrontEnd(OneShotDeps deps)
       mcp_(std::move(deps.mcp)),
       extensions_(std::move(deps.extensions)),
       limits_(std::move(deps.limits)),
+      waits_(std::move(deps.waits)),
       settings_(std::move(deps.settings)),
       events_(deps.writer, EnvelopeMode::pi),
       make_session_(std::move(deps.make_session)),
@@ -287,6 +288,7 @@ void OneShotFrontEnd::on_event(const session::Event& event) {
           // The failed message an overflow compaction handles is not a turn.
           if (e.reason == session::CompactionReason::overflow && pending_turn_ && pending_failed_)
             pending_turn_ = false;
+          compaction_reason_ = session::compaction_reason_name(e.reason);
           wait("compaction");
         } else if constexpr (std::is_same_v<E, ev::AutoCompactionEnd>) {
           if (e.result) ++tally_.compactions;
@@ -322,7 +324,9 @@ void OneShotFrontEnd::interrupted(int signo) {
 }
 
 void OneShotFrontEnd::stop(oneshot::Stop why) {
-  if (ending_.stop != oneshot::Stop::none || run_done_) return;
+  // During the SessionEnd hooks the run is over already: its result is written now.
+  if (run_done_) return end_run();
+  if (ending_.stop != oneshot::Stop::none) return;
   ending_.stop = why;
   if (!prompted_) {
     // Still reading stdin (or before it): nothing to abort.
@@ -351,11 +355,25 @@ void OneShotFrontEnd::finish_run() {
     ending_.stop = oneshot::Stop::timeout;
   if (ending_.stop == oneshot::Stop::none && s && s->last_run_stopped_by_hook()) {
     if (!limit_reached()) {
-      ending_.hook_stop = "the run was stopped";
+      ending_.hook_stop = s->last_run_stop_text();
     } else {
       ending_.stop = oneshot::Stop::max_turns;
     }
   }
+  if (!s) return end_run();
+  // Section 4 step 5: the SessionEnd hooks (`other`) run before the result, bounded by their
+  // timeouts and by the deadline or a signal (which write the result at once).
+  s->shutdown("other");
+  std::weak_ptr<bool> alive = alive_;
+  s->when_session_ended([this, alive] {
+    if (!alive.expired()) end_run();
+  });
+}
+
+void OneShotFrontEnd::end_run() {
+  if (result_written_) return;
+  // Cut short by the deadline or a signal: SessionEnd hooks still running are killed.
+  if (session::AgentSession* s = host_.find(slot_)) s->cut_session_end();
   write_result();
   if (finish_) finish_();
 }
@@ -403,10 +421,30 @@ void OneShotFrontEnd::heartbeat() {
   h["type"] = "heartbeat";
   h["seq"] = beat_seq_;
   h["elapsedMs"] = now;
-  const std::string waiting = !input_done_ ? "stdin" : waiting_;
+  // The first row of section 9's table that holds: the events tell a compaction, a backoff, a
+  // tool batch or the model; the board a hook, an interceptor or MCP servers still starting.
+  std::string waiting = !input_done_ ? "stdin" : waiting_;
+  std::int64_t since = waiting == "stdin" ? 0 : waiting_since_;
+  std::optional<session::WaitBoard::Seen> seen;
+  auto on_board = [&](session::WaitBoard::Kind kind, const char* name) {
+    if (!waits_ || !(seen = waits_->oldest(kind))) return false;
+    waiting = name;
+    since = now - (scheduler_.now_epoch_ms() - seen->since_ms);
+    return true;
+  };
+  if (waiting == "model" || waiting == "tool") {
+    if (!on_board(session::WaitBoard::Kind::hook, "hook") &&
+        !on_board(session::WaitBoard::Kind::extension, "extension") && waiting == "model")
+      on_board(session::WaitBoard::Kind::mcp, "mcp");
+  }
   h["waiting"] = waiting;
-  h["sinceMs"] = std::max<std::int64_t>(0, now - (waiting == "stdin" ? 0 : waiting_since_));
-  if (waiting == "stdin") {
+  h["sinceMs"] = std::max<std::int64_t>(0, now - since);
+  if (seen) {
+    for (const auto& [k, v] : seen->keys.items())
+      h[k] = v;
+  } else if (waiting == "compaction") {
+    h["reason"] = compaction_reason_;
+  } else if (waiting == "stdin") {
     h["bytes"] = input_.size();
   } else if (waiting == "backoff") {
     h["attempt"] = backoff_.value("attempt", 0);

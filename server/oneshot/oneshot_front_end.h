@@ -23,6 +23,7 @@
 #include "session/scheduler.h"
 #include "session/session_host.h"
 #include "session/tool.h"
+#include "session/wait_board.h"
 
 namespace rebound::server {
 
@@ -59,6 +60,7 @@ struct OneShotDeps {
   std::unique_ptr<mcp::McpManager> mcp;
   std::shared_ptr<session::ExtensionControl> extensions;
   std::shared_ptr<OneShotLimits> limits;
+  std::shared_ptr<session::WaitBoard> waits;  // hooks, interceptors, MCP servers (may be null)
   OneShotSettings settings;
 };
 
@@ -91,6 +93,8 @@ class OneShotFrontEnd : public FrontEnd, public session::EventSink {
   /// The first reason to stop wins; the run is aborted and the result follows once it ended.
   void stop(oneshot::Stop why);
   void finish_run();
+  /// The result, then the loop's end.
+  void end_run();
   void write_result();
   void heartbeat();
   std::int64_t elapsed_ms() const;
@@ -101,6 +105,7 @@ class OneShotFrontEnd : public FrontEnd, public session::EventSink {
   std::unique_ptr<mcp::McpManager> mcp_;
   std::shared_ptr<session::ExtensionControl> extensions_;
   std::shared_ptr<OneShotLimits> limits_;
+  std::shared_ptr<session::WaitBoard> waits_;
   OneShotSettings settings_;
   EventOutput events_;
   MakeRpcSession make_session_;
@@ -130,6 +135,7 @@ class OneShotFrontEnd : public FrontEnd, public session::EventSink {
   std::vector<std::pair<std::string, std::string>> running_tools_;
   bool streaming_ = false;
   std::int64_t attempt_ = 0;
+  std::string compaction_reason_;
   protocol::Json backoff_ = protocol::Json::object();
   IdleWaiter idle_;
   std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);

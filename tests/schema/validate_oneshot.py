@@ -31,6 +31,22 @@ RUNS = [
      ["--disallowed-tools", "Bash(rm:*)"]),
     ("max turns", [{"toolCalls": [{"name": "bash", "arguments": {"command": "true"}}]}, {"text": "x"}], {},
      ["--max-turns", "1"]),
+    ("slow answer", [{"text": "ok", "delayMs": 350}], {}, ["--heartbeat-ms", "100"]),
+    ("slow hook", [{"toolCalls": [{"name": "bash", "arguments": {"command": "true"}}]}, {"text": "ok"}],
+     {"hooks": {"PreToolUse": [{"hooks": [{"type": "command", "command": "sleep 0.35"}]}]}},
+     ["--heartbeat-ms", "100"]),
+    ("interceptor pending", [{"toolCalls": [{"name": "bash", "arguments": {"command": "true"}}]}, {"text": "ok"}],
+     {"extensions": {"guard": {"command": "python3", "timeoutMs": 20000, "env": {"EXT_MODE": "hang"},
+                               "args": [os.path.join(os.path.dirname(os.path.abspath(__file__)), "..",
+                                                     "extensions", "fixtures", "ext_fixture.py")]}}},
+     ["--heartbeat-ms", "100", "--timeout", "1.5"]),
+    ("MCP server starting", [{"text": "ok"}],
+     {"mcpServers": {"slow": {"command": "sleep", "args": ["30"], "startupTimeoutMs": 350}}},
+     ["--heartbeat-ms", "100"]),
+    ("overflow compaction", [{"toolCalls": [{"name": "bash", "arguments": {"command": "true"}}]},
+                             {"error": "400 This model's maximum context length is 128000 tokens"},
+                             {"text": "summary", "delayMs": 350}, {"text": "ok"}], {},
+     ["--heartbeat-ms", "100"]),
 ]
 
 
@@ -79,13 +95,15 @@ def main(binary, schema_dir):
                 continue
             check(one["session-header"], parsed[0], where + " header")
             for p in parsed[1:-1]:
-                kinds[p.get("type")] = kinds.get(p.get("type"), 0) + 1
+                kind = p.get("type") + (":" + p["waiting"] if p.get("type") == "heartbeat" else "")
+                kinds[kind] = kinds.get(kind, 0) + 1
                 check(one["heartbeat"] if p.get("type") == "heartbeat" else events, p, where)
     print(f"validated {lines} lines; middle lines by type: "
           + ", ".join(f"{k}={v}" for k, v in sorted(kinds.items())))
-    if "heartbeat" not in kinds:
-        failures += 1
-        print("no heartbeat line was seen")
+    for waiting in ("model", "backoff", "tool", "hook", "extension", "mcp", "compaction"):
+        if "heartbeat:" + waiting not in kinds:
+            failures += 1
+            print(f"no heartbeat waiting for {waiting} was seen")
     print(f"{failures} failed")
     return 1 if failures else 0
 

@@ -984,6 +984,50 @@ TEST_CASE("shutdown: running hooks are killed, SessionEnd runs bounded, nothing 
         std::string::npos);
 }
 
+TEST_CASE("Notification: permission_prompt when the policy's question is put to the client") {
+  testing::TempDir logs;
+  const std::string log = (logs.path() / "notify.log").string();
+  // Two calls asked about; the hook's matcher also takes the notification type.
+  ReboundProcess r = testing::tool_server(
+      testing::script_of(Json::array({testing::call("bash", {{"command", "echo one"}}),
+                                      testing::call("write", {{"path", "w.txt"}, {"content", "w"}})})),
+      {}, {"--permission-mode", "default"},
+      R"j({"hooks":{"Notification":)j" + group("cat >> " + log, "permission_prompt") + "}}");
+  r.send(testing::prompt());
+  int asked = 0;
+  for (;;) {
+    const Json line = r.read_json(10000ms);
+    if (line["type"] == "agent_end") break;
+    if (line["type"] != "extension_ui_request") continue;
+    ++asked;
+    r.send(Json{{"type", "extension_ui_response"}, {"id", line["id"]}, {"value", "Allow"}});
+  }
+  CHECK(asked == 2);
+  const auto in = lines_of(log, 2);
+  REQUIRE(in.size() == 2);
+  CHECK(in[0]["hook_event_name"] == "Notification");
+  CHECK(in[0]["message"] == "Rebound needs your permission to use bash");
+  CHECK(in[0]["notification_type"] == "permission_prompt");
+  CHECK(in[1]["message"] == "Rebound needs your permission to use write");
+}
+
+TEST_CASE("Notification: no permission_prompt when nobody is asked (--permission-prompts none)") {
+  testing::TempDir logs;
+  const std::string log = (logs.path() / "notify.log").string();
+  ReboundProcess r = testing::tool_server(
+      testing::script_of(Json::array({testing::call("bash", {{"command", "echo one"}})})), {},
+      {"--permission-mode", "default", "--permission-prompts", "none"},
+      R"j({"hooks":{"Notification":)j" + group("cat >> " + log) + "}}");
+  r.send(testing::prompt());
+  const auto events = r.read_until_type("agent_end", 20000ms);
+  CHECK(testing::text_of(testing::end_of(events, "call_1")["result"]) ==
+        "This command requires approval");
+  CHECK(testing::of_type(events, "extension_ui_request").empty());
+  // A run without a question writes nothing to the log (an idle_prompt comes after 60 s).
+  r.command(Json{{"id", "s"}, {"type", "get_state"}});
+  CHECK(!std::filesystem::exists(log));
+}
+
 TEST_CASE("Notification: idle_prompt once the session has been idle for idleNotificationMs") {
   testing::TempDir logs;
   const std::string log = (logs.path() / "idle.log").string();

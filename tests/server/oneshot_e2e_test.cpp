@@ -12,6 +12,7 @@
 #include <thread>
 #include <vector>
 
+#include "tests/support/proc_status.h"
 #include "tests/support/rebound_process.h"
 #include "tests/support/scripted_tools.h"
 
@@ -389,4 +390,133 @@ TEST_CASE("one-shot: a stdout its reader closed stops the run with exit 141 and 
   // section 8).
   run.r.proc().close_stdout();
   CHECK(run.exit_code() == 141);
+}
+
+namespace {
+
+// The heartbeats among a stream-json run's lines whose `waiting` is `kind`.
+std::vector<Json> beats_of(const std::vector<std::string>& lines, const std::string& kind) {
+  std::vector<Json> out;
+  for (const auto& l : lines) {
+    const Json j = Json::parse(l);
+    if (j["type"] == "heartbeat" && j["waiting"] == kind) out.push_back(j);
+  }
+  return out;
+}
+
+const char* kOneBash = R"([{"toolCalls":[{"name":"bash","arguments":{"command":"true"}}]},)"
+                       R"({"text":"done"}])";
+
+}  // namespace
+
+TEST_CASE("one-shot: heartbeats name a running hook, a pending interceptor, MCP servers, a "
+          "compaction") {
+  const std::vector<std::string> beat{"-p", "go", "--output-format", "stream-json",
+                                      "--heartbeat-ms", "100"};
+  {
+    // A PreToolUse hook that takes 700 ms: the run waits for it.
+    Run run(kOneBash, beat, "",
+            R"({"hooks":{"PreToolUse":[{"hooks":[{"type":"command","command":"sleep 0.7"}]}]}})");
+    const auto beats = beats_of(run.lines(), "hook");
+    REQUIRE(beats.size() >= 3);
+    std::vector<std::string> keys;
+    for (const auto& [k, v] : beats.back().items())
+      keys.push_back(k);
+    CHECK(keys == std::vector<std::string>{"type", "seq", "elapsedMs", "waiting", "sinceMs", "hook"});
+    CHECK(beats.back()["hook"] == "PreToolUse");
+    CHECK(beats.back()["sinceMs"].get<std::int64_t>() >= beats.front()["sinceMs"].get<std::int64_t>());
+    CHECK(run.exit_code() == 0);
+  }
+  {
+    // An interceptor that never answers (its timeout, also its start-up bound, is long enough
+    // for a loaded machine): the 2 s deadline ends the run while it is pending.
+    const std::string fixture =
+        std::string(REBOUND_SOURCE_DIR) + "/tests/extensions/fixtures/ext_fixture.py";
+    std::vector<std::string> args = beat;
+    args.insert(args.end(), {"--timeout", "2"});
+    Run run(kOneBash, args, "",
+            R"({"extensions":{"guard":{"command":"python3","timeoutMs":20000,"args":[")" +
+                fixture + R"("],"env":{"EXT_MODE":"hang"}}}})");
+    const auto lines = run.lines();
+    const auto beats = beats_of(lines, "extension");
+    REQUIRE(beats.size() >= 3);
+    CHECK(beats.back()["extension"] == "guard");
+    CHECK(beats.back()["toolCallId"] == "call_1");
+    CHECK(beats.back()["toolName"] == "bash");
+    CHECK(run.exit_code() == 7);
+  }
+  {
+    // A server that never answers initialize: the first request waits for it (700 ms).
+    Run run(R"([{"text":"done"}])", beat, "",
+            R"({"mcpServers":{"slow":{"command":"sleep","args":["30"],"startupTimeoutMs":700}}})");
+    const auto beats = beats_of(run.lines(), "mcp");
+    REQUIRE(beats.size() >= 3);
+    CHECK(beats.back()["servers"] == Json::array({"slow"}));
+    CHECK(run.exit_code() == 0);
+  }
+  // An overflow: the compaction's summary request takes 700 ms.
+  Run run(R"([{"toolCalls":[{"name":"bash","arguments":{"command":"true"}}]},)"
+          R"({"error":"400 This model's maximum context length is 128000 tokens"},)"
+          R"({"text":"the summary","delayMs":700},{"text":"done"}])",
+          beat);
+  const auto lines = run.lines();
+  const auto beats = beats_of(lines, "compaction");
+  REQUIRE(beats.size() >= 3);
+  CHECK(beats.back()["reason"] == "overflow");
+  CHECK(last_json(lines)["compactions"] == 1);
+}
+
+TEST_CASE("one-shot: SessionEnd hooks run before the result, a deadline cuts them short") {
+  {
+    Run run(R"([{"text":"hi"}])", {"-p", "go", "--output-format", "json"}, "",
+            R"({"hooks":{"SessionEnd":[{"hooks":[{"type":"command","command":)"
+            R"("cat > ../end.json"}]}]}})");
+    const auto lines = run.lines();
+    CHECK(last_json(lines)["subtype"] == "success");
+    // Written before the result line was (section 4 step 5).
+    const Json end = Json::parse(run.r.dir().read("end.json"));
+    CHECK(end["hook_event_name"] == "SessionEnd");
+    CHECK(end["reason"] == "other");
+    CHECK(run.exit_code() == 0);
+  }
+  // A hook that would take 30 s (its own bound 60 s): the 1 s deadline writes the result, the
+  // hook is killed and the run's outcome stands.
+  Run run(R"([{"text":"hi"}])", {"-p", "go", "--output-format", "json", "--timeout", "1"}, "",
+          R"({"extensionRunner":{"sessionEndTimeoutMs":60000},"hooks":{"SessionEnd":[{"hooks":[)"
+          R"({"type":"command","command":"echo $$ > ../hook.pid; exec sleep 30","timeout":60}]}]}})");
+  const Json result = last_json(run.lines(20000ms));
+  CHECK(result["subtype"] == "success");
+  CHECK(result["duration_ms"].get<std::int64_t>() < 10000);
+  CHECK(run.exit_code() == 0);
+  const pid_t pid = std::stoi(run.r.dir().read("hook.pid"));
+  CHECK(testing::process_ended(pid));
+}
+
+TEST_CASE("one-shot: a hook's stop and a refused prompt end the run hook_stopped, exit 9") {
+  {
+    // PreToolUse continue:false: the batch completes, no further request.
+    Run run(R"([{"toolCalls":[{"name":"bash","arguments":{"command":"true"}}]},{"text":"never"}])",
+            {"-p", "go", "--output-format", "json"}, "",
+            R"({"hooks":{"PreToolUse":[{"hooks":[{"type":"command","command":)"
+            R"("echo '{\"continue\":false,\"stopReason\":\"enough for today\"}'"}]}]}})");
+    const Json result = last_json(run.lines());
+    CHECK(result["subtype"] == "success");
+    CHECK(result["terminal_reason"] == "hook_stopped");
+    CHECK(run.exit_code() == 9);
+    CHECK(run.r.proc().stderr_text().find(
+              "rebound: stopped by a hook: Operation stopped by hook: enough for today\n") !=
+          std::string::npos);
+    CHECK(run.script_request(1).is_null());  // no second request
+  }
+  Run run(R"([{"text":"never"}])", {"-p", "go", "--output-format", "json"}, "",
+          R"({"hooks":{"UserPromptSubmit":[{"hooks":[{"type":"command","command":)"
+          R"("echo no prompts today >&2; exit 2"}]}]}})");
+  const Json result = last_json(run.lines());
+  CHECK(result["terminal_reason"] == "hook_stopped");
+  CHECK(result["num_turns"] == 0);
+  CHECK(run.exit_code() == 9);
+  CHECK(run.r.proc().stderr_text().find(
+            "rebound: stopped by a hook: UserPromptSubmit operation blocked by hook:\n"
+            "[echo no prompts today >&2; exit 2]: no prompts today") != std::string::npos);
+  CHECK(run.script_request(0).is_null());
 }

@@ -136,7 +136,7 @@ TEST_CASE("after-call hooks hold each call's end, their texts follow the batch's
   hooks.after[1].done(std::move(second));  // the second ends first
   session::AfterCallVerdict first;
   first.context.push_back(note("about one"));
-  first.stop_run = true;
+  first.stop_run = "Operation stopped by hook";
   hooks.after[0].done(std::move(first));
   h.scheduler.run_all();
   // Ends in hook order, results in call order, then the texts per call in call order; the
