@@ -21,16 +21,11 @@ std::string change_reason(std::string_view source) {
   return "";
 }
 
-class RunHooksOver : public session::RunHooks {
+class RunHooksOver : public session::ForwardingRunHooks {
  public:
   RunHooksOver(ExtensionSet& set, session::RunHooks* inner, std::function<Json()> session)
-      : set_(set), inner_(inner), session_(std::move(session)) {}
+      : ForwardingRunHooks(inner), set_(set), session_(std::move(session)) {}
 
-  std::unique_ptr<session::Waiting> prompt_submitted(
-      const std::string& text, const std::string& prompt_id,
-      std::function<void(session::PromptVerdict)> done) override {
-    return inner_ ? inner_->prompt_submitted(text, prompt_id, std::move(done)) : nullptr;
-  }
   std::unique_ptr<session::Waiting> session_start(
       std::string_view source, const std::string& model_id,
       std::function<void(std::vector<std::string>)> done) override {
@@ -43,18 +38,7 @@ class RunHooksOver : public session::RunHooks {
       if (!previous_file_.empty()) params["previousSessionFile"] = previous_file_;
       set_.notify_all("session_start", params);
     }
-    return inner_ ? inner_->session_start(source, model_id, std::move(done)) : nullptr;
-  }
-  std::unique_ptr<session::Waiting> pre_compact(
-      std::string_view trigger, const std::optional<std::string>& custom,
-      std::function<void(session::PreCompactVerdict)> done) override {
-    return inner_ ? inner_->pre_compact(trigger, custom, std::move(done)) : nullptr;
-  }
-  void idle_began() override {
-    if (inner_) inner_->idle_began();
-  }
-  void idle_ended() override {
-    if (inner_) inner_->idle_ended();
+    return ForwardingRunHooks::session_start(source, model_id, std::move(done));
   }
   void session_end(std::string_view reason) override {
     if (const std::string r = change_reason(reason); !r.empty()) {
@@ -65,26 +49,11 @@ class RunHooksOver : public session::RunHooks {
       params["sessionId"] = now.value("sessionId", Json(""));
       set_.notify_all("session_shutdown", params);
     }
-    if (inner_) inner_->session_end(reason);
-  }
-  void when_ended(std::function<void()> ended) override {
-    if (!inner_) return ended();
-    inner_->when_ended(std::move(ended));
-  }
-  void cut_ended() override {
-    if (inner_) inner_->cut_ended();
-  }
-  void run_failed(std::string_view error, const std::string& last_message) override {
-    if (inner_) inner_->run_failed(error, last_message);
-  }
-  std::unique_ptr<session::Waiting> stop(const session::StopCall& call,
-                                         std::function<void(session::StopVerdict)> done) override {
-    return inner_ ? inner_->stop(call, std::move(done)) : nullptr;
+    ForwardingRunHooks::session_end(reason);
   }
 
  private:
   ExtensionSet& set_;
-  session::RunHooks* inner_;
   std::function<Json()> session_;
   std::string previous_file_;
 };

@@ -269,7 +269,18 @@ void AgentSession::stop_hooks_done(std::uint64_t generation, StopVerdict verdict
   if (!run_ || run_->generation != generation || !run_->stop_wait) return;
   // The handle may be inside its own completion now: it goes once this call stack is done.
   deps_.scheduler.post([done = std::shared_ptr<Waiting>(std::move(run_->stop_wait))] {});
-  if (verdict.continue_run) {
+  if (verdict.user_message) {
+    // The same run goes on with a user message (a re-ask; a steer that arrived meanwhile
+    // follows it).
+    emit(ev::TurnStart{});
+    UserInput input;
+    input.text = std::move(*verdict.user_message);
+    std::vector<Queued> asked;
+    asked.push_back(Queued{std::move(input), {}});
+    add_user_messages(std::move(asked));
+    if (!run_->aborting) add_user_messages(take(steering_, steering_mode_));
+    request_assistant();
+  } else if (verdict.continue_run) {
     // The same run goes on: the hooks' texts, then a new turn (a steer that arrived meanwhile
     // is delivered there too).
     ++run_->stop_continuations;

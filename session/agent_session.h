@@ -277,6 +277,7 @@ class AgentSession {
   }
   /// Whether a run about to end goes on (Stop hooks); none by default.
   void set_run_hooks(RunHooks* hooks) { run_hooks_ = hooks; }
+  RunHooks* run_hooks() const { return run_hooks_; }
   /// The slash commands its prompts can name (extensions.md section 4.6); none by default.
   void set_slash_commands(SlashCommands* commands) { commands_ = commands; }
   SlashCommands* slash_commands() const { return commands_; }

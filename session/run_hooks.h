@@ -26,10 +26,12 @@ struct StopCall {
   const std::string& last_assistant_message;
 };
 
-/// `continue_run`: the same run goes on, with `context` (custom messages) before its next turn.
+/// `continue_run`: the same run goes on, with `context` (custom messages) before its next turn;
+/// `user_message`: it goes on with that user message (one-shot's re-ask for a structured output).
 struct StopVerdict {
   bool continue_run = false;
   std::vector<ContextNote> context;
+  std::optional<std::string> user_message;
 };
 
 /// A submitted message's UserPromptSubmit verdict: refused with a text, or accepted with hook
@@ -98,6 +100,55 @@ class RunHooks {
   }
   virtual std::unique_ptr<Waiting> stop(const StopCall& call,
                                         std::function<void(StopVerdict)> done) = 0;
+};
+
+/// Passes every question to `inner` (none: the answers of a session without hooks); a wrapper
+/// overrides what it changes.
+class ForwardingRunHooks : public RunHooks {
+ public:
+  explicit ForwardingRunHooks(RunHooks* inner) : inner_(inner) {}
+  std::unique_ptr<Waiting> prompt_submitted(const std::string& text, const std::string& prompt_id,
+                                            std::function<void(PromptVerdict)> done) override {
+    return inner_ ? inner_->prompt_submitted(text, prompt_id, std::move(done)) : nullptr;
+  }
+  std::unique_ptr<Waiting> session_start(std::string_view source, const std::string& model_id,
+                                         std::function<void(std::vector<std::string>)> done) override {
+    return inner_ ? inner_->session_start(source, model_id, std::move(done)) : nullptr;
+  }
+  std::unique_ptr<Waiting> pre_compact(std::string_view trigger,
+                                       const std::optional<std::string>& custom,
+                                       std::function<void(PreCompactVerdict)> done) override {
+    return inner_ ? inner_->pre_compact(trigger, custom, std::move(done)) : nullptr;
+  }
+  void idle_began() override {
+    if (inner_) inner_->idle_began();
+  }
+  void idle_ended() override {
+    if (inner_) inner_->idle_ended();
+  }
+  void session_end(std::string_view reason) override {
+    if (inner_) inner_->session_end(reason);
+  }
+  void when_ended(std::function<void()> ended) override {
+    if (!inner_) return ended();
+    inner_->when_ended(std::move(ended));
+  }
+  void cut_ended() override {
+    if (inner_) inner_->cut_ended();
+  }
+  void run_failed(std::string_view error, const std::string& last_message) override {
+    if (inner_) inner_->run_failed(error, last_message);
+  }
+  std::unique_ptr<Waiting> stop(const StopCall& call,
+                                std::function<void(StopVerdict)> done) override {
+    return inner_ ? inner_->stop(call, std::move(done)) : nullptr;
+  }
+
+ protected:
+  RunHooks* inner() const { return inner_; }
+
+ private:
+  RunHooks* inner_;
 };
 
 }  // namespace rebound::session

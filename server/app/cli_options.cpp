@@ -3,9 +3,12 @@
 #include <CLI/CLI.hpp>
 #include <cerrno>
 #include <cstdlib>
+#include <variant>
 
+#include "config/json_file.h"
 #include "policy/policy.h"
 #include "server/app/modes.h"
+#include "server/oneshot/json_schema.h"
 #include "session/session_tree.h"
 #include "tools/definitions.h"
 
@@ -82,9 +85,11 @@ std::optional<std::string> apply_policy_flags(const PolicyFlags& f,
 struct OneShotFlags {
   bool print = false;
   std::vector<std::string> positional;
-  std::optional<std::string> format, timeout, max_turns, heartbeat;
+  std::optional<std::string> format, timeout, max_turns, heartbeat, budget, schema,
+      schema_retries;
   CLI::Option *format_option = nullptr, *timeout_option = nullptr, *turns_option = nullptr,
-              *heartbeat_option = nullptr;
+              *heartbeat_option = nullptr, *budget_option = nullptr, *schema_option = nullptr,
+              *schema_retries_option = nullptr;
   bool envelope_given = false, acp_given = false;  // rpc's and acp's own flags
 };
 
@@ -99,6 +104,46 @@ void add_oneshot_flags(CLI::App& app, OneShotFlags& f) {
       app.add_option("--max-turns", f.max_turns, "One-shot limit of model responses (1..100000)");
   f.heartbeat_option = app.add_option("--heartbeat-ms", f.heartbeat,
                                       "stream-json heartbeat interval: 0 (off) or 100..3600000");
+  f.budget_option = app.add_option("--max-budget-usd", f.budget,
+                                   "One-shot limit of the run's cost in USD (a number > 0)");
+  f.schema_option = app.add_option(
+      "--json-schema", f.schema,
+      "One-shot structured output: an object schema as JSON text, or a file holding one");
+  f.schema_retries_option = app.add_option("--json-schema-retries", f.schema_retries,
+                                           "Re-asks for a valid structured output (0..10, 2)");
+}
+
+// --max-budget-usd: digits with an optional decimal part, above 0.
+std::optional<double> budget_usd(const std::string& s) {
+  const std::size_t dot = s.find('.');
+  const std::string whole = s.substr(0, dot);
+  const std::string frac = dot == std::string::npos ? "" : s.substr(dot + 1);
+  if (whole.empty() || whole.size() > 9 || frac.size() > 9 ||
+      (dot != std::string::npos && frac.empty()) ||
+      whole.find_first_not_of("0123456789") != std::string::npos ||
+      frac.find_first_not_of("0123456789") != std::string::npos)
+    return std::nullopt;
+  const double v = std::strtod(s.c_str(), nullptr);
+  if (!(v > 0)) return std::nullopt;
+  return v;
+}
+
+// --json-schema's value (oneshot.md section 11.1): JSON text when it starts with `{`, else a
+// file; checked as section 11.3 says. The schema, or the stderr line.
+std::variant<protocol::Json, std::string> read_json_schema(const std::string& value) {
+  std::string text = value;
+  const std::size_t first = value.find_first_not_of(" \t\r\n");
+  if (first == std::string::npos || value[first] != '{') {
+    const auto read = config::read_regular_file(value, 4 * 1024 * 1024);
+    if (read.status != config::FileReadStatus::ok)
+      return "rebound: --json-schema: cannot read " + value + ": " + read.error;
+    text = read.text;
+  }
+  protocol::Json schema = protocol::Json::parse(text, nullptr, false);
+  if (schema.is_discarded()) return std::string("rebound: --json-schema: not valid JSON");
+  auto compiled = oneshot::JsonSchema::compile(schema);
+  if (auto* error = std::get_if<std::string>(&compiled)) return "rebound: " + *error;
+  return schema;
 }
 
 std::optional<std::int64_t> integer_in(const std::string& s, std::int64_t lo, std::int64_t hi) {
@@ -137,7 +182,8 @@ std::optional<std::string> apply_oneshot_flags(const OneShotFlags& f, bool mode_
     if (!f.positional.empty())
       return "rebound: unexpected argument '" + f.positional[0] + "': a prompt needs -p";
     for (const CLI::Option* opt :
-         {f.format_option, f.timeout_option, f.turns_option, f.heartbeat_option})
+         {f.format_option, f.timeout_option, f.turns_option, f.heartbeat_option, f.budget_option,
+          f.schema_option, f.schema_retries_option})
       if (opt->count() > 0) return "rebound: " + opt->get_name() + " needs -p";
     return std::nullopt;
   }
@@ -173,6 +219,24 @@ std::optional<std::string> apply_oneshot_flags(const OneShotFlags& f, bool mode_
       return "rebound: --heartbeat-ms: expected 0 or an integer 100..3600000, got '" +
              *f.heartbeat + "'";
     o.heartbeat_ms = *v;
+  }
+  if (f.budget) {
+    o.max_budget_usd = budget_usd(*f.budget);
+    if (!o.max_budget_usd)
+      return "rebound: --max-budget-usd: expected a number > 0, got '" + *f.budget + "'";
+    o.max_budget_text = *f.budget;
+  }
+  if (f.schema_retries) {
+    const auto v = integer_in(*f.schema_retries, 0, 10);
+    if (!v)
+      return "rebound: --json-schema-retries: expected an integer 0..10, got '" +
+             *f.schema_retries + "'";
+    o.json_schema_retries = *v;
+  }
+  if (f.schema) {
+    auto schema = read_json_schema(*f.schema);
+    if (auto* error = std::get_if<std::string>(&schema)) return *error;
+    o.json_schema = std::move(std::get<protocol::Json>(schema));
   }
   o.mode = "print";
   return std::nullopt;
@@ -219,8 +283,9 @@ void add_help_footer(CLI::App& app) {
       "  rebound -p \"Say hello\" --output-format json              one result line\n"
       "  git diff | rebound -p review --output-format stream-json   events, then the result\n"
       "Exit codes: 0 finished, 1 Rebound failed, 2 bad command line or no prompt, 3 provider\n"
-      "refused, 4 retries gave up, 5 usage limit, 6 context overflow, 7 --max-turns or\n"
-      "--timeout reached, 9 finished with refused tool calls, 129/130/143 SIGHUP/SIGINT/SIGTERM.");
+      "refused, 4 retries gave up, 5 usage limit, 6 context overflow, 7 --max-turns,\n"
+      "--max-budget-usd or --timeout reached, 8 no valid --json-schema output, 9 finished with\n"
+      "refused tool calls, 129/130/143 SIGHUP/SIGINT/SIGTERM.");
 }
 
 CliParse parse_command_line(const std::vector<std::string>& args) {

@@ -53,6 +53,10 @@ struct CliOptions {
   std::string timeout_text;                // S as given (the error text quotes it)
   std::optional<std::int64_t> max_turns;   // --max-turns N
   std::int64_t heartbeat_ms = 10000;       // --heartbeat-ms (0: off)
+  std::optional<double> max_budget_usd;    // --max-budget-usd X
+  std::string max_budget_text;             // X as given
+  std::optional<protocol::Json> json_schema;  // --json-schema, checked (oneshot.md 11.1)
+  std::int64_t json_schema_retries = 2;       // --json-schema-retries
   bool continue_session = false;           // --continue (oneshot.md section 14)
   std::optional<std::string> resume;       // --resume PATH
 };

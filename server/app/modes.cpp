@@ -145,11 +145,11 @@ struct ProcessSession {
   std::shared_ptr<SessionExtensions> ext;
   std::shared_ptr<session::WaitBoard> waits;  // one-shot's: what the heartbeat names
 };
-using WrapPreflight =
-    std::function<std::unique_ptr<session::ToolPreflight>(session::ToolPreflight* inner)>;
-
-std::variant<ProcessSession, std::string> process_session(AppParts& app, const std::string& mode,
-                                                          WrapPreflight wrap = nullptr) {
+// One-shot's limits around the session: in front of every preflight and run hook, and with
+// `schema` the structured_output tool and its prompt paragraph (oneshot.md sections 10, 11).
+std::variant<ProcessSession, std::string> process_session(
+    AppParts& app, const std::string& mode, std::shared_ptr<OneShotLimits> limits = nullptr,
+    std::optional<protocol::Json> schema = std::nullopt) {
   const CliOptions& o = app.options;
   auto files = app.sessions.files_for(app.cwd);
   std::optional<session::LoadedSession> resume;
@@ -201,12 +201,21 @@ std::variant<ProcessSession, std::string> process_session(AppParts& app, const s
     allowed_tools = policy->filter(dynamic_tools);
     dynamic_tools = allowed_tools.get();
   }
+  // Not subject to the policy: it has no effect outside the run (section 11.1).
+  std::shared_ptr<session::DynamicTools> structured_tools;
+  if (limits && schema) {
+    structured_tools = limits->tools(dynamic_tools, *schema);
+    dynamic_tools = structured_tools.get();
+  }
+  std::shared_ptr<session::RunHooks> outer_run_hooks;
   std::shared_ptr<session::ToolPreflight> policy_preflight, outer_preflight;
   std::shared_ptr<ExtensionEventTap> tap;
   std::shared_ptr<SessionHooks> hooks;
   auto make_session = [&app, files, dynamic_tools, allowed_tools, command_seen, ext, tap, hooks,
                        hook_setup, policy, policy_preflight, outer_preflight, waits,
-                       wrap = std::move(wrap), file = std::move(session_file),
+                       structured_tools, outer_run_hooks, limits, tail = std::string(
+                           schema ? kStructuredPromptTail : ""),
+                       file = std::move(session_file),
                        resume = std::move(resume)](session::SessionSlot slot,
                                                    session::EventSink& client) mutable {
     // With extensions, every event also goes to those that subscribed (extensions.md 4.3).
@@ -223,9 +232,10 @@ std::variant<ProcessSession, std::string> process_session(AppParts& app, const s
                                            hook_report(ext, command_seen));
     hooks->set_wait_board(waits);
     const bool resumed = resume.has_value();
-    auto made = app.sessions.make(SessionSpec{app.cwd, slot, hooks->events(), app.tools.registry,
-                                              dynamic_tools, std::move(file), std::move(resume)},
-                                  *files);
+    SessionSpec spec{app.cwd, slot, hooks->events(), app.tools.registry,
+                     dynamic_tools, std::move(file), std::move(resume)};
+    spec.prompt_tail = tail;
+    auto made = app.sessions.make(std::move(spec), *files);
     ext->session = made.get();
     // --name: as a first set_session_name, without its event (sessions.md section 5).
     if (app.options.session_name) (void)made->set_session_name(*app.options.session_name, false);
@@ -236,9 +246,11 @@ std::variant<ProcessSession, std::string> process_session(AppParts& app, const s
     made->set_tool_preflight(policy_preflight.get());
     made->set_walk_filter([policy] { return policy->walk_filter(); });
     if (ext->set) wire_extensions(*ext, *made, hooks.get(), policy_preflight.get());
-    if (wrap) {
-      outer_preflight = wrap(ext->set ? ext->preflight.get() : policy_preflight.get());
+    if (limits) {
+      outer_preflight = limits->preflight(ext->set ? ext->preflight.get() : policy_preflight.get());
       made->set_tool_preflight(outer_preflight.get());
+      outer_run_hooks = limits->run_hooks(made->run_hooks());
+      made->set_run_hooks(outer_run_hooks.get());
     }
     return made;
   };
@@ -265,8 +277,7 @@ ModeStart start_rpc(AppParts& app) {
 // print: one run of the process's session (oneshot.md), nobody to ask.
 ModeStart start_print(AppParts& app) {
   auto limits = std::make_shared<OneShotLimits>(app.scheduler);
-  auto made = process_session(
-      app, "print", [limits](session::ToolPreflight* inner) { return limits->preflight(inner); });
+  auto made = process_session(app, "print", limits, app.options.json_schema);
   if (auto* error = std::get_if<std::string>(&made)) return *error;
   ProcessSession& p = std::get<ProcessSession>(made);
   const CliOptions& o = app.options;
@@ -276,6 +287,14 @@ ModeStart start_print(AppParts& app) {
   settings.timeout_ms = o.timeout_ms;
   settings.timeout_text = o.timeout_text;
   settings.max_turns = o.max_turns;
+  settings.max_budget_usd = o.max_budget_usd;
+  settings.max_budget_text = o.max_budget_text;
+  settings.schema_retries = o.json_schema_retries;
+  if (o.json_schema) {
+    auto compiled = oneshot::JsonSchema::compile(*o.json_schema);  // checked at the command line
+    if (auto* error = std::get_if<std::string>(&compiled)) return *error;
+    settings.schema = std::move(std::get<oneshot::JsonSchema>(compiled));
+  }
   settings.heartbeat_ms = o.heartbeat_ms;
   settings.max_input_bytes = o.max_line_bytes;
   auto front = std::make_unique<OneShotFrontEnd>(

@@ -57,11 +57,12 @@ std::unique_ptr<session::AgentSession> SessionFactory::make(SessionSpec spec,
       spec.active_tools ? *spec.active_tools : deps_.active_tools;
   const bool read_active = std::find(active.begin(), active.end(), "read") != active.end();
   auto prompt = [o = &o, active, agent_dir = deps_.agent_dir, cwd = spec.cwd, read_active,
-                 guideline = spec.guideline.value_or(deps_.guideline)](const std::string& base,
-                                                                       const std::string& skills) {
+                 guideline = spec.guideline.value_or(deps_.guideline),
+                 tail = spec.prompt_tail](const std::string& base, const std::string& skills) {
     // The skills block needs the read tool (sessions.md section 10.3).
     return system_prompt_for(base, active, !o->no_context_files, agent_dir, cwd,
-                             read_active ? skills : std::string(), guideline);
+                             read_active ? skills : std::string(), guideline) +
+           tail;
   };
   auto scan = [o = &o, agent_dir = deps_.agent_dir, cwd = spec.cwd](
                   const session::Settings& settings, std::vector<std::string>& warnings) {

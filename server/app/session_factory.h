@@ -43,6 +43,8 @@ struct SessionSpec {
   /// acp: the session's own policy decides these (none: the process's).
   std::optional<std::vector<std::string>> active_tools = std::nullopt;
   std::optional<std::string> guideline = std::nullopt;
+  /// Appended to the system prompt (one-shot's structured output paragraph).
+  std::string prompt_tail = {};
 };
 
 /// The process-wide parts every session shares.

@@ -18,8 +18,24 @@ namespace ev = session::ev;
 
 namespace {
 
-// What the limits answer for a call while one is reached: its text, and the run ends after the
-// batch (the calls are not run, no request follows).
+// `value` handed to `done` later on the loop, unless the returned wait is dropped first.
+template <typename T>
+std::unique_ptr<session::Waiting> posted(session::Scheduler& scheduler, T value,
+                                         std::function<void(T)> done) {
+  auto pending = std::make_shared<std::function<void(T)>>(std::move(done));
+  struct Handle : session::Waiting {
+    explicit Handle(std::shared_ptr<std::function<void(T)>> d) : done(std::move(d)) {}
+    ~Handle() override { *done = nullptr; }
+    std::shared_ptr<std::function<void(T)>> done;
+  };
+  scheduler.post([pending, value = std::move(value)]() mutable {
+    if (*pending) (*pending)(std::move(value));
+  });
+  return std::make_unique<Handle>(pending);
+}
+
+// The front end's own verdicts first (a structured output's calls, a limit reached, a run that
+// gave up); the preflights behind decide the other calls.
 class LimitPreflight : public session::ToolPreflight {
  public:
   LimitPreflight(OneShotLimits& limits, session::ToolPreflight* inner)
@@ -27,24 +43,8 @@ class LimitPreflight : public session::ToolPreflight {
   std::unique_ptr<session::Waiting> check(
       const session::PreflightCall& call,
       std::function<void(session::PreflightVerdict)> done) override {
-    if (auto text = limits_.reached ? limits_.reached() : std::nullopt) {
-      auto pending =
-          std::make_shared<std::function<void(session::PreflightVerdict)>>(std::move(done));
-      struct Handle : session::Waiting {
-        explicit Handle(std::shared_ptr<std::function<void(session::PreflightVerdict)>> d)
-            : done(std::move(d)) {}
-        ~Handle() override { *done = nullptr; }
-        std::shared_ptr<std::function<void(session::PreflightVerdict)>> done;
-      };
-      limits_.scheduler->post([pending, text = std::move(*text)] {
-        if (!*pending) return;
-        session::PreflightVerdict v;
-        v.refused = session::ToolResult::error(text);
-        v.stop_run = text;
-        (*pending)(std::move(v));
-      });
-      return std::make_unique<Handle>(pending);
-    }
+    if (auto own = limits_.own ? limits_.own(call) : std::nullopt)
+      return posted(*limits_.scheduler, std::move(*own), std::move(done));
     if (!inner_) return nullptr;
     // What the preflights behind refuse is a permission denial of the run.
     return inner_->check(call, [this, id = call.id, name = call.name, input = call.input,
@@ -69,6 +69,78 @@ class LimitPreflight : public session::ToolPreflight {
   session::ToolPreflight* inner_;
 };
 
+// A run about to end normally: the front end may re-ask (section 11.2) or end it; otherwise
+// the hooks behind (Stop) decide.
+class LimitRunHooks : public session::ForwardingRunHooks {
+ public:
+  LimitRunHooks(OneShotLimits& limits, session::RunHooks* inner)
+      : ForwardingRunHooks(inner), limits_(limits) {}
+  std::unique_ptr<session::Waiting> stop(const session::StopCall& call,
+                                         std::function<void(session::StopVerdict)> done) override {
+    const OneShotLimits::AtEnd end = limits_.at_end ? limits_.at_end() : OneShotLimits::AtEnd{};
+    if (end.kind == OneShotLimits::AtEnd::Kind::end) return nullptr;
+    if (end.kind == OneShotLimits::AtEnd::Kind::pass)
+      return ForwardingRunHooks::stop(call, std::move(done));
+    session::StopVerdict verdict;
+    verdict.user_message = end.message;
+    return posted(*limits_.scheduler, std::move(verdict), std::move(done));
+  }
+
+ private:
+  OneShotLimits& limits_;
+};
+
+// `structured_output` (section 11.1): offered, never started (the preflight answers its calls).
+class StructuredOutputTool : public session::Tool {
+ public:
+  StructuredOutputTool(session::Scheduler& scheduler, const Json& schema) : scheduler_(scheduler) {
+    definition_.name = kStructuredToolName;
+    definition_.description = kStructuredToolDescription;
+    definition_.parameters = schema;
+    definition_.external = true;  // the whole schema to every provider, arguments unchanged
+  }
+  const session::ToolDefinition& definition() const override { return definition_; }
+  std::unique_ptr<session::ToolCall> start(const Json&, const session::ToolContext&, Progress,
+                                           Done done) override {
+    scheduler_.post([done = std::move(done)] {
+      done(session::ToolResult::error("Not run: the structured output was already given."));
+    });
+    return nullptr;
+  }
+
+ private:
+  session::Scheduler& scheduler_;
+  session::ToolDefinition definition_;
+};
+
+// The tools behind, one place kept for `structured_output`, which comes last.
+class StructuredTools : public session::DynamicTools {
+ public:
+  StructuredTools(session::DynamicTools* inner, std::shared_ptr<session::Tool> tool)
+      : inner_(inner), tool_(std::move(tool)) {}
+  std::unique_ptr<session::Waiting> when_settled(std::function<void()> settled) override {
+    return inner_ ? inner_->when_settled(std::move(settled)) : nullptr;
+  }
+  std::vector<std::shared_ptr<session::Tool>> offered(std::size_t room) override {
+    std::vector<std::shared_ptr<session::Tool>> out;
+    if (room == 0) return out;
+    if (inner_) out = inner_->offered(room - 1);
+    out.push_back(tool_);
+    return out;
+  }
+
+ private:
+  session::DynamicTools* inner_;
+  std::shared_ptr<session::Tool> tool_;
+};
+
+session::PreflightVerdict result_of(std::string text, bool error) {
+  session::PreflightVerdict v;
+  v.refused = session::ToolResult::error(std::move(text));
+  v.refused->is_error = error;
+  return v;
+}
+
 std::int64_t steady_ms() {
   return std::chrono::duration_cast<std::chrono::milliseconds>(
              std::chrono::steady_clock::now().time_since_epoch())
@@ -83,6 +155,16 @@ bool blank(const std::string& s) {
 
 std::unique_ptr<session::ToolPreflight> OneShotLimits::preflight(session::ToolPreflight* inner) {
   return std::make_unique<LimitPreflight>(*this, inner);
+}
+
+std::unique_ptr<session::RunHooks> OneShotLimits::run_hooks(session::RunHooks* inner) {
+  return std::make_unique<LimitRunHooks>(*this, inner);
+}
+
+std::unique_ptr<session::DynamicTools> OneShotLimits::tools(session::DynamicTools* inner,
+                                                           const Json& schema) {
+  return std::make_unique<StructuredTools>(
+      inner, std::make_shared<StructuredOutputTool>(*scheduler, schema));
 }
 
 OneShotFrontEnd::OneShotFrontEnd(OneShotDeps deps)
@@ -103,16 +185,19 @@ OneShotFrontEnd::OneShotFrontEnd(OneShotDeps deps)
   const auto state = s->state();
   if (state.model) tally_.model = state.model->provider + "/" + state.model->id;
   ending_.max_turns = settings_.max_turns.value_or(0);
+  ending_.max_budget_text = settings_.max_budget_text;
   ending_.timeout_text = settings_.timeout_text;
   ending_.context_window = state.model ? state.model->context_window : 0;
-  limits_->reached = [this] { return limit_reached(); };
+  limits_->own = [this](const session::PreflightCall& call) { return own_verdict(call); };
+  limits_->at_end = [this] { return at_end(); };
   limits_->refused = [this](const std::string& id, const std::string& name, const Json& input,
                             const std::string& text) { refused(id, name, input, text); };
 }
 
 OneShotFrontEnd::~OneShotFrontEnd() {
   *alive_ = false;
-  limits_->reached = nullptr;
+  limits_->own = nullptr;
+  limits_->at_end = nullptr;
   limits_->refused = nullptr;
 }
 
@@ -212,16 +297,99 @@ void OneShotFrontEnd::run_prompt() {
       });
 }
 
-std::optional<std::string> OneShotFrontEnd::limit_reached() const {
-  if (!settings_.max_turns) return std::nullopt;
+std::optional<std::pair<oneshot::Stop, std::string>> OneShotFrontEnd::limit_reached() const {
   const std::int64_t turns = tally_.num_turns + (pending_turn_ && !pending_failed_ ? 1 : 0);
-  if (turns < *settings_.max_turns) return std::nullopt;
-  return "Not run: the run reached --max-turns " + std::to_string(*settings_.max_turns) + ".";
+  if (settings_.max_turns && turns >= *settings_.max_turns)
+    return std::pair{oneshot::Stop::max_turns, "Not run: the run reached --max-turns " +
+                                                   std::to_string(*settings_.max_turns) + "."};
+  if (settings_.max_budget_usd && tally_.cost >= *settings_.max_budget_usd)
+    return std::pair{oneshot::Stop::max_budget,
+                     "Not run: the run reached --max-budget-usd " + settings_.max_budget_text + "."};
+  return std::nullopt;
+}
+
+std::optional<session::PreflightVerdict> OneShotFrontEnd::own_verdict(
+    const session::PreflightCall& call) {
+  const bool gave_up = ending_.structured_error.has_value();
+  std::optional<session::PreflightVerdict> v;
+  if (const auto it = structured_verdicts_.find(call.id); it != structured_verdicts_.end()) {
+    v = it->second;
+  } else if (structured_given_) {
+    v = result_of("Not run: the structured output was already given.", true);
+  } else if (gave_up) {
+    v = result_of("Not run: no valid structured output after " +
+                      std::to_string(settings_.schema_retries) + " re-asks.",
+                  true);
+  } else if (auto limit = limit_reached()) {
+    // Section 10: the calls are not run, the run stops after them.
+    limit_stop_ = limit->first;
+    v = result_of(std::move(limit->second), true);
+  }
+  if (v && (structured_given_ || gave_up || limit_stop_)) v->stop_run = "the run ends";
+  return v;
+}
+
+OneShotLimits::AtEnd OneShotFrontEnd::at_end() {
+  using Kind = OneShotLimits::AtEnd::Kind;
+  if (!settings_.schema || structured_given_) return {};
+  // A message without a tool call: a failure (judged at its end), then a re-ask unless the
+  // run gave up or a limit stops it (section 11.2, checked after the failure rule).
+  if (ending_.structured_error) return {Kind::end, {}};
+  if (auto limit = limit_reached()) {
+    limit_stop_ = limit->first;
+    return {Kind::end, {}};
+  }
+  return {Kind::reask,
+          "Give the final answer by calling the structured_output tool with arguments that match "
+          "its schema. Plain text is not accepted."};
+}
+
+bool OneShotFrontEnd::structured_failure(std::string problem) {
+  last_problem_ = std::move(problem);
+  if (++structured_failures_ <= settings_.schema_retries) return false;
+  ending_.structured_error = "No valid structured output after " +
+                             std::to_string(settings_.schema_retries) +
+                             " re-asks: " + last_problem_;
+  return true;
+}
+
+void OneShotFrontEnd::judge_structured(const protocol::AgentMessage& m) {
+  structured_verdicts_.clear();
+  if (m.failed()) return;
+  bool any_call = false, any_structured = false;
+  std::string last_invalid;
+  for (const auto& b : m.content) {
+    if (b.kind != protocol::ContentBlock::Kind::tool_call) continue;
+    any_call = true;
+    if (b.name != kStructuredToolName) continue;
+    any_structured = true;
+    if (structured_given_) {
+      structured_verdicts_[b.id] =
+          result_of("Not run: the structured output was already given.", true);
+      continue;
+    }
+    const auto problems = settings_.schema->validate(b.arguments);
+    if (problems.empty()) {
+      structured_given_ = true;
+      tally_.structured = b.arguments;
+      structured_verdicts_[b.id] = result_of("Structured output accepted.", false);
+    } else {
+      structured_verdicts_[b.id] = result_of(oneshot::problems_text(problems), true);
+      last_invalid = problems.front().pointer + ": " + problems.front().text;
+    }
+  }
+  if (structured_given_) return;
+  if (any_structured) {
+    (void)structured_failure(last_invalid);
+  } else if (!any_call) {
+    (void)structured_failure("the model answered without calling structured_output");
+  }
 }
 
 void OneShotFrontEnd::on_event(const session::Event& event) {
   if (result_written_) return;
   const std::int64_t now = elapsed_ms();
+  bool budget_stop = false;
   auto wait = [this, now](const char* what) {
     if (waiting_ != what) waiting_since_ = now;
     waiting_ = what;
@@ -237,6 +405,7 @@ void OneShotFrontEnd::on_event(const session::Event& event) {
         } else if constexpr (std::is_same_v<E, ev::MessageEnd>) {
           if (e.message.is_assistant()) {
             const auto& m = e.message;
+            if (settings_.schema && !structured_given_) judge_structured(m);
             tally_.api_ms += now - message_started_ms_;
             tally_.cost += m.usage.cost_total;
             tally_.input += m.usage.input;
@@ -258,6 +427,9 @@ void OneShotFrontEnd::on_event(const session::Event& event) {
         } else if constexpr (std::is_same_v<E, ev::AgentEnd>) {
           // A failed attempt that is retried is not a turn (section 6).
           if (pending_turn_ && e.will_retry) pending_turn_ = false;
+          // The budget also after every failed attempt the run would go on from (section 10).
+          if (e.will_retry && settings_.max_budget_usd && tally_.cost >= *settings_.max_budget_usd)
+            budget_stop = true;
         } else if constexpr (std::is_same_v<E, ev::AutoRetryStart>) {
           tally_.retry_active = true;
           Json r = Json::object();
@@ -288,6 +460,8 @@ void OneShotFrontEnd::on_event(const session::Event& event) {
           // The failed message an overflow compaction handles is not a turn.
           if (e.reason == session::CompactionReason::overflow && pending_turn_ && pending_failed_)
             pending_turn_ = false;
+          if (settings_.max_budget_usd && tally_.cost >= *settings_.max_budget_usd)
+            budget_stop = true;
           compaction_reason_ = session::compaction_reason_name(e.reason);
           wait("compaction");
         } else if constexpr (std::is_same_v<E, ev::AutoCompactionEnd>) {
@@ -304,6 +478,8 @@ void OneShotFrontEnd::on_event(const session::Event& event) {
       },
       event.body);
   if (settings_.format == "stream-json") events_.on_event(event);
+  // After the event is out: the retry or compaction it announced does not go on.
+  if (budget_stop && !run_done_) stop(oneshot::Stop::max_budget);
 }
 
 void OneShotFrontEnd::refused(const std::string& tool_call_id, const std::string& tool_name,
@@ -353,11 +529,13 @@ void OneShotFrontEnd::finish_run() {
   // A backoff that could only end after the deadline was not started: the run's deadline.
   if (ending_.stop == oneshot::Stop::none && s && s->run_deadline_hit())
     ending_.stop = oneshot::Stop::timeout;
-  if (ending_.stop == oneshot::Stop::none && s && s->last_run_stopped_by_hook()) {
-    if (!limit_reached()) {
+  // What ended the run besides a stop: an accepted structured output or a give-up (section 11),
+  // a limit (section 10), a hook's stop (section 15).
+  if (ending_.stop == oneshot::Stop::none && !structured_given_ && !ending_.structured_error) {
+    if (limit_stop_) {
+      ending_.stop = *limit_stop_;
+    } else if (s && s->last_run_stopped_by_hook()) {
       ending_.hook_stop = s->last_run_stop_text();
-    } else {
-      ending_.stop = oneshot::Stop::max_turns;
     }
   }
   if (!s) return end_run();

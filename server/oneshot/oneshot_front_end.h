@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -19,7 +20,9 @@
 #include "server/oneshot/oneshot_result.h"
 #include "server/pi/event_output.h"
 #include "server/pi/rpc_front_end.h"
+#include "server/oneshot/json_schema.h"
 #include "session/extension_host.h"
+#include "session/run_hooks.h"
 #include "session/scheduler.h"
 #include "session/session_host.h"
 #include "session/tool.h"
@@ -33,17 +36,39 @@ struct OneShotSettings {
   std::optional<std::int64_t> timeout_ms;
   std::string timeout_text;
   std::optional<std::int64_t> max_turns;
+  std::optional<double> max_budget_usd;
+  std::string max_budget_text;
+  std::optional<oneshot::JsonSchema> schema;  // --json-schema (section 11)
+  std::int64_t schema_retries = 2;
   std::int64_t heartbeat_ms = 10000;
   std::size_t max_input_bytes = 64u * 1024 * 1024;
 };
 
-/// The limits a one-shot run puts in front of every other preflight (oneshot.md section 10):
-/// once a limit is reached, the calls of the message are not run and the run ends after them.
+/// The name, description and prompt paragraph of section 11.1.
+inline constexpr const char* kStructuredToolName = "structured_output";
+inline constexpr const char* kStructuredToolDescription =
+    "Give the final answer of this task as structured data. Call it once, when the task is done, "
+    "with arguments that match the schema. A plain-text answer is not read.";
+inline constexpr const char* kStructuredPromptTail =
+    "\n\nWhen the task is done, call the structured_output tool once with the final answer as its "
+    "arguments. A plain-text answer is not accepted.";
+
+/// What a one-shot run puts around its session (oneshot.md sections 10 and 11): a preflight in
+/// front of every other (the structured output's calls, and once a limit is reached or the run
+/// gives up on a structured output, the calls of the message are not run and the run ends after
+/// them), what a run about to end does (a re-ask), and the `structured_output` tool.
 class OneShotLimits {
  public:
   explicit OneShotLimits(session::Scheduler& s) : scheduler(&s) {}
-  /// Set by the front end: the text each call gets, or none while the run may go on.
-  std::function<std::optional<std::string>()> reached;
+  /// Set by the front end: the verdict of a call it decides itself (none: the preflights behind
+  /// decide).
+  std::function<std::optional<session::PreflightVerdict>(const session::PreflightCall&)> own;
+  /// Set by the front end: what a run about to end normally does.
+  struct AtEnd {
+    enum class Kind { pass, end, reask } kind = Kind::pass;
+    std::string message;  // reask: the user message
+  };
+  std::function<AtEnd()> at_end;
   /// Every call the preflights behind refused (the policy, the sandbox, a hook, an extension):
   /// its id, name, input and the text the model gets (oneshot.md section 15).
   std::function<void(const std::string&, const std::string&, const protocol::Json&,
@@ -51,6 +76,10 @@ class OneShotLimits {
       refused;
   session::Scheduler* scheduler;
   std::unique_ptr<session::ToolPreflight> preflight(session::ToolPreflight* inner);
+  std::unique_ptr<session::RunHooks> run_hooks(session::RunHooks* inner);
+  /// `inner`'s tools, then `structured_output` with `schema` as its parameters.
+  std::unique_ptr<session::DynamicTools> tools(session::DynamicTools* inner,
+                                               const protocol::Json& schema);
 };
 
 struct OneShotDeps {
@@ -98,7 +127,15 @@ class OneShotFrontEnd : public FrontEnd, public session::EventSink {
   void write_result();
   void heartbeat();
   std::int64_t elapsed_ms() const;
-  std::optional<std::string> limit_reached() const;
+  /// The limit (section 10) the run has reached, when one is: its stop and the calls' text.
+  std::optional<std::pair<oneshot::Stop, std::string>> limit_reached() const;
+  /// The front end's own verdict of a call (section 10, 11.2).
+  std::optional<session::PreflightVerdict> own_verdict(const session::PreflightCall& call);
+  OneShotLimits::AtEnd at_end();
+  /// Section 11.2 on an assistant message that ended.
+  void judge_structured(const protocol::AgentMessage& m);
+  /// A failure of 11.2 (`problem`: the last validation problem); whether the run gives up.
+  bool structured_failure(std::string problem);
 
   StdoutWriter& writer_;
   session::Scheduler& scheduler_;
@@ -137,6 +174,13 @@ class OneShotFrontEnd : public FrontEnd, public session::EventSink {
   std::int64_t attempt_ = 0;
   std::string compaction_reason_;
   protocol::Json backoff_ = protocol::Json::object();
+  // Section 11.2: the verdicts of the last message's structured_output calls, by call id;
+  // failures so far; the run gave up (the calls left get `give_up_text_`).
+  std::map<std::string, session::PreflightVerdict> structured_verdicts_;
+  std::int64_t structured_failures_ = 0;
+  std::string last_problem_;
+  bool structured_given_ = false;
+  std::optional<oneshot::Stop> limit_stop_;  // a limit stopped the run
   IdleWaiter idle_;
   std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
 };

@@ -2,6 +2,7 @@
 
 #include <regex>
 
+#include "protocol/json_line.h"
 #include "session/retry_control.h"
 #include "session/retry_policy.h"
 
@@ -65,6 +66,9 @@ Outcome decide(const Tally& t, const Ending& e) {
   } else if (e.stop == Stop::max_turns) {
     o = failure(7, "error_max_turns", "max_turns",
                 "Reached maximum number of turns (" + std::to_string(e.max_turns) + ")");
+  } else if (e.stop == Stop::max_budget) {
+    o = failure(7, "error_max_budget_usd", "budget_exhausted",
+                "Reached maximum budget ($" + e.max_budget_text + ")");
   } else if (e.stop == Stop::stdout_gone) {
     o = failure(141, "error_interrupted", "interrupted", "stdout closed");
   }
@@ -75,6 +79,9 @@ Outcome decide(const Tally& t, const Ending& e) {
     if (cut && t.last && t.last->failed()) describe_failure(o, *t.last, t, e.context_window);
     return o;
   }
+  if (e.structured_error)
+    return failure(8, "error_max_structured_output_retries", "structured_output_invalid",
+                   *e.structured_error);
   if (e.hook_stop) {
     o.terminal_reason = "hook_stopped";
     o.exit_code = 9;
@@ -125,7 +132,13 @@ Json result_json(const Tally& t, const Outcome& o, const ResultContext& c) {
   r["duration_api_ms"] = t.api_ms;
   r["num_turns"] = t.num_turns;
   const bool answered = t.last && !t.last->failed();
-  r["result"] = answered ? result_text(*t.last) : std::string();
+  if (t.structured) {
+    r["result"] = protocol::to_line(*t.structured);
+    r["result"].get_ref<std::string&>().pop_back();  // its compact JSON, without the LF
+    r["structured_output"] = *t.structured;
+  } else {
+    r["result"] = answered ? result_text(*t.last) : std::string();
+  }
   if (o.subtype != "success") r["errors"] = Json::array({o.error.value_or("")});
   r["session_id"] = c.session_id;
   r["total_cost_usd"] = t.cost == 0 ? Json(0) : Json(t.cost);

@@ -13,7 +13,7 @@
 namespace rebound::server::oneshot {
 
 /// Why a run stopped before its own end (the first of them decides, section 7).
-enum class Stop { none, max_turns, timeout, sighup, sigint, sigterm, stdout_gone };
+enum class Stop { none, max_turns, max_budget, timeout, sighup, sigint, sigterm, stdout_gone };
 
 /// What the run's events showed (section 6).
 struct Tally {
@@ -31,6 +31,7 @@ struct Tally {
   std::optional<std::string> overflow_error;     // an overflow compaction that failed
   bool retry_active = false;
   std::string model;  // provider/modelId of the last request
+  std::optional<protocol::Json> structured;  // the accepted structured output (section 11)
 };
 
 /// How the run ended, as the caller saw it besides the events.
@@ -39,7 +40,9 @@ struct Ending {
   std::optional<std::string> invalid_input;  // exit 2 with a result (no prompt, stdin too big)
   std::optional<std::string> hook_stop;      // a hook refused the prompt or stopped the run
   std::optional<std::string> internal;       // exit 1
+  std::optional<std::string> structured_error;  // exit 8: no valid structured output (11.2)
   std::int64_t max_turns = 0;
+  std::string max_budget_text;
   std::string timeout_text;
   std::int64_t context_window = 0;
 };

@@ -12,6 +12,7 @@
 #include <thread>
 #include <vector>
 
+#include "tests/support/fake_llm_server.h"
 #include "tests/support/proc_status.h"
 #include "tests/support/rebound_process.h"
 #include "tests/support/scripted_tools.h"
@@ -519,4 +520,196 @@ TEST_CASE("one-shot: a hook's stop and a refused prompt end the run hook_stopped
             "rebound: stopped by a hook: UserPromptSubmit operation blocked by hook:\n"
             "[echo no prompts today >&2; exit 2]: no prompts today") != std::string::npos);
   CHECK(run.script_request(0).is_null());
+}
+
+namespace {
+
+const char* kPerson =
+    R"({"type":"object","properties":{"name":{"type":"string"},"age":{"type":"integer"}},)"
+    R"("required":["name"],"additionalProperties":false})";
+
+// The tool_execution_end of `id` among a stream-json run's lines.
+Json end_line(const std::vector<std::string>& lines, const std::string& id) {
+  for (const auto& l : lines) {
+    const Json j = Json::parse(l);
+    if (j["type"] == "tool_execution_end" && j["toolCallId"] == id) return j;
+  }
+  FAIL("no tool_execution_end for " << id);
+  return Json();
+}
+
+}  // namespace
+
+TEST_CASE("one-shot: --json-schema accepts the first valid call, re-asks after plain text") {
+  Run run(R"([{"text":"just text"},)"
+          R"({"toolCalls":[{"name":"structured_output","arguments":{"nom":"x"}}]},)"
+          R"({"toolCalls":[{"name":"bash","arguments":{"command":"touch ran.txt"}},)"
+          R"({"name":"structured_output","arguments":{"name":"Ada","age":36.0}},)"
+          R"({"name":"structured_output","arguments":{"name":"Bob"}}]},{"text":"never"}])",
+          {"-p", "who", "--output-format", "stream-json", "--json-schema", kPerson});
+  const auto lines = run.lines();
+  const Json result = last_json(lines);
+  CHECK(result["subtype"] == "success");
+  CHECK(result["structured_output"] == Json::parse(R"({"name":"Ada","age":36.0})"));
+  CHECK(result["result"] == R"({"name":"Ada","age":36.0})");
+  CHECK(result["num_turns"] == 3);
+  std::vector<std::string> keys;
+  for (const auto& [k, v] : result.items())
+    keys.push_back(k);
+  REQUIRE(keys.size() > 8);
+  CHECK(std::vector<std::string>(keys.begin() + 5, keys.begin() + 8) ==
+        std::vector<std::string>{"num_turns", "result", "structured_output"});
+  CHECK(run.exit_code() == 0);
+  // The re-ask after the plain text, the validation errors, the calls of the accepting message.
+  bool reasked = false;
+  for (const auto& l : lines) {
+    const Json j = Json::parse(l);
+    if (j["type"] == "message_end" && j["message"]["role"] == "user")
+      reasked = reasked || j["message"]["content"][0]["text"] ==
+                               "Give the final answer by calling the structured_output tool with "
+                               "arguments that match its schema. Plain text is not accepted.";
+  }
+  CHECK(reasked);
+  CHECK(end_line(lines, "call_1")["result"]["content"][0]["text"] ==
+        "Structured output does not match the schema:\n- (root): missing required property "
+        "'name'\n- (root): property 'nom' is not allowed");
+  CHECK(end_line(lines, "call_2")["result"]["content"][0]["text"] ==
+        "Not run: the structured output was already given.");
+  CHECK(end_line(lines, "call_3")["isError"] == false);
+  CHECK(end_line(lines, "call_3")["result"]["content"][0]["text"] == "Structured output accepted.");
+  CHECK(end_line(lines, "call_4")["isError"] == true);
+  CHECK(!std::filesystem::exists(run.r.dir().path() / "work" / "ran.txt"));
+  // The tool is offered last with the whole schema, the prompt ends with the paragraph.
+  const Json request = run.script_request(0);
+  CHECK(request["tools"].back() == "structured_output");
+  const std::string prompt = request["systemPrompt"].get<std::string>();
+  const std::string tail =
+      "\n\nWhen the task is done, call the structured_output tool once with the final answer as "
+      "its arguments. A plain-text answer is not accepted.";
+  REQUIRE(prompt.size() > tail.size());
+  CHECK(prompt.substr(prompt.size() - tail.size()) == tail);
+  CHECK(run.script_request(4).is_null());
+}
+
+TEST_CASE("one-shot: --json-schema gives up with exit 8 after the re-asks") {
+  {
+    Run run(R"([{"text":"no"}])",
+            {"-p", "who", "--output-format", "json", "--json-schema", kPerson,
+             "--json-schema-retries", "1"});
+    const Json result = last_json(run.lines());
+    CHECK(result["subtype"] == "error_max_structured_output_retries");
+    CHECK(result["terminal_reason"] == "structured_output_invalid");
+    CHECK(result["errors"] == Json::array({"No valid structured output after 1 re-asks: the model "
+                                           "answered without calling structured_output"}));
+    CHECK(result["num_turns"] == 2);
+    CHECK(!result.contains("structured_output"));
+    CHECK(run.exit_code() == 8);
+    CHECK(run.script_request(2).is_null());
+  }
+  // The last failure's other calls are not run; its invalid call gets its problems.
+  Run run(R"([{"toolCalls":[{"name":"structured_output","arguments":{"name":7}},)"
+          R"({"name":"bash","arguments":{"command":"touch ran.txt"}}]}])",
+          {"-p", "who", "--output-format", "stream-json", "--json-schema", kPerson,
+           "--json-schema-retries", "0"});
+  const auto lines = run.lines();
+  CHECK(last_json(lines)["errors"] ==
+        Json::array({"No valid structured output after 0 re-asks: /name: expected string, got number"}));
+  CHECK(end_line(lines, "call_1")["result"]["content"][0]["text"] ==
+        "Structured output does not match the schema:\n- /name: expected string, got number");
+  CHECK(end_line(lines, "call_2")["result"]["content"][0]["text"] ==
+        "Not run: no valid structured output after 0 re-asks.");
+  CHECK(!std::filesystem::exists(run.r.dir().path() / "work" / "ran.txt"));
+  CHECK(run.exit_code() == 8);
+}
+
+TEST_CASE("one-shot: re-asks are turns, --max-turns stops them; bad --json-schema is exit 2") {
+  {
+    Run run(R"([{"text":"no"}])", {"-p", "who", "--output-format", "json", "--json-schema",
+                                   kPerson, "--max-turns", "2"});
+    const Json result = last_json(run.lines());
+    CHECK(result["subtype"] == "error_max_turns");
+    CHECK(result["num_turns"] == 2);
+    CHECK(run.exit_code() == 7);
+  }
+  const std::vector<std::pair<std::string, std::string>> bad = {
+      {R"({"type":"array"})",
+       R"(rebound: --json-schema: the root must be an object schema ("type":"object"))"},
+      {R"({"type":"object","oneOf":[]})",
+       "rebound: --json-schema: unsupported keyword 'oneOf' at (root)"},
+      {"{not json", "rebound: --json-schema: not valid JSON"},
+      {"no-such-schema.json", "rebound: --json-schema: cannot read no-such-schema.json"}};
+  for (const auto& [value, text] : bad) {
+    Run run(R"([{"text":"x"}])", {"-p", "who", "--json-schema", value});
+    CHECK(run.lines().empty());
+    CHECK(run.exit_code() == 2);
+    CHECK(run.r.proc().stderr_text().find(text) != std::string::npos);
+  }
+  for (const auto& args : std::vector<std::vector<std::string>>{
+           {"-p", "x", "--max-budget-usd", "0"},
+           {"-p", "x", "--max-budget-usd", "-1"},
+           {"-p", "x", "--max-budget-usd", "inf"},
+           {"-p", "x", "--json-schema-retries", "11"},
+           {"--json-schema", kPerson},
+           {"--max-budget-usd", "1"}}) {
+    Run run(R"([{"text":"x"}])", args);
+    CHECK(run.lines().empty());
+    CHECK(run.exit_code() == 2);
+  }
+}
+
+TEST_CASE("one-shot: --max-budget-usd stops where the run would go on past the budget") {
+  // A model at $1 per input token: the first response (2 input tokens) costs $2.
+  FakeResponse calls;
+  calls.chunks = {
+      FakeLlmServer::openai_chunk(
+          R"({"tool_calls":[{"index":0,"id":"call_1","type":"function","function":{"name":"bash","arguments":"{\"command\":\"touch ran.txt\"}"}}]})"),
+      FakeLlmServer::openai_chunk("{}", R"("tool_calls")"),
+      FakeLlmServer::sse(R"({"choices":[],"usage":{"prompt_tokens":2,"completion_tokens":0}})"),
+      FakeLlmServer::sse("[DONE]")};
+  FakeLlmServer fake({calls});
+  SubprocessOptions o;
+  o.cwd = "@DIR@/work";
+  o.stdin_file = "/dev/null";
+  ReboundProcess r(
+      {"--no-session", "-p", "go", "--output-format", "stream-json", "--max-budget-usd", "1.5"}, o,
+      {{"work/.keep", ""},
+       {"agent/settings.json", R"({"defaultProvider":"local","defaultModel":"m1"})"},
+       {"agent/models.json",
+        R"({"providers":{"local":{"baseUrl":")" + fake.base_url() +
+            R"(/v1","api":"openai-completions","models":[{"id":"m1","name":"M1","reasoning":false,)"
+            R"("input":["text"],"contextWindow":128000,"maxTokens":4096,)"
+            R"("cost":{"input":1000000,"output":0,"cacheRead":0,"cacheWrite":0}}]}}})"}});
+  r.expect_any_exit();
+  const auto lines = r.proc().read_all_lines(10000ms);
+  const Json result = last_json(lines);
+  CHECK(result["subtype"] == "error_max_budget_usd");
+  CHECK(result["terminal_reason"] == "budget_exhausted");
+  CHECK(result["errors"] == Json::array({"Reached maximum budget ($1.5)"}));
+  CHECK(result["total_cost_usd"] == 2);
+  CHECK(end_line(lines, "call_1")["result"]["content"][0]["text"] ==
+        "Not run: the run reached --max-budget-usd 1.5.");
+  CHECK(!std::filesystem::exists(r.dir().path() / "work" / "ran.txt"));
+  CHECK(fake.requests().size() == 1);
+  const auto status = r.proc().wait(10000ms);
+  REQUIRE(status.has_value());
+  CHECK(*status == 7);
+}
+
+TEST_CASE("one-shot: a bash call and a hook start with SIGPIPE at its default action") {
+  // Rebound ignores SIGPIPE itself; `yes | head -1` in a child that inherited that would spin.
+  Run run(R"([{"toolCalls":[{"name":"bash","arguments":{"command":"grep -E '^SigIgn' /proc/self/status"}}]},)"
+          R"({"text":"done"}])",
+          {"-p", "go", "--output-format", "stream-json"}, "",
+          R"({"hooks":{"PreToolUse":[{"hooks":[{"type":"command","command":)"
+          R"("grep -E '^SigIgn' /proc/self/status > ../hook.txt"}]}]}})");
+  const auto lines = run.lines();
+  auto pipe_ignored = [](const std::string& text) {
+    const std::size_t tab = text.find('\t');
+    REQUIRE(tab != std::string::npos);
+    const unsigned long long mask = std::stoull(text.substr(tab + 1), nullptr, 16);
+    return (mask & (1ull << (SIGPIPE - 1))) != 0;
+  };
+  CHECK(!pipe_ignored(end_line(lines, "call_1")["result"]["content"][0]["text"].get<std::string>()));
+  CHECK(!pipe_ignored(run.r.dir().read("hook.txt")));
+  CHECK(run.exit_code() == 0);
 }
