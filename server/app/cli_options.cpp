@@ -113,16 +113,25 @@ void add_oneshot_flags(CLI::App& app, OneShotFlags& f) {
                                            "Re-asks for a valid structured output (0..10, 2)");
 }
 
-// --max-budget-usd: digits with an optional decimal part, above 0.
-std::optional<double> budget_usd(const std::string& s) {
+// A decimal number's digits before and after its point (at most `max_whole` and `max_frac` of
+// them; a point needs digits after it), or none.
+std::optional<std::pair<std::string, std::string>> decimal_parts(const std::string& s,
+                                                                 std::size_t max_whole,
+                                                                 std::size_t max_frac) {
   const std::size_t dot = s.find('.');
-  const std::string whole = s.substr(0, dot);
-  const std::string frac = dot == std::string::npos ? "" : s.substr(dot + 1);
-  if (whole.empty() || whole.size() > 9 || frac.size() > 9 ||
+  std::string whole = s.substr(0, dot);
+  std::string frac = dot == std::string::npos ? "" : s.substr(dot + 1);
+  if (whole.empty() || whole.size() > max_whole || frac.size() > max_frac ||
       (dot != std::string::npos && frac.empty()) ||
       whole.find_first_not_of("0123456789") != std::string::npos ||
       frac.find_first_not_of("0123456789") != std::string::npos)
     return std::nullopt;
+  return std::pair{std::move(whole), std::move(frac)};
+}
+
+// --max-budget-usd: digits with an optional decimal part, above 0.
+std::optional<double> budget_usd(const std::string& s) {
+  if (!decimal_parts(s, 9, 9)) return std::nullopt;
   const double v = std::strtod(s.c_str(), nullptr);
   if (!(v > 0)) return std::nullopt;
   return v;
@@ -156,14 +165,9 @@ std::optional<std::int64_t> integer_in(const std::string& s, std::int64_t lo, st
 
 // S seconds, 0 < S <= 86400, at most 3 decimals: in milliseconds.
 std::optional<std::int64_t> seconds_ms(const std::string& s) {
-  const std::size_t dot = s.find('.');
-  const std::string whole = s.substr(0, dot);
-  const std::string frac = dot == std::string::npos ? "" : s.substr(dot + 1);
-  if (whole.empty() || whole.size() > 5 || frac.size() > 3 ||
-      (dot != std::string::npos && frac.empty()) ||
-      whole.find_first_not_of("0123456789") != std::string::npos ||
-      frac.find_first_not_of("0123456789") != std::string::npos)
-    return std::nullopt;
+  const auto parts = decimal_parts(s, 5, 3);
+  if (!parts) return std::nullopt;
+  const auto& [whole, frac] = *parts;
   std::string millis = frac;
   millis.resize(3, '0');
   const std::int64_t ms = std::stoll(whole) * 1000 + std::stoll(millis);
