@@ -622,7 +622,7 @@ TEST_CASE("one-shot: --json-schema gives up with exit 8 after the re-asks") {
   CHECK(run.exit_code() == 8);
 }
 
-TEST_CASE("one-shot: re-asks are turns, --max-turns stops them; bad --json-schema is exit 2") {
+TEST_CASE("one-shot: re-asks are turns that --max-turns stops, and a bad --json-schema is exit 2") {
   {
     Run run(R"([{"text":"no"}])", {"-p", "who", "--output-format", "json", "--json-schema",
                                    kPerson, "--max-turns", "2"});
