@@ -1,8 +1,14 @@
 #include "sandbox/file_roots.h"
 
+#include <fcntl.h>
 #include <limits.h>
+#include <linux/openat2.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
+
+#include <cerrno>
+#include <cstdint>
 
 #include <algorithm>
 #include <cstdlib>
@@ -44,6 +50,54 @@ bool has_git_component(const std::string& path, const std::string& root) {
   for (const auto& c : split(rest))
     if (c == ".git") return true;
   return false;
+}
+
+// The longest of `roots` at or above `real`, or null.
+const std::string* holding_root(const std::vector<std::string>& roots, const std::string& real) {
+  const std::string* best = nullptr;
+  for (const auto& r : roots)
+    if (at_or_below(real, r) && (!best || r.size() > best->size())) best = &r;
+  return best;
+}
+
+// `rel` below the directory `dir` one component at a time, none of them followed.
+int open_by_components(int dir, const std::string& rel, int flags, unsigned mode) {
+  const auto parts = split(rel);
+  int at = ::dup(dir);
+  for (std::size_t i = 0; at >= 0 && i + 1 < parts.size(); ++i) {
+    const int next =
+        ::openat(at, parts[i].c_str(), O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    const int saved = errno;
+    ::close(at);
+    errno = saved;
+    at = next;
+  }
+  if (at < 0) return -1;
+  const int fd = ::openat(at, parts.empty() ? "." : parts.back().c_str(), flags | O_NOFOLLOW,
+                          static_cast<mode_t>(mode));
+  const int saved = errno;
+  ::close(at);
+  errno = saved;
+  return fd;
+}
+
+// `real` (resolved, below or at `root`) opened so that nothing leads out of `root`.
+int open_below(const std::string& root, const std::string& real, int flags, unsigned mode) {
+  flags |= O_CLOEXEC | O_NOFOLLOW;
+  if (real == root) return ::open(real.c_str(), flags, static_cast<mode_t>(mode));
+  const int dir = ::open(root.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC);
+  if (dir < 0) return -1;
+  const std::string rel = real.substr(root == "/" ? 1 : root.size() + 1);
+  struct open_how how {};
+  how.flags = static_cast<std::uint64_t>(flags);
+  how.mode = (flags & O_CREAT) != 0 ? mode : 0;
+  how.resolve = RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS;
+  int fd = static_cast<int>(::syscall(SYS_openat2, dir, rel.c_str(), &how, sizeof how));
+  if (fd < 0 && errno == ENOSYS) fd = open_by_components(dir, rel, flags, mode);
+  const int saved = errno;
+  ::close(dir);
+  errno = saved;
+  return fd;
 }
 
 }  // namespace
@@ -147,6 +201,24 @@ std::optional<std::string> FileRoots::check(const std::string& abs, bool write) 
     return std::nullopt;
   }
   return "Sandbox: " + abs + " is outside the paths this session may write";
+}
+
+int FileRoots::open_beneath(const std::string& abs, int flags, unsigned mode, bool write) const {
+  const std::string real = resolve_components(abs, !write);
+  const std::string* root = nullptr;
+  if (!write) {
+    if (!denied(real)) root = holding_root(readable_, real);
+    // The bash tool's full-output files.
+    if (!root && !denied(real) && readable(real)) root = &output_dir_;
+  } else if (!denied(real)) {
+    root = holding_root(writable_, real);
+    if (root && has_git_component(real, *root)) root = nullptr;
+  }
+  if (!root) {
+    errno = EACCES;
+    return -1;
+  }
+  return open_below(*root, real, flags, mode);
 }
 
 bool FileRoots::hidden(const std::string& abs) const {

@@ -24,6 +24,13 @@ class FileRoots {
   /// During a walk: whether an entry is left out (outside the readable roots, or a symlink
   /// leading outside them).
   bool hidden(const std::string& abs) const;
+  /// Opens `abs` as check() allowed it, checked again at this moment: resolved anew, then opened
+  /// relative to a descriptor of the root that holds it with openat2(RESOLVE_BENEATH |
+  /// RESOLVE_NO_MAGICLINKS) (on a kernel without openat2, component by component with
+  /// O_NOFOLLOW), so a symlink swapped in meanwhile cannot lead the open out of that root.
+  /// Writes never follow their last component. -1 with errno set (EACCES: no longer allowed).
+  /// Thread-safe (worker threads).
+  int open_beneath(const std::string& abs, int flags, unsigned mode, bool write) const;
 
  private:
   bool readable(const std::string& real) const;

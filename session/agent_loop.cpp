@@ -379,6 +379,7 @@ void AgentSession::start_calls(std::uint64_t generation) {
   context.cwd = deps_.storage.cwd();
   context.model_images = model_.takes_images();
   if (walk_filter_) context.hidden = walk_filter_();
+  if (file_opener_) context.open_file = file_opener_();
   std::weak_ptr<bool> alive = alive_;
   context.skip_for_steering = [this, alive] {
     return !alive.expired() && interrupt_mode_ == protocol::InterruptMode::immediate &&

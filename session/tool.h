@@ -58,6 +58,10 @@ struct ToolContext {
   /// Entries a walk (grep, find, ls) leaves out as if ignored: the permission policy's read
   /// deny and ask rules (policy.md section 2.5). Called from the tools' worker threads.
   std::function<bool(std::string_view abs, bool is_dir)> hidden;
+  /// How read, edit, write and ls open their path (`write`: the last component not followed):
+  /// with the sandbox's roots, beneath them (policy.md section 8.9); empty: open(2). Called from
+  /// the tools' worker threads; -1 with errno set on failure.
+  std::function<int(const std::string& abs, int flags, unsigned mode, bool write)> open_file;
 };
 
 class Tool {

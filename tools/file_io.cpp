@@ -18,9 +18,15 @@ bool is_own_std_stream(const struct stat& st) {
   return false;
 }
 
-int open_for_tool_write(const std::string& path, bool create) {
+int open_with(const OpenFile& open_file, const std::string& abs, int flags, unsigned mode,
+              bool write) {
+  if (open_file) return open_file(abs, flags, mode, write);
+  return ::open(abs.c_str(), flags, static_cast<mode_t>(mode));
+}
+
+int open_for_tool_write(const std::string& path, bool create, const OpenFile& open_file) {
   const int flags = O_WRONLY | O_CLOEXEC | O_NONBLOCK | (create ? O_CREAT : 0);
-  UniqueFd fd(::open(path.c_str(), flags, 0666));
+  UniqueFd fd(open_with(open_file, path, flags, 0666, true));
   if (!fd) return -1;
   struct stat st {};
   if (::fstat(fd.get(), &st) != 0) return -1;
@@ -38,8 +44,9 @@ int open_for_tool_write(const std::string& path, bool create) {
   return fd.release();
 }
 
-int read_regular_file(const std::string& path, std::string& out, std::size_t max) {
-  UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK));
+int read_regular_file(const std::string& path, std::string& out, std::size_t max,
+                      const OpenFile& open_file) {
+  UniqueFd fd(open_with(open_file, path, O_RDONLY | O_CLOEXEC | O_NONBLOCK));
   if (!fd) return errno;
   struct stat st {};
   if (::fstat(fd.get(), &st) != 0) return errno;

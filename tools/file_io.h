@@ -42,16 +42,24 @@ inline constexpr std::size_t kMaxUnsizedRead = 16 * 1024 * 1024;
 /// stderr: the protocol's pipes), which a tool must never read or write.
 bool is_own_std_stream(const struct stat& st);
 
+/// How a tool opens an absolute path (`write`: for writing, its last component not followed):
+/// the sandbox's roots give one that opens beneath them (policy.md section 8.9); empty: open(2).
+/// -1 with errno set on failure.
+using OpenFile = std::function<int(const std::string& abs, int flags, unsigned mode, bool write)>;
+int open_with(const OpenFile& open_file, const std::string& abs, int flags, unsigned mode = 0,
+              bool write = false);
+
 /// Opens `path` for a tool's write the way no file type can block or hijack it: non-blocking,
 /// regular files only (EINVAL otherwise, a FIFO without a reader is ENXIO), never one of the
 /// server's own standard streams (EPERM), created with mode 0666 when `create`, truncated only
 /// once all of that is checked. -1 with errno set on failure.
-int open_for_tool_write(const std::string& path, bool create);
+int open_for_tool_write(const std::string& path, bool create, const OpenFile& open_file = {});
 
 /// Reads `path` whole the way edit does: opened non-blocking, a regular file (EISDIR, EINVAL
 /// otherwise) that is not one of the server's standard streams (EPERM), at most `max` bytes
 /// (EFBIG, a larger file refused unread). 0, or the errno.
-int read_regular_file(const std::string& path, std::string& out, std::size_t max);
+int read_regular_file(const std::string& path, std::string& out, std::size_t max,
+                      const OpenFile& open_file = {});
 
 /// Reads to the end; false with errno set on an error, or EFBIG past `max` bytes.
 bool read_all(int fd, std::string& out, std::size_t max);

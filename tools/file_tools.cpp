@@ -224,7 +224,7 @@ ToolResult run_read(const Json& args, const session::ToolContext& context,
   const std::string given = string_arg(args, "path");
   const std::string abs = existing_variant(resolve_path(given, context.cwd));
   if (::access(abs.c_str(), R_OK) != 0) return ToolResult::error(fs_error(errno, "access", abs));
-  UniqueFd fd(::open(abs.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK));
+  UniqueFd fd(open_with(context.open_file, abs, O_RDONLY | O_CLOEXEC | O_NONBLOCK));
   if (!fd) return ToolResult::error(fs_error(errno, "open", abs));
   struct stat st {};
   if (::fstat(fd.get(), &st) != 0) return ToolResult::error(fs_error(errno, "read", ""));
@@ -290,7 +290,7 @@ ToolResult run_write(const Json& args, const session::ToolContext& context,
   if (const int err = make_parent_dirs(abs, failed_dir))
     return ToolResult::error(fs_error(err, "mkdir", failed_dir));
   if (begins) begins();
-  UniqueFd fd(open_for_tool_write(abs, true));
+  UniqueFd fd(open_for_tool_write(abs, true, context.open_file));
   if (!fd) return ToolResult::error(write_open_error(errno, abs));
   if (!write_all(fd.get(), content)) return ToolResult::error(fs_error(errno, "write", abs));
   return text_result("Successfully wrote " + std::to_string(content.size()) + " bytes to " + given);
@@ -329,12 +329,13 @@ ToolResult run_edit(const Json& args, const session::ToolContext& context,
   };
   if (::access(abs.c_str(), R_OK | W_OK) != 0) return could_not(errno);
   std::string original;
-  if (const int err = read_regular_file(abs, original, kMaxEditBytes)) return could_not(err);
+  if (const int err = read_regular_file(abs, original, kMaxEditBytes, context.open_file))
+    return could_not(err);
   EditOutcome outcome = apply_edits(original, edits, given);
   if (outcome.error) return ToolResult::error(std::move(*outcome.error));
   if (cancelled) return ToolResult::error("Operation aborted");
   if (begins) begins();
-  UniqueFd fd(open_for_tool_write(abs, false));
+  UniqueFd fd(open_for_tool_write(abs, false, context.open_file));
   if (!fd) return could_not(errno);
   if (!write_all(fd.get(), outcome.content)) return could_not(errno);
   ToolResult r = text_result("Successfully replaced " + std::to_string(edits.size()) +
@@ -350,7 +351,13 @@ ToolResult run_ls(const Json& args, const session::ToolContext& context,
   struct stat st {};
   if (::stat(abs.c_str(), &st) != 0) return ToolResult::error("Path not found: " + abs);
   if (!S_ISDIR(st.st_mode)) return ToolResult::error("Not a directory: " + abs);
-  DIR* d = ::opendir(abs.c_str());
+  DIR* d = nullptr;
+  if (const int dir_fd =
+          open_with(context.open_file, abs, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NONBLOCK);
+      dir_fd >= 0) {
+    d = ::fdopendir(dir_fd);
+    if (!d) ::close(dir_fd);
+  }
   if (!d) return ToolResult::error("Cannot read directory: " + fs_error(errno, "scandir", abs));
   std::vector<std::string> names;
   while (dirent* e = ::readdir(d)) {

@@ -245,6 +245,7 @@ std::variant<ProcessSession, std::string> process_session(
     policy_preflight = policy->gate().preflight(hooks->preflight(), hooks->permission_hooks());
     made->set_tool_preflight(policy_preflight.get());
     made->set_walk_filter([policy] { return policy->walk_filter(); });
+    made->set_file_opener([policy] { return policy->file_opener(); });
     if (ext->set) wire_extensions(*ext, *made, hooks.get(), policy_preflight.get());
     if (limits) {
       outer_preflight = limits->preflight(ext->set ? ext->preflight.get() : policy_preflight.get());
@@ -456,6 +457,7 @@ ModeStart start_acp(AppParts& app) {
         policy->gate().preflight(keep->hooks->preflight(), keep->hooks->permission_hooks());
     made->set_tool_preflight(keep->preflight.get());
     made->set_walk_filter([policy] { return policy->walk_filter(); });
+    made->set_file_opener([policy] { return policy->file_opener(); });
     if (ext.set) {
       wire_extensions(ext, *made, keep->hooks.get(), keep->preflight.get());
       ext.set->start_all();

@@ -4,6 +4,10 @@
 // suite.
 
 #include <doctest/doctest.h>
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
 
 #include <algorithm>
 #include <boost/asio/io_context.hpp>
@@ -99,6 +103,58 @@ TEST_CASE("the file tools' roots and their texts") {
   CHECK(roots.hidden(root + "/ws/out-link"));
   CHECK(roots.hidden(root + "/ws/secrets"));
   CHECK_FALSE(roots.hidden(root + "/ws/src"));
+}
+
+TEST_CASE("the file tools open beneath their root, checked again at the open") {
+  TempDir d;
+  const std::string root = real_dir(d.path());
+  d.write("ws/src/a.txt", "alpha");
+  d.write("ws/.git/config", "c");
+  d.write("ws/secrets/k", "k");
+  d.write("outside/src/a.txt", "outside");
+  d.write("tmp/rebound-bash-0123456789abcdef.log", "log");
+  fs::create_symlink(root + "/outside/src/a.txt", root + "/ws/out-link");
+  SandboxConfig c;
+  c.workspace = root + "/ws";
+  c.home = root + "/home";
+  c.deny_read = {root + "/ws/secrets"};
+  const FileRoots roots(c, root + "/tmp");
+  auto read_all = [](int fd) {
+    REQUIRE(fd >= 0);
+    char buf[64];
+    const ssize_t n = ::read(fd, buf, sizeof buf);
+    ::close(fd);
+    return std::string(buf, n > 0 ? static_cast<std::size_t>(n) : 0);
+  };
+  CHECK(read_all(roots.open_beneath(root + "/ws/src/a.txt", O_RDONLY, 0, false)) == "alpha");
+  CHECK(read_all(roots.open_beneath(root + "/tmp/rebound-bash-0123456789abcdef.log", O_RDONLY, 0,
+                                    false)) == "log");
+  const int ws_dir = roots.open_beneath(root + "/ws", O_RDONLY | O_DIRECTORY, 0, false);
+  CHECK(ws_dir >= 0);
+  ::close(ws_dir);
+  const int etc = roots.open_beneath("/etc/hostname", O_RDONLY, 0, false);
+  CHECK(etc >= 0);
+  ::close(etc);
+  auto refused = [&](const std::string& path, int flags, bool write) {
+    const int fd = roots.open_beneath(path, flags, 0644, write);
+    if (fd >= 0) ::close(fd);
+    return fd < 0 ? errno : 0;
+  };
+  CHECK(refused(root + "/ws/secrets/k", O_RDONLY, false) == EACCES);
+  CHECK(refused(root + "/ws/out-link", O_RDONLY, false) == EACCES);
+  CHECK(refused(root + "/ws/out-link", O_WRONLY, true) == ELOOP);  // never followed
+  CHECK(refused(root + "/ws/.git/config", O_WRONLY, true) == EACCES);
+  CHECK(refused("/etc/hostname", O_WRONLY, true) == EACCES);
+  const int made = roots.open_beneath(root + "/ws/new.txt", O_WRONLY | O_CREAT, 0644, true);
+  CHECK(made >= 0);
+  ::close(made);
+  CHECK(fs::exists(root + "/ws/new.txt"));
+  // The directory the check passed is swapped for a symlink leading out: the open is refused.
+  fs::rename(root + "/ws/src", root + "/ws/src-old");
+  fs::create_symlink(root + "/outside/src", root + "/ws/src");
+  CHECK(refused(root + "/ws/src/a.txt", O_RDONLY, false) == EACCES);
+  CHECK(refused(root + "/ws/src/b.txt", O_WRONLY | O_CREAT, true) == EACCES);
+  CHECK(!fs::exists(root + "/outside/src/b.txt"));
 }
 
 TEST_CASE("the environment inside: secrets, REBOUND_*, the key variables out, sandbox.env in") {
