@@ -151,15 +151,13 @@ std::unique_ptr<session::Waiting> McpManager::when_settled(std::function<void()>
   if (settled()) return nullptr;
   const std::uint64_t id = add_waiter(std::move(settled_fn));
   if (board_)
-    waiters_.back().mark = board_->begin(session::WaitBoard::Kind::mcp, scheduler_.now_epoch_ms(),
-                                         [this] {
-                                           Json names = Json::array();
-                                           for (const auto& s : servers_)
-                                             if (s.connection->unsettled())
-                                               names.push_back(s.connection->name());
-                                           return names.empty() ? Json()
-                                                                : Json{{"servers", names}};
-                                         });
+    waiters_.back().mark =
+        board_->begin(session::WaitBoard::Kind::mcp, scheduler_.now_epoch_ms(), [this] {
+          Json names = Json::array();
+          for (const auto& s : servers_)
+            if (s.connection->unsettled()) names.push_back(s.connection->name());
+          return names.empty() ? Json() : Json{{"servers", names}};
+        });
   return std::make_unique<Wait>(*this, id);
 }
 

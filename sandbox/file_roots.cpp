@@ -65,8 +65,7 @@ int open_by_components(int dir, const std::string& rel, int flags, unsigned mode
   const auto parts = split(rel);
   int at = ::dup(dir);
   for (std::size_t i = 0; at >= 0 && i + 1 < parts.size(); ++i) {
-    const int next =
-        ::openat(at, parts[i].c_str(), O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    const int next = ::openat(at, parts[i].c_str(), O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
     const int saved = errno;
     ::close(at);
     errno = saved;

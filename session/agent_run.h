@@ -41,11 +41,11 @@ struct AgentSession::Run {
     std::vector<ContextNote> context;  // hook texts, after the batch's results
   };
   std::vector<Call> batch;
-  std::size_t batch_open = 0;             // calls that have not ended
-  bool batch_starting = false;            // still preflighting or starting the batch's calls
-  std::size_t next_preflight = 0;         // the next call the preflight takes
-  std::unique_ptr<Waiting> preflight;     // the preflight of one call, while it runs
-  bool aborting = false;                  // abort arrived during the batch
+  std::size_t batch_open = 0;          // calls that have not ended
+  bool batch_starting = false;         // still preflighting or starting the batch's calls
+  std::size_t next_preflight = 0;      // the next call the preflight takes
+  std::unique_ptr<Waiting> preflight;  // the preflight of one call, while it runs
+  bool aborting = false;               // abort arrived during the batch
   // A hook's continue:false (its text): the run ends after the batch.
   std::optional<std::string> stop_requested;
   std::unique_ptr<Waiting> stop_wait;     // the Stop hooks of a run about to end, while they run

@@ -476,8 +476,8 @@ class AgentSession {
   RunHooks* run_hooks_ = nullptr;
   SlashCommands* commands_ = nullptr;
   std::optional<std::string> stopped_by_hook_;  // the last run that ended
-  std::deque<Submission> submissions_;        // waiting for or in their UserPromptSubmit hooks
-  std::unique_ptr<Waiting> submission_wait_;  // the first one's hooks
+  std::deque<Submission> submissions_;          // waiting for or in their UserPromptSubmit hooks
+  std::unique_ptr<Waiting> submission_wait_;    // the first one's hooks
   std::uint64_t submission_generation_ = 0;
   bool submission_starts_run_ = false;           // the first one would start a run
   std::unique_ptr<Waiting> session_start_wait_;  // SessionStart hooks, while they run

@@ -111,8 +111,9 @@ class ForwardingRunHooks : public RunHooks {
                                             std::function<void(PromptVerdict)> done) override {
     return inner_ ? inner_->prompt_submitted(text, prompt_id, std::move(done)) : nullptr;
   }
-  std::unique_ptr<Waiting> session_start(std::string_view source, const std::string& model_id,
-                                         std::function<void(std::vector<std::string>)> done) override {
+  std::unique_ptr<Waiting> session_start(
+      std::string_view source, const std::string& model_id,
+      std::function<void(std::vector<std::string>)> done) override {
     return inner_ ? inner_->session_start(source, model_id, std::move(done)) : nullptr;
   }
   std::unique_ptr<Waiting> pre_compact(std::string_view trigger,

@@ -54,7 +54,8 @@ class WaitBoard {
 
    private:
     friend class WaitBoard;
-    Mark(std::weak_ptr<Entries> entries, std::uint64_t id) : entries_(std::move(entries)), id_(id) {}
+    Mark(std::weak_ptr<Entries> entries, std::uint64_t id)
+        : entries_(std::move(entries)), id_(id) {}
     std::weak_ptr<Entries> entries_;
     std::uint64_t id_ = 0;
   };

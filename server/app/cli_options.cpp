@@ -85,8 +85,7 @@ std::optional<std::string> apply_policy_flags(const PolicyFlags& f,
 struct OneShotFlags {
   bool print = false;
   std::vector<std::string> positional;
-  std::optional<std::string> format, timeout, max_turns, heartbeat, budget, schema,
-      schema_retries;
+  std::optional<std::string> format, timeout, max_turns, heartbeat, budget, schema, schema_retries;
   CLI::Option *format_option = nullptr, *timeout_option = nullptr, *turns_option = nullptr,
               *heartbeat_option = nullptr, *budget_option = nullptr, *schema_option = nullptr,
               *schema_retries_option = nullptr;

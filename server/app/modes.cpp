@@ -213,11 +213,10 @@ std::variant<ProcessSession, std::string> process_session(
   std::shared_ptr<SessionHooks> hooks;
   auto make_session = [&app, files, dynamic_tools, allowed_tools, command_seen, ext, tap, hooks,
                        hook_setup, policy, policy_preflight, outer_preflight, waits,
-                       structured_tools, outer_run_hooks, limits, tail = std::string(
-                           schema ? kStructuredPromptTail : ""),
-                       file = std::move(session_file),
-                       resume = std::move(resume)](session::SessionSlot slot,
-                                                   session::EventSink& client) mutable {
+                       structured_tools, outer_run_hooks, limits,
+                       tail = std::string(schema ? kStructuredPromptTail : ""),
+                       file = std::move(session_file), resume = std::move(resume)](
+                          session::SessionSlot slot, session::EventSink& client) mutable {
     // With extensions, every event also goes to those that subscribed (extensions.md 4.3).
     if (ext->set) tap = std::make_shared<ExtensionEventTap>(client, *ext->set);
     session::EventSink& events = tap ? static_cast<session::EventSink&>(*tap) : client;
@@ -232,8 +231,9 @@ std::variant<ProcessSession, std::string> process_session(
                                            hook_report(ext, command_seen));
     hooks->set_wait_board(waits);
     const bool resumed = resume.has_value();
-    SessionSpec spec{app.cwd, slot, hooks->events(), app.tools.registry,
-                     dynamic_tools, std::move(file), std::move(resume)};
+    SessionSpec spec{
+        app.cwd,          slot, hooks->events(), app.tools.registry, dynamic_tools, std::move(file),
+        std::move(resume)};
     spec.prompt_tail = tail;
     auto made = app.sessions.make(std::move(spec), *files);
     ext->session = made.get();

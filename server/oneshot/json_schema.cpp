@@ -18,15 +18,31 @@ namespace {
 // Deeper than this the schema (a $ref loop) or the instance is not followed (a problem).
 constexpr int kMaxDepth = 200;
 
-const std::set<std::string, std::less<>> kKeywords = {
-    "type",      "enum",          "const",   "properties", "required",         "additionalProperties",
-    "items",     "minItems",      "maxItems", "minLength", "maxLength",        "pattern",
-    "minimum",   "maximum",       "exclusiveMinimum",      "exclusiveMaximum", "anyOf",
-    "allOf",     "$ref",          "$defs",   "definitions"};
+const std::set<std::string, std::less<>> kKeywords = {"type",
+                                                      "enum",
+                                                      "const",
+                                                      "properties",
+                                                      "required",
+                                                      "additionalProperties",
+                                                      "items",
+                                                      "minItems",
+                                                      "maxItems",
+                                                      "minLength",
+                                                      "maxLength",
+                                                      "pattern",
+                                                      "minimum",
+                                                      "maximum",
+                                                      "exclusiveMinimum",
+                                                      "exclusiveMaximum",
+                                                      "anyOf",
+                                                      "allOf",
+                                                      "$ref",
+                                                      "$defs",
+                                                      "definitions"};
 const std::set<std::string, std::less<>> kAnnotations = {
-    "$schema", "$id",        "$comment", "title",    "description", "default",
-    "examples", "format",    "deprecated", "readOnly", "writeOnly"};
-const std::set<std::string, std::less<>> kTypeNames = {"null",  "boolean", "object", "array",
+    "$schema",  "$id",    "$comment",   "title",    "description", "default",
+    "examples", "format", "deprecated", "readOnly", "writeOnly"};
+const std::set<std::string, std::less<>> kTypeNames = {"null",   "boolean", "object", "array",
                                                        "number", "integer", "string"};
 
 std::string compact(const Json& v) {
@@ -127,7 +143,8 @@ bool is_schema(const Json& v) {
 // every $ref resolvable, every pattern compiled; then the subschemas.
 class SchemaCheck {
  public:
-  SchemaCheck(const Json& root, std::map<std::string, std::shared_ptr<const tools::Regex>>& patterns)
+  SchemaCheck(const Json& root,
+              std::map<std::string, std::shared_ptr<const tools::Regex>>& patterns)
       : root_(root), patterns_(patterns) {}
 
   std::optional<std::string> run(const Json& s, const std::string& pointer, int depth) {
@@ -164,7 +181,8 @@ class SchemaCheck {
       return std::optional<std::string>("'" + k + "' must be " + kind + " at " + shown(pointer));
     };
     if (k == "type") {
-      if (v.is_string()) return kTypeNames.count(v.get<std::string>()) ? std::nullopt : bad("a type name");
+      if (v.is_string())
+        return kTypeNames.count(v.get<std::string>()) ? std::nullopt : bad("a type name");
       if (!v.is_array() || v.empty()) return bad("a type name or an array of them");
       for (const auto& t : v)
         if (!t.is_string() || !kTypeNames.count(t.get<std::string>()))
@@ -186,7 +204,8 @@ class SchemaCheck {
       return is_count(v) ? std::nullopt : bad("a non-negative integer");
     if (k == "minimum" || k == "maximum" || k == "exclusiveMinimum" || k == "exclusiveMaximum")
       return v.is_number() ? std::nullopt : bad("a number");
-    if (k == "anyOf" || k == "allOf") return v.is_array() && !v.empty() ? std::nullopt : bad("a non-empty array");
+    if (k == "anyOf" || k == "allOf")
+      return v.is_array() && !v.empty() ? std::nullopt : bad("a non-empty array");
     if (k == "pattern") {
       if (!v.is_string()) return bad("a string");
       const std::string text = v.get<std::string>();
@@ -217,10 +236,12 @@ class SchemaCheck {
     std::size_t pos = 2;
     while (pos <= ref.size()) {
       const std::size_t slash = ref.find('/', pos);
-      std::string token = ref.substr(pos, slash == std::string::npos ? std::string::npos : slash - pos);
+      std::string token =
+          ref.substr(pos, slash == std::string::npos ? std::string::npos : slash - pos);
       std::string key;
       for (std::size_t i = 0; i < token.size(); ++i) {
-        if (token[i] == '~' && i + 1 < token.size() && (token[i + 1] == '0' || token[i + 1] == '1')) {
+        if (token[i] == '~' && i + 1 < token.size() &&
+            (token[i + 1] == '0' || token[i + 1] == '1')) {
           key += token[i + 1] == '0' ? '~' : '/';
           ++i;
         } else {
@@ -330,8 +351,8 @@ void JsonSchema::check(const Json& s, const Json& v, const std::string& pointer,
       problem(pointer, "expected at least " + std::to_string(*n) + " items, got " +
                            std::to_string(v.size()));
     if (auto n = count("maxItems"); n && v.size() > *n)
-      problem(pointer, "expected at most " + std::to_string(*n) + " items, got " +
-                           std::to_string(v.size()));
+      problem(pointer,
+              "expected at most " + std::to_string(*n) + " items, got " + std::to_string(v.size()));
     if (const auto items = s.find("items"); items != s.end())
       for (std::size_t i = 0; i < v.size(); ++i)
         check(*items, v[i], child(pointer, std::to_string(i)), out, depth + 1);
@@ -351,10 +372,8 @@ void JsonSchema::check(const Json& s, const Json& v, const std::string& pointer,
     }
   } else if (v.is_number()) {
     const double x = v.get<double>();
-    const std::pair<const char*, const char*> bounds[] = {{"minimum", ">="},
-                                                          {"exclusiveMinimum", ">"},
-                                                          {"maximum", "<="},
-                                                          {"exclusiveMaximum", "<"}};
+    const std::pair<const char*, const char*> bounds[] = {
+        {"minimum", ">="}, {"exclusiveMinimum", ">"}, {"maximum", "<="}, {"exclusiveMaximum", "<"}};
     for (const auto& [key, op] : bounds) {
       const auto it = s.find(key);
       if (it == s.end()) continue;

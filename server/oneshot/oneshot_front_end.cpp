@@ -162,7 +162,7 @@ std::unique_ptr<session::RunHooks> OneShotLimits::run_hooks(session::RunHooks* i
 }
 
 std::unique_ptr<session::DynamicTools> OneShotLimits::tools(session::DynamicTools* inner,
-                                                           const Json& schema) {
+                                                            const Json& schema) {
   return std::make_unique<StructuredTools>(
       inner, std::make_shared<StructuredOutputTool>(*scheduler, schema));
 }
@@ -303,8 +303,8 @@ std::optional<std::pair<oneshot::Stop, std::string>> OneShotFrontEnd::limit_reac
     return std::pair{oneshot::Stop::max_turns, "Not run: the run reached --max-turns " +
                                                    std::to_string(*settings_.max_turns) + "."};
   if (settings_.max_budget_usd && tally_.cost >= *settings_.max_budget_usd)
-    return std::pair{oneshot::Stop::max_budget,
-                     "Not run: the run reached --max-budget-usd " + settings_.max_budget_text + "."};
+    return std::pair{oneshot::Stop::max_budget, "Not run: the run reached --max-budget-usd " +
+                                                    settings_.max_budget_text + "."};
   return std::nullopt;
 }
 

@@ -30,16 +30,16 @@ struct Tally {
   std::optional<std::string> chain_error_class;  // the class the chain was retrying
   std::optional<std::string> overflow_error;     // an overflow compaction that failed
   bool retry_active = false;
-  std::string model;  // provider/modelId of the last request
+  std::string model;                         // provider/modelId of the last request
   std::optional<protocol::Json> structured;  // the accepted structured output (section 11)
 };
 
 /// How the run ended, as the caller saw it besides the events.
 struct Ending {
   Stop stop = Stop::none;
-  std::optional<std::string> invalid_input;  // exit 2 with a result (no prompt, stdin too big)
-  std::optional<std::string> hook_stop;      // a hook refused the prompt or stopped the run
-  std::optional<std::string> internal;       // exit 1
+  std::optional<std::string> invalid_input;     // exit 2 with a result (no prompt, stdin too big)
+  std::optional<std::string> hook_stop;         // a hook refused the prompt or stopped the run
+  std::optional<std::string> internal;          // exit 1
   std::optional<std::string> structured_error;  // exit 8: no valid structured output (11.2)
   std::int64_t max_turns = 0;
   std::string max_budget_text;

@@ -27,7 +27,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     return 0;
   }
   const JsonSchema& compiled = std::get<JsonSchema>(made);
-  if (!compiled.schema().is_object() || compiled.schema().value("type", protocol::Json()) != "object")
+  if (!compiled.schema().is_object() ||
+      compiled.schema().value("type", protocol::Json()) != "object")
     std::abort();
   for (std::size_t i = 1; i < parts.size(); ++i) {
     const auto instance = protocol::parse_json_line(parts[i]);

@@ -990,8 +990,9 @@ TEST_CASE("Notification: permission_prompt when the policy's question is put to 
   const std::string log = (logs.path() / "notify.log").string();
   // Two calls asked about; the hook's matcher also takes the notification type.
   ReboundProcess r = testing::tool_server(
-      testing::script_of(Json::array({testing::call("bash", {{"command", "echo one"}}),
-                                      testing::call("write", {{"path", "w.txt"}, {"content", "w"}})})),
+      testing::script_of(
+          Json::array({testing::call("bash", {{"command", "echo one"}}),
+                       testing::call("write", {{"path", "w.txt"}, {"content", "w"}})})),
       {}, {"--permission-mode", "default"},
       R"j({"hooks":{"Notification":)j" + group("cat >> " + log, "permission_prompt") + "}}");
   r.send(testing::prompt());

@@ -8,9 +8,9 @@
 #include <variant>
 
 using namespace rebound;
+using protocol::Json;
 using server::oneshot::JsonSchema;
 using server::oneshot::SchemaProblem;
-using protocol::Json;
 
 namespace {
 
@@ -44,7 +44,8 @@ TEST_CASE("json-schema: the root must be an object schema, then only supported k
   CHECK(compile_error(R"({"type":"string","oneOf":[]})") == kRootError);
   CHECK(compile_error(R"({"type":"object","oneOf":[{"type":"object"}]})") ==
         "--json-schema: unsupported keyword 'oneOf' at (root)");
-  CHECK(compile_error(R"({"type":"object","properties":{"a/b":{"type":"integer","multipleOf":2}}})") ==
+  CHECK(compile_error(
+            R"({"type":"object","properties":{"a/b":{"type":"integer","multipleOf":2}}})") ==
         "--json-schema: unsupported keyword 'multipleOf' at /properties/a~1b");
   CHECK(compile_error(R"({"type":"object","$defs":{"x":{"uniqueItems":true}}})") ==
         "--json-schema: unsupported keyword 'uniqueItems' at /$defs/x");
@@ -54,8 +55,8 @@ TEST_CASE("json-schema: the root must be an object schema, then only supported k
         R"(--json-schema: unresolvable $ref "#/$defs/missing" at /properties/a)");
   CHECK(compile_error(R"({"type":"object","required":"a"})") ==
         "--json-schema: 'required' must be an array of strings at (root)");
-  CHECK(compile_error(R"({"type":"object","pattern":"("})").rfind(
-            R"(--json-schema: invalid pattern "(" at (root): )", 0) == 0);
+  CHECK(compile_error(R"({"type":"object","pattern":"("})")
+            .rfind(R"(--json-schema: invalid pattern "(" at (root): )", 0) == 0);
   // Annotations pass, and a fine schema compiles.
   CHECK(compile_error(R"({"$schema":"https://json-schema.org/draft/2020-12/schema","type":"object",
       "title":"t","description":"d","properties":{"a":{"type":"string","format":"email",
@@ -90,20 +91,17 @@ TEST_CASE("json-schema: each keyword's text and pointer") {
   CHECK(problems(schema, R"({"n":1.5})") ==
         std::vector<std::string>{"- /n: expected integer, got number"});
   CHECK(problems(schema, R"({"n":0,"x":3,"e":"b","c":{"k":[2,1]}})") ==
-        std::vector<std::string>{"- /n: expected a number >= 1",
-                                 "- /x: expected string or null, got number",
-                                 R"(- /e: expected one of ["a",1])",
-                                 R"(- /c: expected {"k":[1,2]})"});
-  CHECK(problems(schema, R"({"n":10,"s":"A","l":[1,true,false],"o":{"p":"q"},"a":[],"f":1,"r":0})") ==
-        std::vector<std::string>{"- /n: expected a number < 10",
-                                 "- /s: expected at least 2 characters, got 1",
-                                 R"(- /s: does not match the pattern "^[a-z]+$")",
-                                 "- /l: expected at most 2 items, got 3",
-                                 "- /l/0: expected boolean, got number",
-                                 "- /o/p: expected number, got string",
-                                 "- /a: does not match any of the anyOf schemas",
-                                 "- /f: no value is allowed here",
-                                 "- /r: expected a number > 0"});
+        std::vector<std::string>{
+            "- /n: expected a number >= 1", "- /x: expected string or null, got number",
+            R"(- /e: expected one of ["a",1])", R"(- /c: expected {"k":[1,2]})"});
+  CHECK(
+      problems(schema, R"({"n":10,"s":"A","l":[1,true,false],"o":{"p":"q"},"a":[],"f":1,"r":0})") ==
+      std::vector<std::string>{
+          "- /n: expected a number < 10", "- /s: expected at least 2 characters, got 1",
+          R"(- /s: does not match the pattern "^[a-z]+$")", "- /l: expected at most 2 items, got 3",
+          "- /l/0: expected boolean, got number", "- /o/p: expected number, got string",
+          "- /a: does not match any of the anyOf schemas", "- /f: no value is allowed here",
+          "- /r: expected a number > 0"});
   // Code points, not bytes.
   CHECK(problems(schema, R"({"s":"äöüß"})") ==
         std::vector<std::string>{"- /s: expected at most 3 characters, got 4",

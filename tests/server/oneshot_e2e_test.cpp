@@ -410,10 +410,11 @@ const char* kOneBash = R"([{"toolCalls":[{"name":"bash","arguments":{"command":"
 
 }  // namespace
 
-TEST_CASE("one-shot: heartbeats name a running hook, a pending interceptor, MCP servers, a "
-          "compaction") {
-  const std::vector<std::string> beat{"-p", "go", "--output-format", "stream-json",
-                                      "--heartbeat-ms", "100"};
+TEST_CASE(
+    "one-shot: heartbeats name a running hook, a pending interceptor, MCP servers, a "
+    "compaction") {
+  const std::vector<std::string> beat{
+      "-p", "go", "--output-format", "stream-json", "--heartbeat-ms", "100"};
   {
     // A PreToolUse hook that takes 700 ms: the run waits for it.
     Run run(kOneBash, beat, "",
@@ -423,9 +424,11 @@ TEST_CASE("one-shot: heartbeats name a running hook, a pending interceptor, MCP 
     std::vector<std::string> keys;
     for (const auto& [k, v] : beats.back().items())
       keys.push_back(k);
-    CHECK(keys == std::vector<std::string>{"type", "seq", "elapsedMs", "waiting", "sinceMs", "hook"});
+    CHECK(keys ==
+          std::vector<std::string>{"type", "seq", "elapsedMs", "waiting", "sinceMs", "hook"});
     CHECK(beats.back()["hook"] == "PreToolUse");
-    CHECK(beats.back()["sinceMs"].get<std::int64_t>() >= beats.front()["sinceMs"].get<std::int64_t>());
+    CHECK(beats.back()["sinceMs"].get<std::int64_t>() >=
+          beats.front()["sinceMs"].get<std::int64_t>());
     CHECK(run.exit_code() == 0);
   }
   {
@@ -436,8 +439,8 @@ TEST_CASE("one-shot: heartbeats name a running hook, a pending interceptor, MCP 
     std::vector<std::string> args = beat;
     args.insert(args.end(), {"--timeout", "2"});
     Run run(kOneBash, args, "",
-            R"({"extensions":{"guard":{"command":"python3","timeoutMs":20000,"args":[")" +
-                fixture + R"("],"env":{"EXT_MODE":"hang"}}}})");
+            R"({"extensions":{"guard":{"command":"python3","timeoutMs":20000,"args":[")" + fixture +
+                R"("],"env":{"EXT_MODE":"hang"}}}})");
     const auto lines = run.lines();
     const auto beats = beats_of(lines, "extension");
     REQUIRE(beats.size() >= 3);
@@ -482,9 +485,10 @@ TEST_CASE("one-shot: SessionEnd hooks run before the result, a deadline cuts the
   }
   // A hook that would take 30 s (its own bound 60 s): the 1 s deadline writes the result, the
   // hook is killed and the run's outcome stands.
-  Run run(R"([{"text":"hi"}])", {"-p", "go", "--output-format", "json", "--timeout", "1"}, "",
-          R"({"extensionRunner":{"sessionEndTimeoutMs":60000},"hooks":{"SessionEnd":[{"hooks":[)"
-          R"({"type":"command","command":"echo $$ > ../hook.pid; exec sleep 30","timeout":60}]}]}})");
+  Run run(
+      R"([{"text":"hi"}])", {"-p", "go", "--output-format", "json", "--timeout", "1"}, "",
+      R"({"extensionRunner":{"sessionEndTimeoutMs":60000},"hooks":{"SessionEnd":[{"hooks":[)"
+      R"({"type":"command","command":"echo $$ > ../hook.pid; exec sleep 30","timeout":60}]}]}})");
   const Json result = last_json(run.lines(20000ms));
   CHECK(result["subtype"] == "success");
   CHECK(result["duration_ms"].get<std::int64_t>() < 10000);
@@ -593,9 +597,8 @@ TEST_CASE("one-shot: --json-schema accepts the first valid call, re-asks after p
 
 TEST_CASE("one-shot: --json-schema gives up with exit 8 after the re-asks") {
   {
-    Run run(R"([{"text":"no"}])",
-            {"-p", "who", "--output-format", "json", "--json-schema", kPerson,
-             "--json-schema-retries", "1"});
+    Run run(R"([{"text":"no"}])", {"-p", "who", "--output-format", "json", "--json-schema", kPerson,
+                                   "--json-schema-retries", "1"});
     const Json result = last_json(run.lines());
     CHECK(result["subtype"] == "error_max_structured_output_retries");
     CHECK(result["terminal_reason"] == "structured_output_invalid");
@@ -613,7 +616,8 @@ TEST_CASE("one-shot: --json-schema gives up with exit 8 after the re-asks") {
            "--json-schema-retries", "0"});
   const auto lines = run.lines();
   CHECK(last_json(lines)["errors"] ==
-        Json::array({"No valid structured output after 0 re-asks: /name: expected string, got number"}));
+        Json::array(
+            {"No valid structured output after 0 re-asks: /name: expected string, got number"}));
   CHECK(end_line(lines, "call_1")["result"]["content"][0]["text"] ==
         "Structured output does not match the schema:\n- /name: expected string, got number");
   CHECK(end_line(lines, "call_2")["result"]["content"][0]["text"] ==
@@ -624,8 +628,8 @@ TEST_CASE("one-shot: --json-schema gives up with exit 8 after the re-asks") {
 
 TEST_CASE("one-shot: re-asks are turns that --max-turns stops, and a bad --json-schema is exit 2") {
   {
-    Run run(R"([{"text":"no"}])", {"-p", "who", "--output-format", "json", "--json-schema",
-                                   kPerson, "--max-turns", "2"});
+    Run run(R"([{"text":"no"}])",
+            {"-p", "who", "--output-format", "json", "--json-schema", kPerson, "--max-turns", "2"});
     const Json result = last_json(run.lines());
     CHECK(result["subtype"] == "error_max_turns");
     CHECK(result["num_turns"] == 2);
@@ -644,13 +648,13 @@ TEST_CASE("one-shot: re-asks are turns that --max-turns stops, and a bad --json-
     CHECK(run.exit_code() == 2);
     CHECK(run.r.proc().stderr_text().find(text) != std::string::npos);
   }
-  for (const auto& args : std::vector<std::vector<std::string>>{
-           {"-p", "x", "--max-budget-usd", "0"},
-           {"-p", "x", "--max-budget-usd", "-1"},
-           {"-p", "x", "--max-budget-usd", "inf"},
-           {"-p", "x", "--json-schema-retries", "11"},
-           {"--json-schema", kPerson},
-           {"--max-budget-usd", "1"}}) {
+  for (const auto& args :
+       std::vector<std::vector<std::string>>{{"-p", "x", "--max-budget-usd", "0"},
+                                             {"-p", "x", "--max-budget-usd", "-1"},
+                                             {"-p", "x", "--max-budget-usd", "inf"},
+                                             {"-p", "x", "--json-schema-retries", "11"},
+                                             {"--json-schema", kPerson},
+                                             {"--max-budget-usd", "1"}}) {
     Run run(R"([{"text":"x"}])", args);
     CHECK(run.lines().empty());
     CHECK(run.exit_code() == 2);
@@ -697,11 +701,12 @@ TEST_CASE("one-shot: --max-budget-usd stops where the run would go on past the b
 
 TEST_CASE("one-shot: a bash call and a hook start with SIGPIPE at its default action") {
   // Rebound ignores SIGPIPE itself; `yes | head -1` in a child that inherited that would spin.
-  Run run(R"([{"toolCalls":[{"name":"bash","arguments":{"command":"grep -E '^SigIgn' /proc/self/status"}}]},)"
-          R"({"text":"done"}])",
-          {"-p", "go", "--output-format", "stream-json"}, "",
-          R"({"hooks":{"PreToolUse":[{"hooks":[{"type":"command","command":)"
-          R"("grep -E '^SigIgn' /proc/self/status > ../hook.txt"}]}]}})");
+  Run run(
+      R"([{"toolCalls":[{"name":"bash","arguments":{"command":"grep -E '^SigIgn' /proc/self/status"}}]},)"
+      R"({"text":"done"}])",
+      {"-p", "go", "--output-format", "stream-json"}, "",
+      R"({"hooks":{"PreToolUse":[{"hooks":[{"type":"command","command":)"
+      R"("grep -E '^SigIgn' /proc/self/status > ../hook.txt"}]}]}})");
   const auto lines = run.lines();
   auto pipe_ignored = [](const std::string& text) {
     const std::size_t tab = text.find('\t');
@@ -709,7 +714,8 @@ TEST_CASE("one-shot: a bash call and a hook start with SIGPIPE at its default ac
     const unsigned long long mask = std::stoull(text.substr(tab + 1), nullptr, 16);
     return (mask & (1ull << (SIGPIPE - 1))) != 0;
   };
-  CHECK(!pipe_ignored(end_line(lines, "call_1")["result"]["content"][0]["text"].get<std::string>()));
+  CHECK(
+      !pipe_ignored(end_line(lines, "call_1")["result"]["content"][0]["text"].get<std::string>()));
   CHECK(!pipe_ignored(run.r.dir().read("hook.txt")));
   CHECK(run.exit_code() == 0);
 }
