@@ -272,14 +272,11 @@ void AgentSession::stop_hooks_done(std::uint64_t generation, StopVerdict verdict
   if (verdict.user_message) {
     // The same run goes on with a user message (a re-ask; a steer that arrived meanwhile
     // follows it).
-    emit(ev::TurnStart{});
     UserInput input;
     input.text = std::move(*verdict.user_message);
     std::vector<Queued> asked;
     asked.push_back(Queued{std::move(input), {}});
-    add_user_messages(std::move(asked));
-    if (!run_->aborting) add_user_messages(take(steering_, steering_mode_));
-    request_assistant();
+    next_turn(std::move(asked));
   } else if (verdict.continue_run) {
     // The same run goes on: the hooks' texts, then a new turn (a steer that arrived meanwhile
     // is delivered there too).
@@ -525,8 +522,9 @@ void AgentSession::record(const AgentMessage& message, bool in_context) {
   if (in_context) context_.push_back(std::move(recorded));
 }
 
-void AgentSession::next_turn() {
+void AgentSession::next_turn(std::vector<Queued> first) {
   emit(ev::TurnStart{});
+  if (!first.empty()) add_user_messages(std::move(first));
   if (!run_->aborting) add_user_messages(take(steering_, steering_mode_));
   request_assistant();
 }

@@ -396,7 +396,8 @@ class AgentSession {
   /// Ends every running tool call at once with "Operation aborted" (no completion from the
   /// tools), so the run ends synchronously: new_session, switch_session, compact, shutdown.
   void force_end_tool_batch();
-  void next_turn();
+  /// A new turn of the run: `first` (a re-ask), then the steering messages, then the request.
+  void next_turn(std::vector<Queued> first = {});
   void end_run();
   /// Aborts the run; false when running tool calls must end first (`done` waits for them).
   bool abort_run(Completion done = {});

@@ -138,7 +138,7 @@ std::optional<double> budget_usd(const std::string& s) {
 
 // --json-schema's value (oneshot.md section 11.1): JSON text when it starts with `{`, else a
 // file; checked as section 11.3 says. The schema, or the stderr line.
-std::variant<protocol::Json, std::string> read_json_schema(const std::string& value) {
+std::variant<oneshot::JsonSchema, std::string> read_json_schema(const std::string& value) {
   std::string text = value;
   const std::size_t first = value.find_first_not_of(" \t\r\n");
   if (first == std::string::npos || value[first] != '{') {
@@ -149,9 +149,9 @@ std::variant<protocol::Json, std::string> read_json_schema(const std::string& va
   }
   protocol::Json schema = protocol::Json::parse(text, nullptr, false);
   if (schema.is_discarded()) return std::string("rebound: --json-schema: not valid JSON");
-  auto compiled = oneshot::JsonSchema::compile(schema);
+  auto compiled = oneshot::JsonSchema::compile(std::move(schema));
   if (auto* error = std::get_if<std::string>(&compiled)) return "rebound: " + *error;
-  return schema;
+  return compiled;
 }
 
 std::optional<std::int64_t> integer_in(const std::string& s, std::int64_t lo, std::int64_t hi) {
@@ -239,7 +239,7 @@ std::optional<std::string> apply_oneshot_flags(const OneShotFlags& f, bool mode_
   if (f.schema) {
     auto schema = read_json_schema(*f.schema);
     if (auto* error = std::get_if<std::string>(&schema)) return *error;
-    o.json_schema = std::move(std::get<protocol::Json>(schema));
+    o.json_schema = std::move(std::get<oneshot::JsonSchema>(schema));
   }
   o.mode = "print";
   return std::nullopt;

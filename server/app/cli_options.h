@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "server/oneshot/json_schema.h"
 #include "server/pi/event_output.h"
 
 namespace rebound::server {
@@ -47,18 +48,18 @@ struct CliOptions {
   bool permission_prompts_client = true;       // --permission-prompts client|none
   std::optional<bool> sandbox;                 // --sandbox / --no-sandbox, the last one given
   // One-shot mode (oneshot.md section 2): `mode` is then "print".
-  std::optional<std::string> prompt;          // PROMPT
-  std::string output_format = "text";         // --output-format text|json|stream-json
-  std::optional<std::int64_t> timeout_ms;     // --timeout S, in ms
-  std::string timeout_text;                   // S as given (the error text quotes it)
-  std::optional<std::int64_t> max_turns;      // --max-turns N
-  std::int64_t heartbeat_ms = 10000;          // --heartbeat-ms (0: off)
-  std::optional<double> max_budget_usd;       // --max-budget-usd X
-  std::string max_budget_text;                // X as given
-  std::optional<protocol::Json> json_schema;  // --json-schema, checked (oneshot.md 11.1)
-  std::int64_t json_schema_retries = 2;       // --json-schema-retries
-  bool continue_session = false;              // --continue (oneshot.md section 14)
-  std::optional<std::string> resume;          // --resume PATH
+  std::optional<std::string> prompt;               // PROMPT
+  std::string output_format = "text";              // --output-format text|json|stream-json
+  std::optional<std::int64_t> timeout_ms;          // --timeout S, in ms
+  std::string timeout_text;                        // S as given (the error text quotes it)
+  std::optional<std::int64_t> max_turns;           // --max-turns N
+  std::int64_t heartbeat_ms = 10000;               // --heartbeat-ms (0: off)
+  std::optional<double> max_budget_usd;            // --max-budget-usd X
+  std::string max_budget_text;                     // X as given
+  std::optional<oneshot::JsonSchema> json_schema;  // --json-schema, checked (oneshot.md 11.1)
+  std::int64_t json_schema_retries = 2;            // --json-schema-retries
+  bool continue_session = false;                   // --continue (oneshot.md section 14)
+  std::optional<std::string> resume;               // --resume PATH
 };
 
 struct CliParse {

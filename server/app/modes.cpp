@@ -149,7 +149,7 @@ struct ProcessSession {
 // `schema` the structured_output tool and its prompt paragraph (oneshot.md sections 10, 11).
 std::variant<ProcessSession, std::string> process_session(
     AppParts& app, const std::string& mode, std::shared_ptr<OneShotLimits> limits = nullptr,
-    std::optional<protocol::Json> schema = std::nullopt) {
+    const oneshot::JsonSchema* schema = nullptr) {
   const CliOptions& o = app.options;
   auto files = app.sessions.files_for(app.cwd);
   std::optional<session::LoadedSession> resume;
@@ -204,7 +204,7 @@ std::variant<ProcessSession, std::string> process_session(
   // Not subject to the policy: it has no effect outside the run (section 11.1).
   std::shared_ptr<session::DynamicTools> structured_tools;
   if (limits && schema) {
-    structured_tools = limits->tools(dynamic_tools, *schema);
+    structured_tools = limits->tools(dynamic_tools, schema->schema());
     dynamic_tools = structured_tools.get();
   }
   std::shared_ptr<session::RunHooks> outer_run_hooks;
@@ -278,10 +278,10 @@ ModeStart start_rpc(AppParts& app) {
 // print: one run of the process's session (oneshot.md), nobody to ask.
 ModeStart start_print(AppParts& app) {
   auto limits = std::make_shared<OneShotLimits>(app.scheduler);
-  auto made = process_session(app, "print", limits, app.options.json_schema);
+  const CliOptions& o = app.options;
+  auto made = process_session(app, "print", limits, o.json_schema ? &*o.json_schema : nullptr);
   if (auto* error = std::get_if<std::string>(&made)) return *error;
   ProcessSession& p = std::get<ProcessSession>(made);
-  const CliOptions& o = app.options;
   OneShotSettings settings;
   settings.format = o.output_format;
   settings.prompt = o.prompt;
@@ -291,17 +291,12 @@ ModeStart start_print(AppParts& app) {
   settings.max_budget_usd = o.max_budget_usd;
   settings.max_budget_text = o.max_budget_text;
   settings.schema_retries = o.json_schema_retries;
-  if (o.json_schema) {
-    auto compiled = oneshot::JsonSchema::compile(*o.json_schema);  // checked at the command line
-    if (auto* error = std::get_if<std::string>(&compiled)) return *error;
-    settings.schema = std::move(std::get<oneshot::JsonSchema>(compiled));
-  }
+  settings.schema = o.json_schema;
   settings.heartbeat_ms = o.heartbeat_ms;
   settings.max_input_bytes = o.max_line_bytes;
   auto front = std::make_unique<OneShotFrontEnd>(
       OneShotDeps{app.writer, app.scheduler, std::move(p.make), std::move(p.mcp),
                   std::move(p.control), limits, std::move(p.waits), std::move(settings)});
-  // Every call a preflight refuses is a permission denial (through the limits' preflight).
   return std::unique_ptr<FrontEnd>(std::move(front));
 }
 

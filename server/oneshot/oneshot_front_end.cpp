@@ -18,6 +18,8 @@ namespace ev = session::ev;
 
 namespace {
 
+constexpr const char* kAlreadyGiven = "Not run: the structured output was already given.";
+
 // `value` handed to `done` later on the loop, unless the returned wait is dropped first.
 template <typename T>
 std::unique_ptr<session::Waiting> posted(session::Scheduler& scheduler, T value,
@@ -102,9 +104,7 @@ class StructuredOutputTool : public session::Tool {
   const session::ToolDefinition& definition() const override { return definition_; }
   std::unique_ptr<session::ToolCall> start(const Json&, const session::ToolContext&, Progress,
                                            Done done) override {
-    scheduler_.post([done = std::move(done)] {
-      done(session::ToolResult::error("Not run: the structured output was already given."));
-    });
+    scheduler_.post([done = std::move(done)] { done(session::ToolResult::error(kAlreadyGiven)); });
     return nullptr;
   }
 
@@ -302,7 +302,7 @@ std::optional<std::pair<oneshot::Stop, std::string>> OneShotFrontEnd::limit_reac
   if (settings_.max_turns && turns >= *settings_.max_turns)
     return std::pair{oneshot::Stop::max_turns, "Not run: the run reached --max-turns " +
                                                    std::to_string(*settings_.max_turns) + "."};
-  if (settings_.max_budget_usd && tally_.cost >= *settings_.max_budget_usd)
+  if (over_budget())
     return std::pair{oneshot::Stop::max_budget, "Not run: the run reached --max-budget-usd " +
                                                     settings_.max_budget_text + "."};
   return std::nullopt;
@@ -315,7 +315,7 @@ std::optional<session::PreflightVerdict> OneShotFrontEnd::own_verdict(
   if (const auto it = structured_verdicts_.find(call.id); it != structured_verdicts_.end()) {
     v = it->second;
   } else if (structured_given_) {
-    v = result_of("Not run: the structured output was already given.", true);
+    v = result_of(kAlreadyGiven, true);
   } else if (gave_up) {
     v = result_of("Not run: no valid structured output after " +
                       std::to_string(settings_.schema_retries) + " re-asks.",
@@ -344,13 +344,14 @@ OneShotLimits::AtEnd OneShotFrontEnd::at_end() {
           "its schema. Plain text is not accepted."};
 }
 
-bool OneShotFrontEnd::structured_failure(std::string problem) {
-  last_problem_ = std::move(problem);
-  if (++structured_failures_ <= settings_.schema_retries) return false;
+bool OneShotFrontEnd::over_budget() const {
+  return settings_.max_budget_usd && tally_.cost >= *settings_.max_budget_usd;
+}
+
+void OneShotFrontEnd::structured_failure(const std::string& problem) {
+  if (++structured_failures_ <= settings_.schema_retries) return;
   ending_.structured_error = "No valid structured output after " +
-                             std::to_string(settings_.schema_retries) +
-                             " re-asks: " + last_problem_;
-  return true;
+                             std::to_string(settings_.schema_retries) + " re-asks: " + problem;
 }
 
 void OneShotFrontEnd::judge_structured(const protocol::AgentMessage& m) {
@@ -363,11 +364,7 @@ void OneShotFrontEnd::judge_structured(const protocol::AgentMessage& m) {
     any_call = true;
     if (b.name != kStructuredToolName) continue;
     any_structured = true;
-    if (structured_given_) {
-      structured_verdicts_[b.id] =
-          result_of("Not run: the structured output was already given.", true);
-      continue;
-    }
+    if (structured_given_) continue;  // own_verdict(): already given
     const auto problems = settings_.schema->validate(b.arguments);
     if (problems.empty()) {
       structured_given_ = true;
@@ -380,9 +377,9 @@ void OneShotFrontEnd::judge_structured(const protocol::AgentMessage& m) {
   }
   if (structured_given_) return;
   if (any_structured) {
-    (void)structured_failure(last_invalid);
+    structured_failure(last_invalid);
   } else if (!any_call) {
-    (void)structured_failure("the model answered without calling structured_output");
+    structured_failure("the model answered without calling structured_output");
   }
 }
 
@@ -428,8 +425,7 @@ void OneShotFrontEnd::on_event(const session::Event& event) {
           // A failed attempt that is retried is not a turn (section 6).
           if (pending_turn_ && e.will_retry) pending_turn_ = false;
           // The budget also after every failed attempt the run would go on from (section 10).
-          if (e.will_retry && settings_.max_budget_usd && tally_.cost >= *settings_.max_budget_usd)
-            budget_stop = true;
+          if (e.will_retry && over_budget()) budget_stop = true;
         } else if constexpr (std::is_same_v<E, ev::AutoRetryStart>) {
           tally_.retry_active = true;
           Json r = Json::object();
@@ -460,8 +456,7 @@ void OneShotFrontEnd::on_event(const session::Event& event) {
           // The failed message an overflow compaction handles is not a turn.
           if (e.reason == session::CompactionReason::overflow && pending_turn_ && pending_failed_)
             pending_turn_ = false;
-          if (settings_.max_budget_usd && tally_.cost >= *settings_.max_budget_usd)
-            budget_stop = true;
+          if (over_budget()) budget_stop = true;
           compaction_reason_ = session::compaction_reason_name(e.reason);
           wait("compaction");
         } else if constexpr (std::is_same_v<E, ev::AutoCompactionEnd>) {
@@ -602,12 +597,12 @@ void OneShotFrontEnd::heartbeat() {
   // The first row of section 9's table that holds: the events tell a compaction, a backoff, a
   // tool batch or the model; the board a hook, an interceptor or MCP servers still starting.
   std::string waiting = !input_done_ ? "stdin" : waiting_;
-  std::int64_t since = waiting == "stdin" ? 0 : waiting_since_;
+  std::int64_t lasted = waiting == "stdin" ? now : now - waiting_since_;
   std::optional<session::WaitBoard::Seen> seen;
   auto on_board = [&](session::WaitBoard::Kind kind, const char* name) {
     if (!waits_ || !(seen = waits_->oldest(kind))) return false;
     waiting = name;
-    since = now - (scheduler_.now_epoch_ms() - seen->since_ms);
+    lasted = scheduler_.now_epoch_ms() - seen->since_ms;
     return true;
   };
   if (waiting == "model" || waiting == "tool") {
@@ -616,7 +611,7 @@ void OneShotFrontEnd::heartbeat() {
       on_board(session::WaitBoard::Kind::mcp, "mcp");
   }
   h["waiting"] = waiting;
-  h["sinceMs"] = std::max<std::int64_t>(0, now - since);
+  h["sinceMs"] = std::max<std::int64_t>(0, lasted);
   if (seen) {
     for (const auto& [k, v] : seen->keys.items())
       h[k] = v;

@@ -134,8 +134,9 @@ class OneShotFrontEnd : public FrontEnd, public session::EventSink {
   OneShotLimits::AtEnd at_end();
   /// Section 11.2 on an assistant message that ended.
   void judge_structured(const protocol::AgentMessage& m);
-  /// A failure of 11.2 (`problem`: the last validation problem); whether the run gives up.
-  bool structured_failure(std::string problem);
+  /// A failure of 11.2 (`problem`: its validation problem); past the re-asks the run gives up.
+  void structured_failure(const std::string& problem);
+  bool over_budget() const;
 
   StdoutWriter& writer_;
   session::Scheduler& scheduler_;
@@ -175,10 +176,9 @@ class OneShotFrontEnd : public FrontEnd, public session::EventSink {
   std::string compaction_reason_;
   protocol::Json backoff_ = protocol::Json::object();
   // Section 11.2: the verdicts of the last message's structured_output calls, by call id;
-  // failures so far; the run gave up (the calls left get `give_up_text_`).
+  // failures so far; whether an output was accepted (a give-up is ending_.structured_error).
   std::map<std::string, session::PreflightVerdict> structured_verdicts_;
   std::int64_t structured_failures_ = 0;
-  std::string last_problem_;
   bool structured_given_ = false;
   std::optional<oneshot::Stop> limit_stop_;  // a limit stopped the run
   IdleWaiter idle_;

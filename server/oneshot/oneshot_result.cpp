@@ -116,13 +116,6 @@ Outcome decide(const Tally& t, const Ending& e) {
   return o;
 }
 
-std::string result_text(const protocol::AgentMessage& m) {
-  std::string out;
-  for (const auto& b : m.content)
-    if (b.kind == protocol::ContentBlock::Kind::text) out += b.text;
-  return out;
-}
-
 Json result_json(const Tally& t, const Outcome& o, const ResultContext& c) {
   Json r = Json::object();
   r["type"] = "result";
@@ -137,7 +130,7 @@ Json result_json(const Tally& t, const Outcome& o, const ResultContext& c) {
     r["result"].get_ref<std::string&>().pop_back();  // its compact JSON, without the LF
     r["structured_output"] = *t.structured;
   } else {
-    r["result"] = answered ? result_text(*t.last) : std::string();
+    r["result"] = answered ? t.last->text() : std::string();
   }
   if (o.subtype != "success") r["errors"] = Json::array({o.error.value_or("")});
   r["session_id"] = c.session_id;

@@ -70,7 +70,4 @@ struct ResultContext {
 protocol::Json result_json(const Tally& tally, const Outcome& outcome,
                            const ResultContext& context);
 
-/// The text blocks of `m` joined (the `result` of a finished run).
-std::string result_text(const protocol::AgentMessage& m);
-
 }  // namespace rebound::server::oneshot
