@@ -1,10 +1,10 @@
 #include "policy/bash_judgement.h"
 
 #include <glob.h>
-#include <sys/stat.h>
 
 #include <array>
 
+#include "policy/dir_index.h"
 #include "policy/policy.h"
 #include "policy/shell_command.h"
 
@@ -113,21 +113,23 @@ struct PathHit {
   const Rule* ask = nullptr;
 };
 
-// The real path of `lexical`, a path in `dir` (whose real path is `real_dir`): a plain name
-// that is no symlink needs no resolution beyond its directory's.
-std::string real_of(const std::string& lexical, const std::string& dir,
-                    const std::string& real_dir) {
-  if (lexical.size() > dir.size() + 1 && lexical.compare(0, dir.size(), dir) == 0 &&
-      lexical[dir.size()] == '/' && lexical.find('/', dir.size() + 1) == std::string::npos) {
-    struct stat st {};
-    if (::lstat(lexical.c_str(), &st) != 0 || !S_ISLNK(st.st_mode))
-      return (real_dir == "/" ? "" : real_dir) + lexical.substr(dir.size());
-  }
-  return real_path(lexical);
-}
+// The directory a part's relative paths start from, its real path and its listing, read at
+// most once per judgement and directory, when a path word needs its real path.
+struct PartDir {
+  std::string dir, real_dir;
+  const DirIndex* index = nullptr;
+  bool fetched = false;
+  std::shared_ptr<const DirListing> listing;
 
-void check_path(const std::string& lexical, RuleTool kind, const BashRules& rules,
-                const std::string& dir, const std::string& real_dir, PathHit& hit) {
+  const DirListing* names() {
+    if (!fetched && index) listing = index->listing(dir);
+    fetched = true;
+    return listing.get();
+  }
+};
+
+void check_path(const std::string& lexical, RuleTool kind, const BashRules& rules, PartDir& at,
+                PathHit& hit) {
   std::string real;
   bool have_real = false;
   for (const auto& r : rules.rules) {
@@ -135,7 +137,7 @@ void check_path(const std::string& lexical, RuleTool kind, const BashRules& rule
     bool m = path_matches(r.path, lexical, rules.home, rules.workspace);
     if (!m) {
       if (!have_real) {
-        real = real_of(lexical, dir, real_dir);
+        real = real_path_below(lexical, at.dir, at.real_dir, at.names());
         have_real = true;
       }
       m = real != lexical && path_matches(r.path, real, rules.home, rules.workspace);
@@ -149,13 +151,20 @@ void check_path(const std::string& lexical, RuleTool kind, const BashRules& rule
 }
 
 // The paths a part names (read rules) and writes by redirection (edit rules).
-PathHit part_paths(const ShellPart& part, const BashRules& rules) {
+PathHit part_paths(const ShellPart& part, const BashRules& rules, PartDir& at) {
   PathHit hit;
   std::string dir = rules.workspace;
   for (const auto& cd : part.cd_path)
     dir = join_path(dir, cd, rules.home);
-  const std::string real_dir =
-      dir == rules.workspace && rules.real_workspace ? *rules.real_workspace : real_path(dir);
+  if (at.dir != dir || at.real_dir.empty()) {
+    at = PartDir{};
+    at.dir = dir;
+    at.index = rules.dir_index;
+    at.real_dir = !rules.real_workspace ? real_path(dir)
+                  : dir == rules.workspace
+                      ? *rules.real_workspace
+                      : real_path_below(dir, rules.workspace, *rules.real_workspace);
+  }
   const std::size_t c = command_word(part);
   for (std::size_t k = 0; k < part.tokens.size(); ++k) {
     const ShellToken& t = part.tokens[k];
@@ -171,10 +180,10 @@ PathHit part_paths(const ShellPart& part, const BashRules& rules) {
       if (t.word.value == "/dev/null") output = false;
       if (input && rules.read_paths)
         for (const auto& p : word_paths(t.word, t.word.value, t.word.pattern, dir, rules.home))
-          check_path(p, RuleTool::read, rules, dir, real_dir, hit);
+          check_path(p, RuleTool::read, rules, at, hit);
       if (output && rules.edit_paths)
         for (const auto& p : word_paths(t.word, t.word.value, t.word.pattern, dir, rules.home))
-          check_path(p, RuleTool::edit, rules, dir, real_dir, hit);
+          check_path(p, RuleTool::edit, rules, at, hit);
       continue;
     }
     if (!rules.read_paths) continue;
@@ -189,13 +198,13 @@ PathHit part_paths(const ShellPart& part, const BashRules& rules) {
              "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_") == eq);
     if (!assignment)
       for (const auto& p : word_paths(t.word, value, pattern, dir, rules.home))
-        check_path(p, RuleTool::read, rules, dir, real_dir, hit);
+        check_path(p, RuleTool::read, rules, at, hit);
     if (named) {
       const std::size_t peq = pattern.find('=');
       for (const auto& p : word_paths(t.word, value.substr(eq + 1),
                                       peq == std::string_view::npos ? "" : pattern.substr(peq + 1),
                                       dir, rules.home))
-        check_path(p, RuleTool::read, rules, dir, real_dir, hit);
+        check_path(p, RuleTool::read, rules, at, hit);
     }
   }
   return hit;
@@ -227,6 +236,7 @@ BashJudgement judge_bash_command(std::string_view command, const BashRules& rule
         j.denied = true;
     return j;
   }
+  PartDir at;
   for (const ShellPart& part : analysis.parts) {
     const bool runs = part.test_form || command_word(part) < part.tokens.size();
     const std::vector<std::size_t> forms = forms_of(part);
@@ -234,7 +244,7 @@ BashJudgement judge_bash_command(std::string_view command, const BashRules& rule
     for (std::size_t f : forms)
       texts.push_back(part_text(part, f));
     PathHit paths;
-    if (rules.read_paths || rules.edit_paths) paths = part_paths(part, rules);
+    if (rules.read_paths || rules.edit_paths) paths = part_paths(part, rules, at);
     bool denied = paths.denied;
     const Rule* ask = paths.ask;
     for (const auto& r : rules.rules) {

@@ -11,6 +11,8 @@
 
 namespace rebound::policy {
 
+class DirIndex;
+
 struct BashRules {
   const std::vector<Rule>& rules;
   const std::string& home;
@@ -19,6 +21,7 @@ struct BashRules {
   bool edit_paths = false;  // an edit path rule in deny or ask: look at output redirections
   bool patterns = false;    // a deny or ask rule with a bash specifier: look for uncertain parts
   const std::string* real_workspace = nullptr;  // the workspace's real path, when known
+  const DirIndex* dir_index = nullptr;          // directory listings kept between judgements
 };
 
 struct BashJudgement {

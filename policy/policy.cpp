@@ -1,9 +1,13 @@
 #include "policy/policy.h"
 
+#include <sys/stat.h>
+
+#include <cerrno>
 #include <climits>
 #include <cstdlib>
 
 #include "policy/bash_judgement.h"
+#include "policy/dir_index.h"
 #include "policy/policy_texts.h"
 #include "tools/paths.h"
 
@@ -120,6 +124,46 @@ std::string real_path(const std::string& lexical) {
   }
 }
 
+std::string real_path_below(const std::string& lexical, const std::string& base,
+                            const std::string& real_base, const DirListing* listing) {
+  if (lexical == base) return real_base;
+  const bool root = base == "/";
+  if (lexical.size() <= base.size() || lexical.compare(0, base.size(), base) != 0 ||
+      (!root && lexical[base.size()] != '/'))
+    return real_path(lexical);
+  // Each component below `base` that exists and is no symlink keeps its name; the first that
+  // does not exist ends the walk (the rest is appended as written). A symlink or any other
+  // error takes the general path.
+  std::string at;
+  std::size_t from = root ? 1 : base.size() + 1;
+  for (bool first = true; from <= lexical.size(); first = false) {
+    std::size_t slash = lexical.find('/', from);
+    if (slash == std::string::npos) slash = lexical.size();
+    const bool last = slash == lexical.size();
+    if (listing && first) {  // the listing says what the first component is
+      using Kind = DirListing::Kind;
+      const Kind kind = listing->kind(std::string_view(lexical).substr(from, slash - from));
+      if (kind == Kind::absent) break;
+      if (kind == Kind::directory || (kind == Kind::other && last)) {
+        from = slash + 1;
+        continue;
+      }
+      if (kind != Kind::unknown) return real_path(lexical);
+    }
+    at.assign(lexical, 0, slash);
+    struct stat st {};
+    if (::lstat(at.c_str(), &st) != 0) {
+      if (errno == ENOENT) break;
+      return real_path(lexical);
+    }
+    if (S_ISLNK(st.st_mode)) return real_path(lexical);
+    if (!last && !S_ISDIR(st.st_mode)) return real_path(lexical);
+    from = slash + 1;
+  }
+  const std::string rest = lexical.substr(root ? 1 : base.size() + 1);
+  return real_base == "/" ? "/" + rest : real_base + "/" + rest;
+}
+
 Policy::Policy(PolicySettings settings) : settings_(std::move(settings)) {
   for (auto& r : settings_.rules)
     if (r.specifier && r.kind != RuleTool::bash)
@@ -137,6 +181,7 @@ Policy::Policy(PolicySettings settings) : settings_(std::move(settings)) {
       edit_paths_ = true;
   }
   analyse_bash_ = analyse_bash_ || read_paths_ || edit_paths_;
+  if (read_paths_ || edit_paths_) dir_index_ = std::make_shared<DirIndex>();
 }
 
 std::vector<std::string> Policy::working_directories() const {
@@ -243,7 +288,7 @@ Verdict Policy::judge_path_tool(const Call& call) const {
   if (auto it = call.input.find("path"); it != call.input.end() && it->is_string())
     arg = it->get<std::string>();
   const std::string lexical = tools::resolve_path(arg, settings_.workspace);
-  const std::string real = real_path(lexical);
+  const std::string real = real_path_below(lexical, settings_.workspace, real_workspace_);
   const auto matches = [&](const Rule& r, bool both) {
     const bool a = path_matches(r.path, lexical, settings_.home, settings_.workspace);
     const bool b = path_matches(r.path, real, settings_.home, settings_.workspace);
@@ -325,7 +370,7 @@ Verdict Policy::judge_bash(const Call& call) const {
   if (auto it = call.input.find("command"); it != call.input.end() && it->is_string())
     command = it->get<std::string>();
   BashRules rules{settings_.rules, settings_.home, settings_.workspace, read_paths_,
-                  edit_paths_,     bash_patterns_, &real_workspace_};
+                  edit_paths_,     bash_patterns_, &real_workspace_,    dir_index_.get()};
   const BashJudgement j = analyse_bash_ ? judge_bash_command(command, rules) : BashJudgement{};
   if (j.denied) return Verdict{Verdict::Kind::deny, bash_denied_text(command), {}, false};
   // Ask rules (a bare `Bash` ask is one), then a hook's ask.

@@ -16,6 +16,9 @@
 
 namespace rebound::policy {
 
+class DirIndex;
+class DirListing;
+
 enum class Mode { default_mode, accept_edits, plan, dont_ask, bypass };
 std::string_view mode_name(Mode m);
 std::optional<Mode> parse_mode(std::string_view s);
@@ -89,13 +92,19 @@ class Policy {
   std::vector<std::string> working_real_;  // the working directories' real paths
   std::string real_workspace_;
   bool analyse_bash_ = false;
-  bool read_paths_ = false;     // a read path rule in deny or ask
-  bool edit_paths_ = false;     // an edit path rule in deny or ask
-  bool bash_patterns_ = false;  // a deny or ask rule with a bash specifier
+  bool read_paths_ = false;                    // a read path rule in deny or ask
+  bool edit_paths_ = false;                    // an edit path rule in deny or ask
+  bool bash_patterns_ = false;                 // a deny or ask rule with a bash specifier
+  std::shared_ptr<const DirIndex> dir_index_;  // listings for the bash path words
 };
 
 /// The real path of an absolute path: the existing part with symlinks resolved, then the rest.
 std::string real_path(const std::string& lexical);
+/// The same for a path below `base`, whose real path `real_base` is known: one lstat per
+/// component below `base` instead of realpath's readlink of every component from `/`; none for
+/// the first when `base`'s listing is given.
+std::string real_path_below(const std::string& lexical, const std::string& base,
+                            const std::string& real_base, const DirListing* listing = nullptr);
 /// `path` resolved against `base` lexically (`.` and `..` folded), `~` expanded.
 std::string join_path(const std::string& base, std::string_view path, const std::string& home);
 

@@ -6,10 +6,16 @@
 #pragma GCC diagnostic ignored "-Wmissing-field-initializers"
 
 #include <doctest/doctest.h>
+#include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <filesystem>
+#include <fstream>
 
+#include "policy/bash_judgement.h"
+#include "policy/dir_index.h"
 #include "policy/policy_texts.h"
 #include "tests/support/temp_dir.h"
 
@@ -386,4 +392,130 @@ TEST_CASE("split_rule_list: commas and blanks outside parentheses") {
   CHECK(split_rule_list("Bash(git diff:*),Read Edit(src/**)") ==
         std::vector<std::string>{"Bash(git diff:*)", "Read", "Edit(src/**)"});
   CHECK(split_rule_list(" , Bash(a b, c) ,,") == std::vector<std::string>{"Bash(a b, c)"});
+}
+
+TEST_CASE("real_path_below gives what real_path gives, with fewer system calls") {
+  TempDir dir;
+  dir.write("a/b/file.txt", "x");
+  dir.write("other/c.txt", "y");
+  std::filesystem::create_symlink(dir.path() / "other", dir.path() / "a/link");
+  std::filesystem::create_symlink("../other/c.txt", dir.path() / "a/flink");
+  const std::string base = dir.path().string();
+  const std::string real_base = real_path(base);
+  const std::vector<std::string> below = {"",
+                                          "/a",
+                                          "/a/b",
+                                          "/a/b/file.txt",
+                                          "/a/b/file.txt/under",
+                                          "/a/missing",
+                                          "/a/missing/x",
+                                          "/a/link",
+                                          "/a/link/c.txt",
+                                          "/a/link/none/x",
+                                          "/a/flink",
+                                          "/a/b/file.txt2"};
+  for (const auto& rest : below) {
+    const std::string lexical = base + rest;
+    CAPTURE(lexical);
+    CHECK(real_path_below(lexical, base, real_base) == real_path(lexical));
+  }
+  // Not below the base, or the base a prefix of a longer name: the general path.
+  CHECK(real_path_below(base + "x/y", base, real_base) == real_path(base + "x/y"));
+  CHECK(real_path_below("/etc/hostname", base, real_base) == real_path("/etc/hostname"));
+  CHECK(real_path_below("/etc/hostname", "/", "/") == real_path("/etc/hostname"));
+  CHECK(real_path_below(base + "/a/link/c.txt", base, real_base) == real_base + "/other/c.txt");
+}
+
+namespace {
+
+// A clock that runs `ahead` of the real one, so that a directory made now counts as settled.
+DirIndex::WallClock clock_ahead(const std::int64_t& ahead) {
+  return [&ahead] {
+    return std::chrono::duration_cast<std::chrono::nanoseconds>(
+               std::chrono::system_clock::now().time_since_epoch())
+               .count() +
+           ahead;
+  };
+}
+
+void set_mtime(const std::filesystem::path& p, const timespec& t) {
+  const timespec times[2] = {t, t};
+  REQUIRE(::utimensat(AT_FDCWD, p.c_str(), times, AT_SYMLINK_NOFOLLOW) == 0);
+}
+
+}  // namespace
+
+TEST_CASE("a directory's listing is kept while its ctime stands, and only once settled") {
+  TempDir dir;
+  dir.write("file.txt", "x");
+  dir.write("sub/inner.txt", "y");
+  std::filesystem::create_symlink(dir.path() / "sub", dir.path() / "link");
+  const std::string path = dir.path().string();
+  std::int64_t ahead = 0;
+  const DirIndex index(clock_ahead(ahead));
+  using Kind = DirListing::Kind;
+  // Just changed: not read, not kept.
+  CHECK(index.listing(path) == nullptr);
+  ahead = DirIndex::kSettledNs + 1'000'000'000;
+  const auto first = index.listing(path);
+  REQUIRE(first != nullptr);
+  CHECK(first->kind("file.txt") == Kind::other);
+  CHECK(first->kind("sub") == Kind::directory);
+  CHECK(first->kind("link") == Kind::symlink);
+  CHECK(first->kind("missing") == Kind::absent);
+  CHECK(index.listing(path) == first);  // kept: the same listing
+  // A symlink added, then the mtime set back to the kept one: the ctime still moved.
+  struct stat before {};
+  REQUIRE(::stat(path.c_str(), &before) == 0);
+  std::filesystem::create_symlink(dir.path() / "sub", dir.path() / "late");
+  set_mtime(dir.path(), before.st_mtim);
+  const auto second = index.listing(path);
+  REQUIRE(second != nullptr);
+  CHECK(second != first);
+  CHECK(second->kind("late") == Kind::symlink);
+  // Not a directory, or missing: none.
+  CHECK(index.listing(path + "/file.txt") == nullptr);
+  CHECK(index.listing(path + "/nope") == nullptr);
+  // Too many names: none.
+  for (std::size_t i = 0; i <= DirIndex::kMaxNames; ++i)
+    std::ofstream(dir.path() / "sub" / ("f" + std::to_string(i)));
+  CHECK(index.listing(path + "/sub") == nullptr);
+}
+
+TEST_CASE("bash path words through a kept listing: symlinks, new names, files made symlinks") {
+  TempDir dir;
+  dir.write("secrets/a.txt", "s");
+  dir.write("top.txt", "t");
+  dir.write("src/a.txt", "a");
+  const std::filesystem::path root = std::filesystem::canonical(dir.path());
+  std::filesystem::create_symlink(root / "secrets", root / "pub");
+  const std::string ws = root.string(), home = "/nonexistent-home";
+  Rule deny = std::get<Rule>(parse_rule("Read(./secrets/**)", Behavior::deny, RuleSyntax{}));
+  anchor_pattern(deny.path, home, ws);
+  const std::vector<Rule> rules{deny};
+  std::int64_t ahead = DirIndex::kSettledNs + 1'000'000'000;
+  const DirIndex index(clock_ahead(ahead));
+  BashRules br{rules, home, ws, true, false, false, &ws, &index};
+  const auto denied = [&](const char* command) { return judge_bash_command(command, br).denied; };
+  CHECK(denied("cat pub/a.txt"));
+  CHECK_FALSE(denied("cat top.txt src/a.txt --opt -- x missing"));
+  CHECK(index.listing(ws) != nullptr);  // the judgements above used a kept listing
+  CHECK(denied("cat secrets/a.txt"));
+  // A new symlink, the mtime set back: seen.
+  struct stat before {};
+  REQUIRE(::stat(ws.c_str(), &before) == 0);
+  std::filesystem::create_symlink(root / "secrets" / "a.txt", root / "late");
+  set_mtime(root, before.st_mtim);
+  CHECK(denied("cat late"));
+  CHECK(denied("cat top.txt && cat late"));
+  // A file replaced by a symlink under the same name.
+  std::filesystem::remove(root / "top.txt");
+  std::filesystem::create_symlink(root / "secrets" / "a.txt", root / "top.txt");
+  CHECK(denied("cat top.txt"));
+  // Without a settled directory (no listing) the answers are the same.
+  ahead = 0;
+  std::filesystem::create_symlink(root / "secrets", root / "late2");
+  CHECK(index.listing(ws) == nullptr);
+  CHECK(denied("cat late2/a.txt"));
+  CHECK_FALSE(denied("cat src/a.txt"));
 }
