@@ -359,8 +359,11 @@ TEST_CASE("extensions: nothing is left running after exit, a guard ignoring SIGT
     // The stubborn one never answers its handshake: it stays `starting`.
     const Json data = r.command(Json{{"id", "x"}, {"type", "get_extensions"}})["data"];
     REQUIRE(data["extensions"].size() == 2);
-    for (int i = 0;
-         i < 500 && !(std::filesystem::exists(stubborn) && std::filesystem::exists(pidfile)); ++i)
+    const auto written = [](const std::string& f) {  // made by `>` first, the pid after
+      std::error_code ec;
+      return std::filesystem::file_size(f, ec) > 0 && !ec;
+    };
+    for (int i = 0; i < 500 && !(written(stubborn) && written(pidfile)); ++i)
       std::this_thread::sleep_for(20ms);  // the other processes write them
     std::ifstream(pidfile) >> fixture_pid;
     std::ifstream(stubborn) >> stubborn_pid;

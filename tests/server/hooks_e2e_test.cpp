@@ -278,7 +278,7 @@ TEST_CASE("PreToolUse: abort during a hung hook ends every call aborted and kill
                                  R"j(; exec sleep 30"}]}])j");
   r.send(testing::prompt());
   r.read_until_type("tool_execution_start", 10000ms);
-  for (int i = 0; i < 250 && !std::filesystem::exists(pid_file); ++i)
+  for (int i = 0; i < 250 && read_pid(pid_file) <= 0; ++i)
     std::this_thread::sleep_for(20ms);  // the hook's process writing its pid
   r.send(Json{{"id", "a"}, {"type", "abort"}});
   const auto events = r.read_until_type("agent_end", 5000ms);
@@ -499,7 +499,7 @@ TEST_CASE("abort during a hung PostToolUse hook: the call ends with its result, 
               R"j(echo '{"hookSpecificOutput":{"hookEventName":"PreToolUse","additionalContext":"dropped"}}')j") +
           R"j(,"PostToolUse":)j" + group("echo $$ > " + pid_file + "; exec sleep 30") + "}");
   r.send(testing::prompt());
-  for (int i = 0; i < 500 && !std::filesystem::exists(pid_file); ++i)
+  for (int i = 0; i < 500 && read_pid(pid_file) <= 0; ++i)
     std::this_thread::sleep_for(20ms);  // the hook's process writing its pid
   REQUIRE(std::filesystem::exists(pid_file));
   r.send(Json{{"id", "a"}, {"type", "abort"}});
@@ -619,7 +619,7 @@ TEST_CASE("Stop: abort while the hooks run ends the run at once, the hook is kil
       answering("ok", R"j({"hooks":{"Stop":)j" +
                           group("echo $$ > " + pid_file + "; echo x >&2; exec sleep 30") + "}}");
   r.send(testing::prompt());
-  for (int i = 0; i < 500 && !std::filesystem::exists(pid_file); ++i)
+  for (int i = 0; i < 500 && read_pid(pid_file) <= 0; ++i)
     std::this_thread::sleep_for(20ms);  // the hook's process writing its pid
   REQUIRE(std::filesystem::exists(pid_file));
   CHECK(r.command(Json{{"id", "s"}, {"type", "get_state"}})["data"]["isStreaming"] == true);
@@ -701,7 +701,7 @@ TEST_CASE("UserPromptSubmit: busy while the hooks run, abort drops the message")
   ReboundProcess r = answering("ok", R"j({"hooks":{"UserPromptSubmit":)j" +
                                          group("echo $$ > " + pid_file + "; exec sleep 30") + "}}");
   r.send(Json{{"id", "p"}, {"type", "prompt"}, {"message", "first"}});
-  for (int i = 0; i < 500 && !std::filesystem::exists(pid_file); ++i)
+  for (int i = 0; i < 500 && read_pid(pid_file) <= 0; ++i)
     std::this_thread::sleep_for(20ms);  // the hook's process writing its pid
   REQUIRE(std::filesystem::exists(pid_file));
   CHECK(r.command(Json{{"id", "s"}, {"type", "get_state"}})["data"]["isStreaming"] == true);
