@@ -203,7 +203,9 @@ std::optional<std::string> FileRoots::check(const std::string& abs, bool write) 
 }
 
 int FileRoots::open_beneath(const std::string& abs, int flags, unsigned mode, bool write) const {
-  const std::string real = resolve_components(abs, !write);
+  // A directory opened for writing is a place to create in: its own last component is followed
+  // (what is checked is where entries will be made).
+  const std::string real = resolve_components(abs, !write || (flags & O_DIRECTORY) != 0);
   const std::string* root = nullptr;
   if (!write) {
     if (!denied(real)) root = holding_root(readable_, real);

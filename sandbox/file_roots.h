@@ -28,7 +28,9 @@ class FileRoots {
   /// relative to a descriptor of the root that holds it with openat2(RESOLVE_BENEATH |
   /// RESOLVE_NO_MAGICLINKS) (on a kernel without openat2, component by component with
   /// O_NOFOLLOW), so a symlink swapped in meanwhile cannot lead the open out of that root.
-  /// Writes never follow their last component. -1 with errno set (EACCES: no longer allowed).
+  /// Writes never follow their last component, but for a directory opened for writing
+  /// (O_DIRECTORY: the place to create in, as `write` makes parents). -1 with errno set (EACCES:
+  /// no longer allowed).
   /// Thread-safe (worker threads).
   int open_beneath(const std::string& abs, int flags, unsigned mode, bool write) const;
 

@@ -100,7 +100,7 @@ bool write_all(int fd, std::string_view data) {
   return true;
 }
 
-int make_parent_dirs(const std::string& path, std::string& failed_dir) {
+int make_parent_dirs(const std::string& path, std::string& failed_dir, const OpenFile& open_file) {
   const std::size_t slash = path.rfind('/');
   if (slash == std::string::npos || slash == 0) return 0;
   const std::string dir = path.substr(0, slash);
@@ -110,8 +110,18 @@ int make_parent_dirs(const std::string& path, std::string& failed_dir) {
     failed_dir = dir;
     return EEXIST;
   }
-  if (const int err = make_parent_dirs(dir, failed_dir)) return err;
-  if (::mkdir(dir.c_str(), 0777) != 0 && errno != EEXIST) {
+  if (const int err = make_parent_dirs(dir, failed_dir, open_file)) return err;
+  int made = 0;
+  if (!open_file) {
+    made = ::mkdir(dir.c_str(), 0777);
+  } else {
+    // Made inside its parent as the opener opens it (beneath the root that holds it).
+    const std::size_t up = dir.rfind('/');
+    UniqueFd parent(open_with(open_file, up == 0 ? "/" : dir.substr(0, up),
+                              O_PATH | O_DIRECTORY | O_CLOEXEC, 0, true));
+    made = parent ? ::mkdirat(parent.get(), dir.c_str() + up + 1, 0777) : -1;
+  }
+  if (made != 0 && errno != EEXIST) {
     failed_dir = dir;
     return errno;
   }

@@ -66,8 +66,11 @@ bool read_all(int fd, std::string& out, std::size_t max);
 /// The first up to `n` bytes at offset 0 without moving the file position (empty for pipes).
 std::string read_head(int fd, std::size_t n);
 bool write_all(int fd, std::string_view data);
-/// Creates the missing parents of `path`; 0, or the errno and the directory that failed.
-int make_parent_dirs(const std::string& path, std::string& failed_dir);
+/// Creates the missing parents of `path`; 0, or the errno and the directory that failed. With
+/// an opener, each is made by mkdirat(2) in its parent as the opener opens that for writing
+/// (O_DIRECTORY: the place to create in, policy.md section 8.9).
+int make_parent_dirs(const std::string& path, std::string& failed_dir,
+                     const OpenFile& open_file = {});
 
 /// Streams a file line by line (split at \n; the text after the last \n is the last line,
 /// empty when the file ends in \n). Lines over kMaxLine bytes are passed as their first

@@ -287,7 +287,7 @@ ToolResult run_write(const Json& args, const session::ToolContext& context,
   const std::string abs = resolve_path(given, context.cwd);
   if (cancelled) return ToolResult::error("Operation aborted");
   std::string failed_dir;
-  if (const int err = make_parent_dirs(abs, failed_dir))
+  if (const int err = make_parent_dirs(abs, failed_dir, context.open_file))
     return ToolResult::error(fs_error(err, "mkdir", failed_dir));
   if (begins) begins();
   UniqueFd fd(open_for_tool_write(abs, true, context.open_file));

@@ -45,8 +45,11 @@ constexpr std::size_t kMmapFrom = 256 * 1024;
 // `buffer` otherwise.
 class FileBytes {
  public:
-  bool open(const std::string& path, std::string& buffer) {
-    UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK));
+  // `no_follow`: a file the walk listed as no symlink, so not followed if it became one since.
+  bool open(const std::string& path, std::string& buffer, const OpenFile& open_file,
+            bool no_follow) {
+    UniqueFd fd(open_with(open_file, path,
+                          O_RDONLY | O_CLOEXEC | O_NONBLOCK | (no_follow ? O_NOFOLLOW : 0)));
     if (!fd) return false;
     struct stat st {};
     if (::fstat(fd.get(), &st) != 0 || !S_ISREG(st.st_mode)) return false;
@@ -135,10 +138,12 @@ using Clock = std::chrono::steady_clock;
 // What stops every search of one grep call: abort, shutdown, the budget, and `enough` (the
 // merged output is complete: later files are not needed).
 struct GrepStops {
-  GrepStops(const std::atomic<bool>& cancelled_, Clock::time_point deadline_)
-      : cancelled(cancelled_), deadline(deadline_) {}
+  GrepStops(const std::atomic<bool>& cancelled_, Clock::time_point deadline_,
+            const OpenFile& open_file_)
+      : cancelled(cancelled_), deadline(deadline_), open_file(open_file_) {}
   const std::atomic<bool>& cancelled;
   Clock::time_point deadline;
+  const OpenFile& open_file;  // how every file is opened (ToolContext::open_file)
   std::atomic<bool> enough{false};
   bool any() const {
     return cancelled.load(std::memory_order_relaxed) || enough.load(std::memory_order_relaxed);
@@ -165,10 +170,10 @@ struct FileSearch {
     return static_cast<std::int64_t>(hits->matches.size()) >= limit || hits->bytes > kMaxBytes;
   }
 
-  FileHits search_file(const std::string& file, std::string_view rel) {
+  FileHits search_file(const std::string& file, std::string_view rel, bool no_follow) {
     FileHits found;
     FileBytes bytes;
-    if (bytes.open(file, buffer)) {
+    if (bytes.open(file, buffer, stops.open_file, no_follow)) {
       hits = &found;
       search(rel, bytes.data());
       hits = nullptr;
@@ -360,8 +365,8 @@ class TreeSearch {
 
   /// Queues a file; a full batch is handed over (after the one before is joined). False once
   /// no more files are needed.
-  bool add(std::string abs, std::string_view rel) {
-    filling_.push_back({std::move(abs), std::string(rel)});
+  bool add(std::string abs, std::string_view rel, bool link) {
+    filling_.push_back({std::move(abs), std::string(rel), link});
     if (filling_.size() >= batch_size_) {
       hand_over();
       batch_size_ = std::min(batch_size_ * 2, kMaxBatch);
@@ -377,6 +382,7 @@ class TreeSearch {
  private:
   struct File {
     std::string abs, rel;
+    bool link = false;  // a symlink when the walk listed it (followed, as before)
   };
 
   void work(FileSearch& search) {
@@ -384,7 +390,7 @@ class TreeSearch {
       const std::size_t i = next_.fetch_add(1, std::memory_order_relaxed);
       if (i >= searching_.size()) return;
       if (stops_.any()) continue;  // claimed and left empty: the join stops before it
-      results_[i] = search.search_file(searching_[i].abs, searching_[i].rel);
+      results_[i] = search.search_file(searching_[i].abs, searching_[i].rel, !searching_[i].link);
     }
   }
 
@@ -498,7 +504,7 @@ ToolResult run_grep_within(const Json& args, const session::ToolContext& context
   }
   const std::int64_t limit = std::max<std::int64_t>(1, count_arg(args, "limit", 100));
   const std::int64_t context_lines = std::max<std::int64_t>(0, count_arg(args, "context", 0));
-  GrepStops stops(cancelled, Clock::now() + budget);
+  GrepStops stops(cancelled, Clock::now() + budget, context.open_file);
   GrepOutput run(limit);
   if (S_ISDIR(st.st_mode)) {
     TreeSearch tree(regex, limit, context_lines, stops, run);
@@ -507,13 +513,13 @@ ToolResult run_grep_within(const Json& args, const session::ToolContext& context
         [&](const WalkEntry& e) {
           if (e.is_dir) return true;
           if (glob && !glob->matches(e.rel, *glob_matcher)) return true;
-          return tree.add(std::string(e.abs), e.rel);
+          return tree.add(std::string(e.abs), e.rel, e.is_link);
         },
-        cancelled, context.hidden);
+        cancelled, context.hidden, context.open_file);
     tree.finish();
   } else {
     FileSearch search(regex, limit, context_lines, stops);
-    FileHits hits = search.search_file(abs, base_name(abs));
+    FileHits hits = search.search_file(abs, base_name(abs), false);
     run.take(hits);
   }
   if (cancelled) return ToolResult::error("Operation aborted");
@@ -569,7 +575,7 @@ ToolResult run_find(const Json& args, const session::ToolContext& context,
         ++count;
         return count < limit && out.size() <= kMaxBytes;
       },
-      cancelled, context.hidden);
+      cancelled, context.hidden, context.open_file);
   if (cancelled) return ToolResult::error("Operation aborted");
   if (count == 0) return text_result("No files found matching pattern");
   Truncation t = truncate_head(out, kNoLineLimit);

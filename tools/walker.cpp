@@ -133,14 +133,23 @@ struct Walk {
   const std::function<bool(const WalkEntry&)>& visit;
   const std::atomic<bool>& cancelled;
   const WalkHidden& hidden;
+  const OpenFile& open_file;
   IgnoreStack ignores;
   std::string root;
   bool stopped = false;
 
   // Walks directory `abs` whose relative path is `rel` ("" for the root).
   void dir(const std::string& abs, const std::string& rel) {
-    DIR* d = ::opendir(abs.c_str());
-    if (!d) return;
+    // The root may be a symlink the caller named; below it, nothing listed as a directory is
+    // followed if it became a symlink since.
+    const int fd = open_with(open_file, abs,
+                             O_RDONLY | O_DIRECTORY | O_CLOEXEC | (rel.empty() ? 0 : O_NOFOLLOW));
+    if (fd < 0) return;
+    DIR* d = ::fdopendir(fd);
+    if (!d) {
+      ::close(fd);
+      return;
+    }
     struct Item {
       std::string name;
       unsigned char type;
@@ -162,16 +171,18 @@ struct Walk {
       }
       const std::string child_abs = join(abs, item.name);
       bool is_dir = item.type == DT_DIR;
+      bool is_link = item.type == DT_LNK;
       if (item.type == DT_UNKNOWN) {
         struct stat st {};
         if (::lstat(child_abs.c_str(), &st) != 0) continue;
         is_dir = S_ISDIR(st.st_mode);
+        is_link = S_ISLNK(st.st_mode);
       }
       if (is_dir && item.name == ".git") continue;
       if (ignores.ignored(child_abs, is_dir)) continue;
       if (hidden && hidden(child_abs, is_dir)) continue;
       const std::string child_rel = rel.empty() ? item.name : rel + "/" + item.name;
-      if (!visit(WalkEntry{child_rel, child_abs, is_dir})) {
+      if (!visit(WalkEntry{child_rel, child_abs, is_dir, is_link})) {
         stopped = true;
         break;
       }
@@ -184,8 +195,8 @@ struct Walk {
 }  // namespace
 
 void walk(const std::string& root, const std::function<bool(const WalkEntry&)>& visit,
-          const std::atomic<bool>& cancelled, const WalkHidden& hidden) {
-  Walk w{visit, cancelled, hidden, {}, root};
+          const std::atomic<bool>& cancelled, const WalkHidden& hidden, const OpenFile& open_file) {
+  Walk w{visit, cancelled, hidden, open_file, {}, root};
   w.ignores.load_ancestors(root);
   w.dir(root, "");
 }

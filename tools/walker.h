@@ -11,6 +11,7 @@
 #include <string_view>
 #include <vector>
 
+#include "tools/file_io.h"
 #include "tools/glob.h"
 
 namespace rebound::tools {
@@ -19,6 +20,7 @@ struct WalkEntry {
   std::string_view rel;  // `/`-separated, relative to the root
   std::string_view abs;
   bool is_dir = false;
+  bool is_link = false;  // a symlink when listed (one to a directory is not entered)
 };
 
 class IgnoreStack {
@@ -47,8 +49,11 @@ class IgnoreStack {
 using WalkHidden = std::function<bool(std::string_view abs, bool is_dir)>;
 
 /// Walks below `root` (an existing directory). `visit` returns false to stop. Entries `hidden`
-/// names are left out with what lies below them.
+/// names are left out with what lies below them. Each directory is opened through `open_file`
+/// when given (the sandbox's roots, policy.md section 8.9), and never through a symlink at its
+/// last component, so a directory swapped for a symlink after it was listed leads nowhere.
 void walk(const std::string& root, const std::function<bool(const WalkEntry&)>& visit,
-          const std::atomic<bool>& cancelled, const WalkHidden& hidden = {});
+          const std::atomic<bool>& cancelled, const WalkHidden& hidden = {},
+          const OpenFile& open_file = {});
 
 }  // namespace rebound::tools

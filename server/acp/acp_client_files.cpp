@@ -81,7 +81,7 @@ void ToolGate::client_write(const Call& call) {
     if (call->dead || call->finished) return;
     // Rebound makes the parent directories itself (section 7.4).
     std::string failed_dir;
-    if (const int err = tools::make_parent_dirs(abs, failed_dir))
+    if (const int err = tools::make_parent_dirs(abs, failed_dir, call->context.open_file))
       return finish(call, ToolResult::error(tools::fs_error(err, "mkdir", failed_dir)));
     call_client(call, "fs/write_text_file", abs, &content,
                 [this, call, given, content](const Json& answer) {

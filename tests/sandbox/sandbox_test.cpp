@@ -18,6 +18,7 @@
 #include "sandbox/sandbox.h"
 #include "sandbox/sandbox_spawn.h"
 #include "tests/support/temp_dir.h"
+#include "tools/file_io.h"
 
 using namespace rebound::sandbox;
 using rebound::testing::TempDir;
@@ -155,6 +156,41 @@ TEST_CASE("the file tools open beneath their root, checked again at the open") {
   CHECK(refused(root + "/ws/src/a.txt", O_RDONLY, false) == EACCES);
   CHECK(refused(root + "/ws/src/b.txt", O_WRONLY | O_CREAT, true) == EACCES);
   CHECK(!fs::exists(root + "/outside/src/b.txt"));
+}
+
+TEST_CASE("write's missing parent directories are made beneath the root that holds them") {
+  TempDir d;
+  const std::string root = real_dir(d.path());
+  d.write("ws/real-docs/index.md", "i");
+  d.write("ws/.git/config", "c");
+  d.write("outside/keep.txt", "k");
+  fs::create_symlink(root + "/outside", root + "/ws/out");
+  fs::create_symlink(root + "/ws/real-docs", root + "/ws/docs");
+  SandboxConfig c;
+  c.workspace = root + "/ws";
+  c.home = root + "/home";
+  const FileRoots roots(c, root + "/tmp");
+  const rebound::tools::OpenFile opener = [&](const std::string& abs, int flags, unsigned mode,
+                                              bool write) {
+    return roots.open_beneath(abs, flags, mode, write);
+  };
+  std::string failed;
+  CHECK(rebound::tools::make_parent_dirs(root + "/ws/a/b/c/file.txt", failed, opener) == 0);
+  CHECK(fs::is_directory(root + "/ws/a/b/c"));
+  // A symlinked directory inside the workspace is a place to create in.
+  CHECK(rebound::tools::make_parent_dirs(root + "/ws/docs/new/x.md", failed, opener) == 0);
+  CHECK(fs::is_directory(root + "/ws/real-docs/new"));
+  // Leading out of the workspace, into .git, onto the system: refused, nothing made.
+  CHECK(rebound::tools::make_parent_dirs(root + "/ws/out/made/x.txt", failed, opener) == EACCES);
+  CHECK(failed == root + "/ws/out/made");
+  CHECK_FALSE(fs::exists(root + "/outside/made"));
+  CHECK(rebound::tools::make_parent_dirs(root + "/ws/.git/hooks2/x", failed, opener) == EACCES);
+  CHECK_FALSE(fs::exists(root + "/ws/.git/hooks2"));
+  CHECK(rebound::tools::make_parent_dirs("/usr/rebound-test-dir/x", failed, opener) == EACCES);
+  CHECK_FALSE(fs::exists("/usr/rebound-test-dir"));
+  // Without an opener (no sandbox) the symlink is followed, as mkdir -p would.
+  CHECK(rebound::tools::make_parent_dirs(root + "/ws/out/made/x.txt", failed) == 0);
+  CHECK(fs::is_directory(root + "/outside/made"));
 }
 
 TEST_CASE("the environment inside: secrets, REBOUND_*, the key variables out, sandbox.env in") {

@@ -325,3 +325,46 @@ TEST_CASE("grep over many files: abort ends a search in flight") {
   CHECK(r.is_error);
   CHECK(text_of(r) == "Operation aborted");
 }
+
+TEST_CASE("the walk never follows a directory or file swapped for a symlink after it was listed") {
+  TempDir dir;
+  dir.write("ws/a/inside.txt", "needle inside\n");
+  dir.write("ws/b.txt", "needle b\n");
+  dir.write("ws/linked.txt", "needle linked\n");
+  dir.write("outside/secret.txt", "needle secret\n");
+  const auto ws = dir.path() / "ws";
+  std::filesystem::rename(ws / "linked.txt", dir.path() / "linked-target.txt");
+  std::filesystem::create_symlink(dir.path() / "linked-target.txt", ws / "linked.txt");
+  // The visitor swaps `a` for a symlink out between listing it and entering it.
+  std::vector<std::string> seen;
+  tools::walk(
+      ws.string(),
+      [&](const tools::WalkEntry& e) {
+        seen.emplace_back(e.rel);
+        if (e.rel == "a") {
+          std::filesystem::rename(ws / "a", ws / "a-old");
+          std::filesystem::create_symlink(dir.path() / "outside", ws / "a");
+        }
+        return true;
+      },
+      kNotCancelled);
+  CHECK(seen == std::vector<std::string>{"a", "b.txt", "linked.txt"});
+  // grep: a file listed as a regular file and swapped for a symlink out is not read; a file that
+  // was a symlink when listed is followed as before.
+  std::filesystem::remove(ws / "a");
+  std::filesystem::rename(ws / "a-old", ws / "a");
+  ToolContext context;
+  context.cwd = ws.string();
+  context.hidden = [&](std::string_view abs, bool) {
+    if (abs.size() >= 5 && abs.substr(abs.size() - 5) == "b.txt") {
+      std::filesystem::remove(ws / "b.txt");
+      std::filesystem::create_symlink(dir.path() / "outside" / "secret.txt", ws / "b.txt");
+    }
+    return false;
+  };
+  const std::string out =
+      text_of(tools::run_grep(Json{{"pattern", "needle"}}, context, kNotCancelled));
+  CHECK(out.find("needle inside") != std::string::npos);
+  CHECK(out.find("needle linked") != std::string::npos);
+  CHECK(out.find("secret") == std::string::npos);
+}
