@@ -15,6 +15,51 @@ using protocol::StopReason;
 using Kind = llm::StreamEvent::Kind;
 using Update = AssistantUpdateKind;
 
+namespace {
+
+// One request's time: from sending to its end, failure or cancel, whichever comes first.
+struct RequestClock {
+  std::shared_ptr<RequestSpend> spend;
+  Scheduler* scheduler;
+  std::int64_t started;
+  bool ended = false;
+
+  void end() {
+    if (ended) return;
+    ended = true;
+    spend->api_ms += std::max<std::int64_t>(0, scheduler->now_epoch_ms() - started);
+  }
+};
+
+class TimedStream final : public llm::StreamHandle {
+ public:
+  TimedStream(std::shared_ptr<RequestClock> clock, std::unique_ptr<llm::StreamHandle> inner)
+      : clock_(std::move(clock)), inner_(std::move(inner)) {}
+  ~TimedStream() override { clock_->end(); }  // dropped mid-request: cancelled
+  void cancel() override {
+    if (inner_) inner_->cancel();
+    clock_->end();
+  }
+
+ private:
+  std::shared_ptr<RequestClock> clock_;
+  std::unique_ptr<llm::StreamHandle> inner_;
+};
+
+}  // namespace
+
+std::unique_ptr<llm::StreamHandle> AgentSession::timed_stream(const llm::LlmRequest& request,
+                                                              llm::StreamHandler handler) {
+  auto clock = std::make_shared<RequestClock>(
+      RequestClock{spend_, &deps_.scheduler, deps_.scheduler.now_epoch_ms()});
+  auto inner =
+      deps_.provider.stream(request, [clock, handler = std::move(handler)](llm::StreamEvent&& e) {
+        if (e.kind == Kind::done || e.kind == Kind::error) clock->end();
+        handler(std::move(e));
+      });
+  return std::make_unique<TimedStream>(std::move(clock), std::move(inner));
+}
+
 void AgentSession::start_run(std::vector<Queued> inputs) {
   if (run_hooks_) run_hooks_->idle_ended();
   overflow_compacted_ = false;  // new user messages: a new prompt
@@ -128,7 +173,7 @@ void AgentSession::send_request() {
   }
   const std::uint64_t generation = run.generation;
   std::weak_ptr<bool> alive = alive_;
-  run.stream = deps_.provider.stream(request, [this, alive, generation](llm::StreamEvent&& e) {
+  run.stream = timed_stream(request, [this, alive, generation](llm::StreamEvent&& e) {
     if (!alive.expired()) on_stream_event(generation, std::move(e));
   });
 }

@@ -60,6 +60,7 @@ struct AgentSession::Compaction {
   std::size_t cut = 0;  // the first kept message of the context
   std::int64_t tokens_before = 0;
   std::string summary;             // streamed so far
+  protocol::Usage usage;           // the summary request's, as last reported
   CompactDone done;                // manual only
   std::unique_ptr<Waiting> hooks;  // its PreCompact hooks, while they run
   std::unique_ptr<llm::StreamHandle> stream;

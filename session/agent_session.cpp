@@ -281,6 +281,7 @@ void AgentSession::follow_up(UserInput input, const std::function<void()>& accep
 }
 
 void AgentSession::abort(Completion done) {
+  ++aborts_;
   drop_submissions();
   abort_retry();
   if (run_) {

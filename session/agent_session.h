@@ -129,6 +129,14 @@ enum class SubmitKind { prompt, steer, follow_up };
 /// the runs of messages it was queued behind do not count.
 using Completion = std::function<void()>;
 
+/// What a session's LLM requests spent beyond the usage of the messages they made (oneshot.md
+/// section 6): the time in every request, main and compaction summary (each from sending to
+/// its end, failure or cancel), and the usage of the summary requests.
+struct RequestSpend {
+  std::int64_t api_ms = 0;
+  protocol::Usage summaries;
+};
+
 class AgentSession {
  public:
   AgentSession(SessionOptions options, ModelRegistry models, SessionDeps deps);
@@ -306,6 +314,8 @@ class AgentSession {
   bool last_run_stopped_by_hook() const { return stopped_by_hook_.has_value(); }
   /// Why (the hook's stop text), when it was.
   const std::optional<std::string>& last_run_stop_text() const { return stopped_by_hook_; }
+  /// The time in LLM requests and the summary requests' usage so far (RequestSpend).
+  const RequestSpend& request_spend() const { return *spend_; }
   /// No run, no retry chain, nothing queued.
   bool is_idle() const { return !run_ && !retry_.active() && !compaction_ && queued_count() == 0; }
 
@@ -390,6 +400,9 @@ class AgentSession {
   void decide_after_run(const protocol::AgentMessage& last, RetryDecision decision);
   void give_up(std::string_view error, const std::string& message);
   void request_when_started(std::uint64_t generation);
+  /// deps_.provider.stream(), its time from now to its end, failure or cancel added to spend_.
+  std::unique_ptr<llm::StreamHandle> timed_stream(const llm::LlmRequest& request,
+                                                  llm::StreamHandler handler);
   void request_summary(std::uint64_t generation, const std::optional<std::string>& custom);
   void stop_hooks_done(std::uint64_t generation, StopVerdict verdict);
   void complete_tool_batch();
@@ -512,6 +525,7 @@ class AgentSession {
   std::unique_ptr<SessionRecorder> recorder_;
   std::unique_ptr<Compaction> compaction_;
   bool overflow_compacted_ = false;  // this prompt had its one overflow compaction
+  std::uint64_t aborts_ = 0;         // abort() calls, to see one made during an emit
   std::map<std::uint64_t, std::unique_ptr<ShellJob>> bash_jobs_;  // by generation
   std::uint64_t bash_generation_ = 0;  // of the current command; older ones are being left
   std::vector<protocol::AgentMessage> pending_bash_;  // finished during a run
@@ -521,6 +535,9 @@ class AgentSession {
   bool queue_taken_ = false;  // take() took queued messages: their delivery writes queue_update
   std::size_t loads_pending_ = 0;  // switch_session loads not answered yet
   std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
+  // What the requests spent beyond their messages' usage (request_spend()); shared with the
+  // open streams' timers, which may end after a run.
+  std::shared_ptr<RequestSpend> spend_ = std::make_shared<RequestSpend>();
 };
 
 }  // namespace rebound::session

@@ -345,7 +345,10 @@ OneShotLimits::AtEnd OneShotFrontEnd::at_end() {
 }
 
 bool OneShotFrontEnd::over_budget() const {
-  return settings_.max_budget_usd && tally_.cost >= *settings_.max_budget_usd;
+  if (!settings_.max_budget_usd) return false;
+  const session::AgentSession* s = host_.find(slot_);
+  const double summaries = s ? s->request_spend().summaries.cost_total : 0;
+  return tally_.cost + summaries >= *settings_.max_budget_usd;
 }
 
 void OneShotFrontEnd::structured_failure(const std::string& problem) {
@@ -395,15 +398,11 @@ void OneShotFrontEnd::on_event(const session::Event& event) {
       [&](const auto& e) {
         using E = std::decay_t<decltype(e)>;
         if constexpr (std::is_same_v<E, ev::MessageStart>) {
-          if (e.message.is_assistant()) {
-            message_started_ms_ = now;
-            streaming_ = true;
-          }
+          if (e.message.is_assistant()) streaming_ = true;
         } else if constexpr (std::is_same_v<E, ev::MessageEnd>) {
           if (e.message.is_assistant()) {
             const auto& m = e.message;
             if (settings_.schema && !structured_given_) judge_structured(m);
-            tally_.api_ms += now - message_started_ms_;
             tally_.cost += m.usage.cost_total;
             tally_.input += m.usage.input;
             tally_.output += m.usage.output;
@@ -462,6 +461,8 @@ void OneShotFrontEnd::on_event(const session::Event& event) {
         } else if constexpr (std::is_same_v<E, ev::AutoCompactionEnd>) {
           if (e.result) ++tally_.compactions;
           if (e.error_message && !e.aborted) tally_.overflow_error = std::string(*e.error_message);
+          // The summary request spent too: the retry after it is checked (section 10).
+          if (e.will_retry && over_budget()) budget_stop = true;
           wait("model");
         } else if constexpr (std::is_same_v<E, ev::ToolExecutionStart>) {
           running_tools_.emplace_back(e.tool_call_id, e.tool_name);
@@ -557,10 +558,19 @@ void OneShotFrontEnd::write_result() {
   if (deadline_) deadline_->cancel();
   if (beat_) beat_->cancel();
   if (stdin_notice_) stdin_notice_->cancel();
+  const session::AgentSession* s = host_.find(slot_);
+  if (s) {  // the requests' time, and what the summary requests spent (section 6)
+    const session::RequestSpend& spend = s->request_spend();
+    tally_.api_ms = spend.api_ms;
+    tally_.cost += spend.summaries.cost_total;
+    tally_.input += spend.summaries.input;
+    tally_.output += spend.summaries.output;
+    tally_.cache_read += spend.summaries.cache_read;
+    tally_.cache_write += spend.summaries.cache_write;
+  }
   const oneshot::Outcome outcome = oneshot::decide(tally_, ending_);
   exit_code_ = outcome.exit_code;
   if (ending_.stop == oneshot::Stop::stdout_gone) return;  // nowhere to write it (exit 141)
-  const session::AgentSession* s = host_.find(slot_);
   oneshot::ResultContext context;
   context.duration_ms = elapsed_ms();
   context.session_id = s ? s->session_id() : std::string();

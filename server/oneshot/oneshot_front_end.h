@@ -165,7 +165,6 @@ class OneShotFrontEnd : public FrontEnd, public session::EventSink {
   oneshot::Ending ending_;
   // For num_turns (section 6): the last assistant message, counted once the run moves past it.
   bool pending_turn_ = false, pending_failed_ = false;
-  std::int64_t message_started_ms_ = 0;
   // The heartbeat's view (section 9).
   std::int64_t beat_seq_ = 0;
   std::string waiting_ = "stdin";

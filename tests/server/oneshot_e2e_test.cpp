@@ -719,3 +719,62 @@ TEST_CASE("one-shot: a bash call and a hook start with SIGPIPE at its default ac
   CHECK(!pipe_ignored(run.r.dir().read("hook.txt")));
   CHECK(run.exit_code() == 0);
 }
+
+TEST_CASE("one-shot: a compaction's summary request counts in usage and duration_api_ms") {
+  // A tool call, an overflow, a summary that takes 600 ms with its own usage, then the answer.
+  Run run(R"([{"toolCalls":[{"name":"bash","arguments":{"command":"true"}}],)"
+          R"("usage":{"input":10,"output":2}},)"
+          R"({"error":"400 This model's maximum context length is 128000 tokens"},)"
+          R"({"text":"the summary","delayMs":600,"usage":{"input":100,"output":7,"cacheRead":4}},)"
+          R"({"text":"done","usage":{"input":5,"output":1}}])",
+          {"-p", "go", "--output-format", "json"});
+  const Json result = last_json(run.lines());
+  CHECK(result["subtype"] == "success");
+  CHECK(result["result"] == "done");
+  CHECK(result["compactions"] == 1);
+  CHECK(result["usage"] == Json::parse(R"({"input_tokens":115,"cache_creation_input_tokens":0,)"
+                                       R"("cache_read_input_tokens":4,"output_tokens":10})"));
+  // The summary request alone took 600 ms (its script waits that long before its first event).
+  CHECK(result["duration_api_ms"].get<std::int64_t>() >= 600);
+  CHECK(result["duration_api_ms"].get<std::int64_t>() <= result["duration_ms"].get<std::int64_t>());
+  CHECK(run.exit_code() == 0);
+}
+
+TEST_CASE("one-shot: a summary request's cost counts toward --max-budget-usd") {
+  // A model at $1 per input token: the overflow costs nothing, the summary (3 input tokens) $3.
+  FakeResponse overflow;
+  overflow.status = 400;
+  overflow.chunks = {
+      R"({"error":{"message":"This model's maximum context length is 128000 tokens. However, )"
+      R"(your messages resulted in 130000 tokens.","type":"invalid_request_error",)"
+      R"("code":"context_length_exceeded"}})"};
+  FakeResponse summary;
+  summary.chunks = {
+      FakeLlmServer::openai_chunk(R"({"content":"the summary"})"),
+      FakeLlmServer::openai_chunk("{}", R"("stop")"),
+      FakeLlmServer::sse(R"({"choices":[],"usage":{"prompt_tokens":3,"completion_tokens":0}})"),
+      FakeLlmServer::sse("[DONE]")};
+  FakeLlmServer fake({overflow, summary});
+  SubprocessOptions o;
+  o.cwd = "@DIR@/work";
+  o.stdin_file = "/dev/null";
+  ReboundProcess r(
+      {"--no-session", "-p", "go", "--output-format", "json", "--max-budget-usd", "2.5"}, o,
+      {{"work/.keep", ""},
+       {"agent/settings.json", R"({"defaultProvider":"local","defaultModel":"m1"})"},
+       {"agent/models.json",
+        R"({"providers":{"local":{"baseUrl":")" + fake.base_url() +
+            R"(/v1","api":"openai-completions","models":[{"id":"m1","name":"M1","reasoning":false,)"
+            R"("input":["text"],"contextWindow":128000,"maxTokens":4096,)"
+            R"("cost":{"input":1000000,"output":0,"cacheRead":0,"cacheWrite":0}}]}}})"}});
+  r.expect_any_exit();
+  const Json result = last_json(r.proc().read_all_lines(10000ms));
+  CHECK(result["subtype"] == "error_max_budget_usd");
+  CHECK(result["total_cost_usd"] == 3);
+  CHECK(result["usage"]["input_tokens"] == 3);
+  CHECK(result["compactions"] == 1);
+  CHECK(fake.requests().size() == 2);  // no request after the summary
+  const auto status = r.proc().wait(10000ms);
+  REQUIRE(status.has_value());
+  CHECK(*status == 7);
+}

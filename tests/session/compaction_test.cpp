@@ -132,6 +132,27 @@ TEST_CASE("overflow: compaction, then the continued run succeeds, with no auto_r
   CHECK(protocol::to_json(restored.context()) == protocol::to_json(h.session.messages()));
 }
 
+TEST_CASE("request_spend: every request's time, main and summary, and the summary's usage") {
+  SessionHarness h(R"([{"error":"prompt is too long: 200000 tokens > 128000 maximum","delayMs":100},
+                       {"text":"SUMMARY","delayMs":250,"usage":{"input":50,"output":5}},
+                       {"text":"answer","delayMs":40,"usage":{"input":7,"output":1}}])",
+                   settings(true, 1));
+  h.prompt("big question");
+  h.scheduler.run_all();
+  REQUIRE(h.requests.size() == 3);
+  CHECK(h.session.request_spend().api_ms == 390);
+  CHECK(h.session.request_spend().summaries.input == 50);
+  CHECK(h.session.request_spend().summaries.output == 5);
+  // An aborted request counts up to its abort.
+  SessionHarness hung(R"([{"hang":true}])");
+  hung.prompt("q");
+  hung.scheduler.advance(30);
+  hung.session.abort({});
+  hung.scheduler.run_all();
+  CHECK(hung.session.request_spend().api_ms == 30);
+  CHECK(hung.session.request_spend().summaries.input == 0);
+}
+
 TEST_CASE("a second overflow in the same prompt ends after one compact-and-retry attempt") {
   SessionHarness h(R"([{"error":"prompt is too long"},{"text":"S"},{"error":"prompt is too long"},
                        {"error":"prompt is too long"},{"text":"S2"},{"text":"ok"}])",
