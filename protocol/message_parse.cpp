@@ -21,9 +21,7 @@ bool get_bool(const Json& j, std::string_view key, bool absent = false) {
   return v.is_boolean() ? v.get<bool>() : absent;
 }
 
-std::optional<ContentBlock> block_from_json(const Json& b) {
-  if (!b.is_object()) return std::nullopt;
-  const std::string type = get_string(b, "type");
+std::optional<ContentBlock> block_kind_from_json(const Json& b, const std::string& type) {
   if (type == "text") return ContentBlock::make_text(get_string(b, "text"));
   if (type == "thinking") return ContentBlock::make_thinking(get_string(b, "thinking"));
   if (type == "image") {
@@ -35,6 +33,14 @@ std::optional<ContentBlock> block_from_json(const Json& b) {
                                         args.is_object() ? args : Json::object());
   }
   return std::nullopt;
+}
+
+std::optional<ContentBlock> block_from_json(const Json& b) {
+  if (!b.is_object()) return std::nullopt;
+  std::optional<ContentBlock> block = block_kind_from_json(b, get_string(b, "type"));
+  if (block && block->kind != ContentBlock::Kind::image)
+    block->signature = get_string(b, signature_key(block->kind));
+  return block;
 }
 
 Usage usage_from_json(const Json& u) {

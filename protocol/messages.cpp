@@ -91,6 +91,20 @@ std::string llm_text(const AgentMessage& m) {
   return out;
 }
 
+std::string_view signature_key(ContentBlock::Kind kind) {
+  switch (kind) {
+    case ContentBlock::Kind::text:
+      return "textSignature";
+    case ContentBlock::Kind::thinking:
+      return "thinkingSignature";
+    case ContentBlock::Kind::tool_call:
+      return "thoughtSignature";
+    case ContentBlock::Kind::image:
+      break;
+  }
+  return {};
+}
+
 Json to_json(const ContentBlock& b) {
   Json j = Json::object();
   switch (b.kind) {
@@ -114,6 +128,9 @@ Json to_json(const ContentBlock& b) {
       j["arguments"] = b.arguments.is_object() ? b.arguments : Json::object();
       break;
   }
+  // After the block's other keys, as pi writes it (providers.md section 2.3).
+  if (!b.signature.empty() && b.kind != ContentBlock::Kind::image)
+    j[std::string(signature_key(b.kind))] = b.signature;
   return j;
 }
 

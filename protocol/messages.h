@@ -28,6 +28,10 @@ struct ContentBlock {
   std::string id;         // tool_call
   std::string name;       // tool_call
   Json arguments;         // tool_call: an object
+  /// The provider's opaque state for the block, sent back to the same model (providers.md
+  /// section 2.3): `textSignature`, `thinkingSignature`, or a tool call's `thoughtSignature`;
+  /// empty when absent. Never on an image.
+  std::string signature;
 
   static ContentBlock make_text(std::string text);
   static ContentBlock make_thinking(std::string thinking);
@@ -89,6 +93,9 @@ AgentMessage make_custom_message(std::string custom_type, std::string content, J
 /// text).
 std::string llm_text(const AgentMessage& message);
 
+/// The key a block's signature is written under (textSignature, thinkingSignature,
+/// thoughtSignature); empty for an image.
+std::string_view signature_key(ContentBlock::Kind kind);
 Json to_json(const ContentBlock& block);
 Json to_json(const Usage& usage);
 Json to_json(const AgentMessage& message);

@@ -211,6 +211,10 @@ void AgentSession::on_stream_event(std::uint64_t generation, llm::StreamEvent&& 
     case Kind::thinking_end:
       if (m.content.empty()) return;
       ensure_message_started();
+      if (!e.signature.empty()) {
+        m.content.back().signature = std::move(e.signature);
+        ++partial_version_;
+      }
       update(e.kind);
       return;
     case Kind::toolcall_start:
@@ -231,6 +235,7 @@ void AgentSession::on_stream_event(std::uint64_t generation, llm::StreamEvent&& 
       if (m.content.empty()) return;
       ensure_message_started();
       m.content.back().arguments = e.arguments.is_object() ? e.arguments : protocol::Json::object();
+      if (!e.signature.empty()) m.content.back().signature = std::move(e.signature);
       ++partial_version_;
       update(Update::toolcall_end);
       return;

@@ -18,7 +18,7 @@ struct TimedEvent {
 };
 
 StreamEvent make(Kind kind, std::string text = {}) {
-  StreamEvent e{kind, std::move(text), {}, {}, {}, {}, protocol::StopReason::stop};
+  StreamEvent e{kind, std::move(text), {}, {}, {}, {}, protocol::StopReason::stop, {}};
   return e;
 }
 

@@ -89,3 +89,68 @@ TEST_CASE("the default thinking level from settings applies when the model can r
   CHECK(SessionHarness(std::nullopt, settings).session.state().thinking_level ==
         ThinkingLevel::off);
 }
+
+namespace {
+
+// A provider that streams one answer whose blocks carry signatures (as the Responses and
+// Gemini decoders give them at each block's end).
+class SigningProvider : public session::llm::Provider {
+ public:
+  explicit SigningProvider(session::Scheduler& scheduler) : scheduler_(scheduler) {}
+  std::unique_ptr<session::llm::StreamHandle> stream(const session::llm::LlmRequest&,
+                                                     session::llm::StreamHandler handler) override {
+    scheduler_.post([handler = std::move(handler)] { answer(handler); });
+    return nullptr;
+  }
+
+ private:
+  static void answer(const session::llm::StreamHandler& handler) {
+    using Kind = session::llm::StreamEvent::Kind;
+    auto event = [](Kind kind, std::string text = {}, std::string signature = {}) {
+      session::llm::StreamEvent e{
+          kind, std::move(text), {}, {}, {}, {}, protocol::StopReason::stop, std::move(signature)};
+      return e;
+    };
+    handler(event(Kind::thinking_start));
+    handler(event(Kind::thinking_delta, "plan"));
+    handler(event(Kind::thinking_end, {}, R"({"id":"rs_1","type":"reasoning"})"));
+    handler(event(Kind::text_start));
+    handler(event(Kind::text_delta, "hello"));
+    handler(event(Kind::text_end, {}, R"({"v":1,"id":"msg_1"})"));
+    handler(event(Kind::text_start));
+    handler(event(Kind::text_delta, "plain"));
+    handler(event(Kind::text_end));
+    handler(event(Kind::done));
+  }
+  session::Scheduler& scheduler_;
+};
+
+}  // namespace
+
+TEST_CASE("a block's signature from the stream reaches its text_end, message_end and the file") {
+  SessionHarness h;
+  SigningProvider signing(h.scheduler);
+  testing::CapturingSink sink;
+  session::SessionDeps deps{h.scheduler, sink,    signing, h.credentials,
+                            h.store,     h.files, h.shell, h.tools};
+  session::AgentSession s(
+      {session::scripted_model("script"), "sid-sign", [](const std::string&) { return true; }},
+      session::ModelRegistry::with_builtins(), deps);
+  REQUIRE(s.prompt({"hi", {}}, std::nullopt, [] {}, {}));
+  h.scheduler.run_all();
+  const auto ends = sink.of_type("message_end");
+  REQUIRE(ends.size() == 2);
+  const Json& content = ends[1]["message"]["content"];
+  CHECK(content[0]["thinkingSignature"] == R"({"id":"rs_1","type":"reasoning"})");
+  CHECK(content[1]["textSignature"] == R"({"v":1,"id":"msg_1"})");
+  CHECK_FALSE(content[2].contains("textSignature"));
+  // The text_end update of the signed block already holds it.
+  bool seen = false;
+  for (const auto& u : sink.of_type("message_update"))
+    if (u["assistantMessageEvent"]["type"] == "text_end" &&
+        u["assistantMessageEvent"]["contentIndex"] == 1)
+      seen = u["message"]["content"][1].value("textSignature", "") == R"({"v":1,"id":"msg_1"})";
+  CHECK(seen);
+  // Kept in the context the next request is built from.
+  CHECK(s.messages().back().content[1].signature == R"({"v":1,"id":"msg_1"})");
+}

@@ -12,6 +12,7 @@
 
 using namespace rebound;
 using protocol::AgentMessage;
+using protocol::ContentBlock;
 using protocol::Json;
 
 namespace {
@@ -227,6 +228,43 @@ TEST_CASE("messages of every role read back as they were written") {
   CHECK_FALSE(protocol::message_from_json(Json::parse(R"({"role":"user","content":5})"), &error));
   CHECK(error == "a message's 'content' must be an array");
   CHECK_FALSE(protocol::message_from_json(Json(3), &error));
+}
+
+TEST_CASE("block signatures: written after the block's other keys, read back, never on images") {
+  AgentMessage a;
+  a.role = protocol::Role::assistant;
+  a.api = "openai-responses";
+  a.provider = "openai";
+  a.model = "gpt-5";
+  auto thinking = ContentBlock::make_thinking("plan");
+  thinking.signature = R"({"id":"rs_1","type":"reasoning","encrypted_content":"e"})";
+  auto text = ContentBlock::make_text("hi");
+  text.signature = R"({"v":1,"id":"msg_1"})";
+  auto call = ContentBlock::make_tool_call("call_1|fc_1", "read", Json{{"path", "a"}});
+  call.signature = "c2ln";
+  a.content = {thinking, text, call, ContentBlock::make_text("plain")};
+  const Json j = protocol::to_json(a);
+  CHECK(j["content"][0].dump() ==
+        R"({"type":"thinking","thinking":"plan","thinkingSignature":"{\"id\":\"rs_1\",)"
+        R"(\"type\":\"reasoning\",\"encrypted_content\":\"e\"}"})");
+  CHECK(j["content"][1].dump() ==
+        R"({"type":"text","text":"hi","textSignature":"{\"v\":1,\"id\":\"msg_1\"}"})");
+  CHECK(j["content"][2].dump() ==
+        R"({"type":"toolCall","id":"call_1|fc_1","name":"read","arguments":{"path":"a"},)"
+        R"("thoughtSignature":"c2ln"})");
+  CHECK(j["content"][3].dump() == R"({"type":"text","text":"plain"})");
+  const auto back = protocol::message_from_json(j);
+  REQUIRE(back);
+  CHECK(back->content[0].signature == thinking.signature);
+  CHECK(back->content[1].signature == text.signature);
+  CHECK(back->content[2].signature == "c2ln");
+  CHECK(back->content[3].signature.empty());
+  CHECK(protocol::to_json(*back) == j);
+  // An image never carries one, whatever was set or read.
+  auto image = ContentBlock::make_image("AAAA", "image/png");
+  image.signature = "x";
+  CHECK(protocol::to_json(image).dump() ==
+        R"({"type":"image","data":"AAAA","mimeType":"image/png"})");
 }
 
 TEST_CASE(
