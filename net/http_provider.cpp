@@ -69,7 +69,9 @@ HttpProvider::HttpProvider(HttpClient& client, HttpProviderConfig config)
 
 std::unique_ptr<session::llm::StreamHandle> HttpProvider::stream(
     const session::llm::LlmRequest& request, session::llm::StreamHandler handler) {
-  const session::llm::WireApi& api = *config_.api;
+  // A model's own `api` wins over its provider's (providers.md section 1).
+  const session::llm::WireApi* own = session::llm::find_wire_api(request.model.api);
+  const session::llm::WireApi& api = own ? *own : *config_.api;
   auto x = std::make_shared<Exchange>();
   x->handler = std::move(handler);
   const std::optional<ApiKey> key =

@@ -29,10 +29,10 @@ struct LlmRequest {
 struct StreamEvent {
   using Kind = StreamKind;  // session/stream_kind.h: the block kinds, usage, done, error
   Kind kind;
-  std::string text;                // delta, or the error message
-  std::string tool_id, tool_name;  // toolcall_start
-  protocol::Json arguments;        // toolcall_end
-  protocol::Usage usage;           // usage
+  std::string text;                                               // delta, or the error message
+  std::string tool_id, tool_name;                                 // toolcall_start
+  protocol::Json arguments;                                       // toolcall_end
+  protocol::Usage usage;                                          // usage
   protocol::StopReason stop_reason = protocol::StopReason::stop;  // done
   std::string signature;  // text_end, thinking_end, toolcall_end: the block's, when it has one
 };

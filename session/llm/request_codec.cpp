@@ -19,17 +19,6 @@ namespace {
 
 constexpr std::size_t kMaxErrorBody = 2000;
 
-std::string joined_text(const AgentMessage& m) {
-  std::string out;
-  for (const auto& b : m.content) {
-    if (b.kind == ContentBlock::Kind::text) {
-      if (!out.empty()) out += "\n";
-      out += b.text;
-    }
-  }
-  return out;
-}
-
 bool has_images(const AgentMessage& m) {
   return std::any_of(m.content.begin(), m.content.end(),
                      [](const ContentBlock& b) { return b.kind == ContentBlock::Kind::image; });
@@ -93,6 +82,17 @@ Json anthropic_input_schema(const Json& parameters) {
 }
 
 }  // namespace
+
+std::string joined_text(const AgentMessage& m) {
+  std::string out;
+  for (const auto& b : m.content) {
+    if (b.kind == ContentBlock::Kind::text) {
+      if (!out.empty()) out += "\n";
+      out += b.text;
+    }
+  }
+  return out;
+}
 
 Json openai_request_body(const LlmRequest& r) {
   Json messages = Json::array();

@@ -13,6 +13,9 @@
 
 namespace rebound::session::llm {
 
+/// A message's text blocks joined with "\n" (a tool result's output, an assistant's content).
+std::string joined_text(const protocol::AgentMessage& m);
+
 /// POST {baseUrl}/chat/completions body: system prompt, the context mapped to OpenAI roles
 /// (thinking blocks dropped, tool calls and results kept), stream with usage, max tokens, and
 /// reasoning_effort for reasoning models.
@@ -21,6 +24,10 @@ protocol::Json openai_request_body(const LlmRequest& request);
 /// POST {baseUrl}/v1/messages body: system, alternating user/assistant messages (tool results
 /// as user tool_result blocks), stream, max_tokens and a thinking budget for reasoning models.
 protocol::Json anthropic_request_body(const LlmRequest& request);
+
+/// POST {baseUrl}/responses body (providers.md section 2.1): the context as input items,
+/// reasoning items and message ids sent back to the model that made them, store:false.
+protocol::Json openai_responses_request_body(const LlmRequest& request);
 
 /// The Anthropic thinking budget for a level (minimal 1024 … xhigh 32768); 0 for off.
 std::int64_t anthropic_thinking_budget(protocol::ThinkingLevel level);

@@ -27,10 +27,6 @@ StreamEvent event(Kind kind, std::string text = {}) {
   return e;
 }
 
-std::int64_t count(const Json& j, const char* key) {
-  return std::max<std::int64_t>(0, get_int(j, key));
-}
-
 std::string error_text(const Json& error) {
   if (!error.is_object()) return error.is_string() ? error.get<std::string>() : error.dump();
   std::string type = get_string(error, "type");
@@ -41,6 +37,10 @@ std::string error_text(const Json& error) {
 }
 
 }  // namespace
+
+std::int64_t StreamDecoder::count(const Json& j, const char* key) {
+  return std::max<std::int64_t>(0, get_int(j, key));
+}
 
 void StreamDecoder::on_end(const Emit& emit) {
   if (finished_) return;
@@ -67,16 +67,22 @@ void StreamDecoder::open(Block kind, const Emit& emit, const std::string& id,
   }
 }
 
-void StreamDecoder::close(const Emit& emit) {
+void StreamDecoder::close(const Emit& emit, std::string signature) {
   switch (block_) {
     case Block::none:
       return;
-    case Block::text:
-      emit(event(Kind::text_end));
+    case Block::text: {
+      StreamEvent e = event(Kind::text_end);
+      e.signature = std::move(signature);
+      emit(std::move(e));
       break;
-    case Block::thinking:
-      emit(event(Kind::thinking_end));
+    }
+    case Block::thinking: {
+      StreamEvent e = event(Kind::thinking_end);
+      e.signature = std::move(signature);
+      emit(std::move(e));
       break;
+    }
     case Block::tool: {
       // Arguments that are not a JSON object become {} (the tool reports what is missing);
       // arguments nested too deep to handle end the answer like a malformed event.
@@ -87,6 +93,7 @@ void StreamDecoder::close(const Emit& emit) {
         return;
       }
       StreamEvent e = event(Kind::toolcall_end);
+      e.signature = std::move(signature);
       if (parsed.value && parsed.value->is_object()) {
         e.arguments = std::move(*parsed.value);
       } else {

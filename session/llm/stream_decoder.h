@@ -38,14 +38,17 @@ class StreamDecoder {
 
   /// Opens a block of `kind` (closing any other first); for tools, `id` and `name`.
   void open(Block kind, const Emit& emit, const std::string& id = {}, const std::string& name = {});
-  /// Closes the open block (a tool call's arguments are parsed from their deltas).
-  void close(const Emit& emit);
+  /// Closes the open block (a tool call's arguments are parsed from their deltas), its end event
+  /// carrying `signature` (providers.md section 2.3) when given.
+  void close(const Emit& emit, std::string signature = {});
   void delta(const std::string& text, const Emit& emit);
   void usage_changed(const Emit& emit);
   /// Closes the open block and ends with `reason`.
   void complete(protocol::StopReason reason, const Emit& emit);
   /// Ends with an error; half-streamed tool-call arguments are dropped by the session.
   void fail(const std::string& message, const Emit& emit);
+  /// A token count from the provider's JSON: negative or absent reads 0.
+  static std::int64_t count(const protocol::Json& j, const char* key);
   /// The JSON of an SSE data field, or an error already emitted.
   std::optional<protocol::Json> parse_data(const std::string& data, const Emit& emit);
 
@@ -82,6 +85,24 @@ class OpenAiStreamDecoder : public StreamDecoder {
   std::string template_suffix_;  // from the content's closing quote
   bool have_template_ = false;
   std::optional<long> tool_index_;  // OpenAI's index of the tool call being streamed
+};
+
+/// OpenAI Responses events (providers.md section 2.2): typed `response.*` events, ending with
+/// response.completed, response.incomplete, response.failed or error (no [DONE]).
+class ResponsesStreamDecoder : public StreamDecoder {
+ public:
+  using StreamDecoder::StreamDecoder;
+  void on_event(const SseEvent& event, const Emit& emit) override;
+
+ private:
+  void item_added(const protocol::Json& item, const Emit& emit);
+  void item_done(const protocol::Json& item, const Emit& emit);
+  void read_usage(const protocol::Json& response, const Emit& emit);
+  void streamed(const std::string& text, const Emit& emit);
+
+  bool streamed_ = false;          // the open block had a non-empty delta
+  std::size_t summary_parts_ = 0;  // of the open reasoning item
+  bool tool_call_ = false;         // the message holds a tool call
 };
 
 /// Anthropic Messages events (message_start … message_stop, error, ping).

@@ -27,6 +27,8 @@ const WireApi kWireApis[] = {
      make_decoder<OpenAiStreamDecoder>},
     {"anthropic-messages", "/v1/messages", anthropic_headers, anthropic_request_body,
      make_decoder<AnthropicStreamDecoder>},
+    {"openai-responses", "/responses", openai_headers, openai_responses_request_body,
+     make_decoder<ResponsesStreamDecoder>},
 };
 
 }  // namespace

@@ -213,5 +213,71 @@ TEST_CASE("wire APIs: chosen by name once, each with its path, headers and codec
   CHECK(endpoint(openai, "http://127.0.0.1:9/v1") == "http://127.0.0.1:9/v1/chat/completions");
   CHECK(openai.headers(std::nullopt).empty());
   CHECK(openai.headers(std::string("k"))[0].second == "Bearer k");
-  CHECK_FALSE(find_wire_api("openai-responses"));  // not spoken yet (providers.md)
+  const auto* responses = find_wire_api("openai-responses");
+  REQUIRE(responses);
+  CHECK(endpoint(*responses, "http://127.0.0.1:9/v1/") == "http://127.0.0.1:9/v1/responses");
+  CHECK(responses->headers(std::string("k"))[0].second == "Bearer k");
+  CHECK_FALSE(find_wire_api("google-generative-ai"));  // not spoken yet (providers.md)
+}
+
+TEST_CASE("Responses request: another model's messages lose their reasoning and item ids") {
+  LlmRequest r = request(true, ThinkingLevel::high);
+  r.model.provider = "codex";
+  r.model.api = "openai-responses";
+  // The assistant message came from another model: its thinking (even signed) is dropped, its
+  // text gets msg_<index>, its call id is kept to [A-Za-z0-9_-] with no item id.
+  r.messages[1].provider = "anthropic";
+  r.messages[1].api = "anthropic-messages";
+  r.messages[1].model = "claude";
+  r.messages[1].content[0].signature = R"({"type":"reasoning","id":"rs_x"})";
+  r.messages[1].content[1].signature = R"({"v":1,"id":"msg_kept"})";
+  r.messages[1].content[2].id = "toolu_01:weird.id|fc_9";
+  r.messages[2].tool_call_id = "toolu_01:weird.id|fc_9";
+  Json b = openai_responses_request_body(r);
+  const Json& in = b["input"];
+  REQUIRE(in.size() == 6);  // developer, user, text, call, output, user
+  CHECK(in[0] == Json::parse(R"({"role":"developer","content":"be brief"})"));
+  CHECK(in[1]["content"][1] == Json::parse(R"({"type":"input_image","detail":"auto",)"
+                                           R"("image_url":"data:image/png;base64,QUJD"})"));
+  CHECK(in[2]["id"] == "msg_1");
+  CHECK(in[2]["content"][0] ==
+        Json::parse(R"({"type":"output_text","text":"looking","annotations":[]})"));
+  CHECK(in[3] == Json::parse(R"({"type":"function_call","call_id":"toolu_01weirdid","name":"bash",)"
+                             R"("arguments":"{\"command\":\"ls\"}"})"));
+  CHECK(in[4] == Json::parse(R"({"type":"function_call_output","call_id":"toolu_01weirdid",)"
+                             R"("output":"Tool bash not found"})"));
+  CHECK(b["reasoning"] == Json::parse(R"({"effort":"high","summary":"auto"})"));
+  // The same model: the reasoning item verbatim, the message's own id, the call's item id.
+  r.messages[1].provider = "codex";
+  r.messages[1].api = "openai-responses";
+  r.messages[1].model = "m1";
+  b = openai_responses_request_body(r);
+  REQUIRE(b["input"].size() == 7);
+  CHECK(b["input"][2] == Json::parse(R"({"type":"reasoning","id":"rs_x"})"));
+  CHECK(b["input"][3]["id"] == "msg_kept");
+  CHECK(b["input"][4]["id"] == "fc_9");
+  // An id longer than 64 characters is not sent back.
+  r.messages[1].content[1].signature = R"({"v":1,"id":")" + std::string(65, 'a') + R"("})";
+  CHECK(openai_responses_request_body(r)["input"][3]["id"] == "msg_1");
+}
+
+TEST_CASE("Responses request: thinking level off by model id, xhigh as high, no reasoning flag") {
+  LlmRequest r = request(true, ThinkingLevel::off);
+  r.model.id = "gpt-5-codex";
+  Json b = openai_responses_request_body(r);
+  CHECK_FALSE(b.contains("reasoning"));
+  CHECK_FALSE(b.contains("include"));
+  r.model.id = "o4-mini";
+  b = openai_responses_request_body(r);
+  CHECK(b["reasoning"] == Json::parse(R"({"effort":"none"})"));
+  CHECK_FALSE(b.contains("include"));
+  r.thinking_level = ThinkingLevel::xhigh;
+  CHECK(openai_responses_request_body(r)["reasoning"]["effort"] == "high");
+  r = request(false, ThinkingLevel::high);
+  b = openai_responses_request_body(r);
+  CHECK_FALSE(b.contains("reasoning"));
+  CHECK(b["input"][0]["role"] == "system");
+  CHECK_FALSE(b.contains("prompt_cache_key"));  // no session id
+  r.session_id = "sid-1";
+  CHECK(openai_responses_request_body(r)["prompt_cache_key"] == "sid-1");
 }
