@@ -57,19 +57,6 @@ Json openai_user_content(const AgentMessage& m) {
   return parts;
 }
 
-std::string reasoning_effort(ThinkingLevel level) {
-  switch (level) {
-    case ThinkingLevel::minimal:
-      return "minimal";
-    case ThinkingLevel::low:
-      return "low";
-    case ThinkingLevel::medium:
-      return "medium";
-    default:
-      return "high";  // high and xhigh
-  }
-}
-
 // tools.md section 8: the schema's properties and required (always present); a top-level
 // additionalProperties is not sent.
 Json anthropic_input_schema(const Json& parameters) {
@@ -82,6 +69,19 @@ Json anthropic_input_schema(const Json& parameters) {
 }
 
 }  // namespace
+
+std::string reasoning_effort(ThinkingLevel level) {
+  switch (level) {
+    case ThinkingLevel::minimal:
+      return "minimal";
+    case ThinkingLevel::low:
+      return "low";
+    case ThinkingLevel::medium:
+      return "medium";
+    default:
+      return "high";  // high and xhigh
+  }
+}
 
 std::string joined_text(const AgentMessage& m) {
   std::string out;

@@ -13,6 +13,10 @@
 
 namespace rebound::session::llm {
 
+/// OpenAI's reasoning effort for a thinking level (minimal, low, medium; high for high and
+/// xhigh), in Chat Completions' reasoning_effort and the Responses API's reasoning.effort.
+std::string reasoning_effort(protocol::ThinkingLevel level);
+
 /// A message's text blocks joined with "\n" (a tool result's output, an assistant's content).
 std::string joined_text(const protocol::AgentMessage& m);
 

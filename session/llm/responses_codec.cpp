@@ -106,19 +106,6 @@ bool reasons_at_off(const std::string& model_id) {
                      [&](const char* id) { return model_id == id; });
 }
 
-std::string effort(ThinkingLevel level) {
-  switch (level) {
-    case ThinkingLevel::minimal:
-      return "minimal";
-    case ThinkingLevel::low:
-      return "low";
-    case ThinkingLevel::medium:
-      return "medium";
-    default:
-      return "high";  // high and xhigh
-  }
-}
-
 }  // namespace
 
 Json openai_responses_request_body(const LlmRequest& r) {
@@ -160,7 +147,7 @@ Json openai_responses_request_body(const LlmRequest& r) {
   }
   if (r.model.reasoning) {
     if (r.thinking_level != ThinkingLevel::off) {
-      body["reasoning"] = Json{{"effort", effort(r.thinking_level)}, {"summary", "auto"}};
+      body["reasoning"] = Json{{"effort", reasoning_effort(r.thinking_level)}, {"summary", "auto"}};
       body["include"] = Json::array({"reasoning.encrypted_content"});
     } else if (!reasons_at_off(r.model.id)) {
       body["reasoning"] = Json{{"effort", "none"}};

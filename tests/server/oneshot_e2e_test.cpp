@@ -661,6 +661,27 @@ TEST_CASE("one-shot: re-asks are turns that --max-turns stops, and a bad --json-
   }
 }
 
+namespace {
+
+// A one-shot run with --max-budget-usd against `fake`, whose model costs $1 per input token.
+ReboundProcess budget_run(const FakeLlmServer& fake, const std::string& format,
+                          const std::string& budget) {
+  SubprocessOptions o;
+  o.cwd = "@DIR@/work";
+  o.stdin_file = "/dev/null";
+  return ReboundProcess(
+      {"--no-session", "-p", "go", "--output-format", format, "--max-budget-usd", budget}, o,
+      {{"work/.keep", ""},
+       {"agent/settings.json", R"({"defaultProvider":"local","defaultModel":"m1"})"},
+       {"agent/models.json",
+        R"({"providers":{"local":{"baseUrl":")" + fake.base_url() +
+            R"(/v1","api":"openai-completions","models":[{"id":"m1","name":"M1","reasoning":false,)"
+            R"("input":["text"],"contextWindow":128000,"maxTokens":4096,)"
+            R"("cost":{"input":1000000,"output":0,"cacheRead":0,"cacheWrite":0}}]}}})"}});
+}
+
+}  // namespace
+
 TEST_CASE("one-shot: --max-budget-usd stops where the run would go on past the budget") {
   // A model at $1 per input token: the first response (2 input tokens) costs $2.
   FakeResponse calls;
@@ -671,18 +692,7 @@ TEST_CASE("one-shot: --max-budget-usd stops where the run would go on past the b
       FakeLlmServer::sse(R"({"choices":[],"usage":{"prompt_tokens":2,"completion_tokens":0}})"),
       FakeLlmServer::sse("[DONE]")};
   FakeLlmServer fake({calls});
-  SubprocessOptions o;
-  o.cwd = "@DIR@/work";
-  o.stdin_file = "/dev/null";
-  ReboundProcess r(
-      {"--no-session", "-p", "go", "--output-format", "stream-json", "--max-budget-usd", "1.5"}, o,
-      {{"work/.keep", ""},
-       {"agent/settings.json", R"({"defaultProvider":"local","defaultModel":"m1"})"},
-       {"agent/models.json",
-        R"({"providers":{"local":{"baseUrl":")" + fake.base_url() +
-            R"(/v1","api":"openai-completions","models":[{"id":"m1","name":"M1","reasoning":false,)"
-            R"("input":["text"],"contextWindow":128000,"maxTokens":4096,)"
-            R"("cost":{"input":1000000,"output":0,"cacheRead":0,"cacheWrite":0}}]}}})"}});
+  ReboundProcess r = budget_run(fake, "stream-json", "1.5");
   r.expect_any_exit();
   const auto lines = r.proc().read_all_lines(10000ms);
   const Json result = last_json(lines);
@@ -755,18 +765,7 @@ TEST_CASE("one-shot: a summary request's cost counts toward --max-budget-usd") {
       FakeLlmServer::sse(R"({"choices":[],"usage":{"prompt_tokens":3,"completion_tokens":0}})"),
       FakeLlmServer::sse("[DONE]")};
   FakeLlmServer fake({overflow, summary});
-  SubprocessOptions o;
-  o.cwd = "@DIR@/work";
-  o.stdin_file = "/dev/null";
-  ReboundProcess r(
-      {"--no-session", "-p", "go", "--output-format", "json", "--max-budget-usd", "2.5"}, o,
-      {{"work/.keep", ""},
-       {"agent/settings.json", R"({"defaultProvider":"local","defaultModel":"m1"})"},
-       {"agent/models.json",
-        R"({"providers":{"local":{"baseUrl":")" + fake.base_url() +
-            R"(/v1","api":"openai-completions","models":[{"id":"m1","name":"M1","reasoning":false,)"
-            R"("input":["text"],"contextWindow":128000,"maxTokens":4096,)"
-            R"("cost":{"input":1000000,"output":0,"cacheRead":0,"cacheWrite":0}}]}}})"}});
+  ReboundProcess r = budget_run(fake, "json", "2.5");
   r.expect_any_exit();
   const Json result = last_json(r.proc().read_all_lines(10000ms));
   CHECK(result["subtype"] == "error_max_budget_usd");
