@@ -47,6 +47,15 @@ ModelRegistry ModelRegistry::with_builtins() {
                {0.15, 0.6, 0.075, 0}, 128000, 16384));
   r.add(priced("gpt-4o", "GPT-4o", "openai-completions", "openai", openai, false,
                {2.5, 10, 1.25, 0}, 128000, 16384));
+  // The Responses API's models (providers.md section 5): the built-in openai provider mixes APIs.
+  r.add(priced("gpt-5", "GPT-5", "openai-responses", "openai", openai, true, {1.25, 10, 0.125, 0},
+               400000, 128000));
+  r.add(priced("gpt-5-mini", "GPT-5 mini", "openai-responses", "openai", openai, true,
+               {0.25, 2, 0.025, 0}, 400000, 128000));
+  r.add(priced("gpt-5-codex", "GPT-5 Codex", "openai-responses", "openai", openai, true,
+               {1.25, 10, 0.125, 0}, 400000, 128000));
+  r.add(priced("gpt-5.1-codex", "GPT-5.1 Codex", "openai-responses", "openai", openai, true,
+               {1.25, 10, 0.125, 0}, 400000, 128000));
   r.add(priced("claude-sonnet-4-5", "Claude Sonnet 4.5", "anthropic-messages", "anthropic",
                anthropic, true, {3, 15, 0.3, 3.75}, 200000, 64000));
   r.add(priced("claude-haiku-4-5", "Claude Haiku 4.5", "anthropic-messages", "anthropic", anthropic,

@@ -277,3 +277,31 @@ TEST_CASE("responses: in-stream errors, an incomplete response, a cut stream") {
     CHECK(events.back()["result"] == "whole");
   }
 }
+
+TEST_CASE("responses: the built-in openai provider speaks Responses to gpt-5-codex") {
+  FakeLlmServer fake({text_answer("co", "dex")});
+  SubprocessOptions o;
+  o.cwd = "@DIR@/work";
+  o.stdin_file = "/dev/null";
+  o.env["OPENAI_API_KEY"] = "sk-test-canary-456";
+  ReboundProcess r({"--no-session", "-p", "go", "--output-format", "json", "--provider", "openai",
+                    "--base-url", fake.base_url() + "/v1", "--model", "gpt-5-codex"},
+                   o, {{"work/.keep", ""}});
+  r.expect_any_exit();
+  const auto lines = r.proc().read_all_lines(20000ms);
+  REQUIRE(!lines.empty());
+  const Json result = Json::parse(lines.back());
+  CHECK(result["result"] == "codex");
+  CHECK(result["model"] == "openai/gpt-5-codex");
+  // $1.25 per million input tokens (6 uncached), $0.125 cached (4), $10 output (3).
+  CHECK(result["total_cost_usd"].get<double>() ==
+        doctest::Approx((6 * 1.25 + 4 * 0.125 + 3 * 10) / 1e6));
+  const auto requests = fake.requests();
+  REQUIRE(requests.size() == 1);
+  CHECK(requests[0].target == "/v1/responses");
+  const Json body = Json::parse(requests[0].body);
+  CHECK(body["model"] == "gpt-5-codex");
+  CHECK(body["max_output_tokens"] == 128000);
+  CHECK_FALSE(body.contains("reasoning"));  // level off: gpt-5-codex reasons at its default
+  CHECK(body["input"][0]["role"] == "developer");
+}
