@@ -156,7 +156,7 @@ PathHit part_paths(const ShellPart& part, const BashRules& rules, PartDir& at) {
   std::string dir = rules.workspace;
   for (const auto& cd : part.cd_path)
     dir = join_path(dir, cd, rules.home);
-  if (at.dir != dir || at.real_dir.empty()) {
+  if (at.dir != dir) {  // another directory than the part before
     at = PartDir{};
     at.dir = dir;
     at.index = rules.dir_index;

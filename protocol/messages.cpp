@@ -91,6 +91,34 @@ std::string llm_text(const AgentMessage& m) {
   return out;
 }
 
+Usage& operator+=(Usage& a, const Usage& b) {
+  a.input += b.input;
+  a.output += b.output;
+  a.cache_read += b.cache_read;
+  a.cache_write += b.cache_write;
+  a.total_tokens += b.total_tokens;
+  a.cost_input += b.cost_input;
+  a.cost_output += b.cost_output;
+  a.cost_cache_read += b.cost_cache_read;
+  a.cost_cache_write += b.cost_cache_write;
+  a.cost_total += b.cost_total;
+  return a;
+}
+
+Usage operator-(Usage a, const Usage& b) {
+  a.input -= b.input;
+  a.output -= b.output;
+  a.cache_read -= b.cache_read;
+  a.cache_write -= b.cache_write;
+  a.total_tokens -= b.total_tokens;
+  a.cost_input -= b.cost_input;
+  a.cost_output -= b.cost_output;
+  a.cost_cache_read -= b.cost_cache_read;
+  a.cost_cache_write -= b.cost_cache_write;
+  a.cost_total -= b.cost_total;
+  return a;
+}
+
 std::string_view signature_key(ContentBlock::Kind kind) {
   switch (kind) {
     case ContentBlock::Kind::text:

@@ -43,6 +43,9 @@ struct Usage {
   std::int64_t input = 0, output = 0, cache_read = 0, cache_write = 0, total_tokens = 0;
   double cost_input = 0, cost_output = 0, cost_cache_read = 0, cost_cache_write = 0, cost_total = 0;
 };
+/// Field by field: running totals, and what grew between two reports of the same request.
+Usage& operator+=(Usage& a, const Usage& b);
+Usage operator-(Usage a, const Usage& b);
 
 struct AgentMessage {
   Role role = Role::user;

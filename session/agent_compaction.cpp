@@ -112,24 +112,12 @@ void AgentSession::on_compaction_event(std::uint64_t generation, llm::StreamEven
     case Kind::text_delta:
       compaction_->summary += e.text;
       return;
-    case Kind::usage: {
+    case Kind::usage:
       // Spent, whether the summary then succeeds or not (oneshot.md section 6). A provider
       // reports the running totals; what grew since the last report is added.
-      protocol::Usage& all = spend_->summaries;
-      const protocol::Usage& was = compaction_->usage;
-      all.input += e.usage.input - was.input;
-      all.output += e.usage.output - was.output;
-      all.cache_read += e.usage.cache_read - was.cache_read;
-      all.cache_write += e.usage.cache_write - was.cache_write;
-      all.total_tokens += e.usage.total_tokens - was.total_tokens;
-      all.cost_input += e.usage.cost_input - was.cost_input;
-      all.cost_output += e.usage.cost_output - was.cost_output;
-      all.cost_cache_read += e.usage.cost_cache_read - was.cost_cache_read;
-      all.cost_cache_write += e.usage.cost_cache_write - was.cost_cache_write;
-      all.cost_total += e.usage.cost_total - was.cost_total;
+      spend_->summaries += e.usage - compaction_->usage;
       compaction_->usage = e.usage;
       return;
-    }
     case Kind::done:
       if (compaction_->summary.empty()) {
         fail_compaction("the model returned an empty summary");

@@ -279,12 +279,9 @@ class AgentSession {
   bool run_deadline_hit() const { return run_deadline_hit_; }
   /// The checks each tool call passes before its batch runs (hooks); none by default.
   void set_tool_preflight(ToolPreflight* preflight) { preflight_ = preflight; }
+  /// How the file tools open their paths (ToolContext::open_file), asked for each batch.
+  void set_file_opener(std::function<FileOpener()> make) { file_opener_ = std::move(make); }
   /// Makes, for each batch, what walks leave out (ToolContext::hidden; the permission policy).
-  /// How the file tools open their paths (ToolContext::open_file), asked for each call.
-  void set_file_opener(
-      std::function<std::function<int(const std::string&, int, unsigned, bool)>()> make) {
-    file_opener_ = std::move(make);
-  }
   void set_walk_filter(std::function<std::function<bool(std::string_view, bool)>()> make) {
     walk_filter_ = std::move(make);
   }
@@ -486,7 +483,7 @@ class AgentSession {
   std::vector<protocol::AgentMessage> context_;
   ToolPreflight* preflight_ = nullptr;
   std::function<std::function<bool(std::string_view, bool)>()> walk_filter_;
-  std::function<std::function<int(const std::string&, int, unsigned, bool)>()> file_opener_;
+  std::function<FileOpener()> file_opener_;
   RunHooks* run_hooks_ = nullptr;
   SlashCommands* commands_ = nullptr;
   std::optional<std::string> stopped_by_hook_;  // the last run that ended

@@ -48,6 +48,9 @@ class ToolCall {
   virtual void cancel() = 0;
 };
 
+/// Opens an absolute path for a tool: open(2)'s flags and mode, and whether it is for writing.
+using FileOpener = std::function<int(const std::string& abs, int flags, unsigned mode, bool write)>;
+
 struct ToolContext {
   std::string cwd;           // the session's working directory
   std::string tool_call_id;  // the call being started (its tool_execution_start came just before)
@@ -58,10 +61,10 @@ struct ToolContext {
   /// Entries a walk (grep, find, ls) leaves out as if ignored: the permission policy's read
   /// deny and ask rules (policy.md section 2.5). Called from the tools' worker threads.
   std::function<bool(std::string_view abs, bool is_dir)> hidden;
-  /// How read, edit, write and ls open their path (`write`: the last component not followed):
-  /// with the sandbox's roots, beneath them (policy.md section 8.9); empty: open(2). Called from
-  /// the tools' worker threads; -1 with errno set on failure.
-  std::function<int(const std::string& abs, int flags, unsigned mode, bool write)> open_file;
+  /// How the file tools open their paths (`write`: the last component not followed, but for
+  /// O_DIRECTORY): with the sandbox's roots, beneath them (policy.md section 8.9); empty:
+  /// open(2). Called from the tools' worker threads; -1 with errno set on failure.
+  FileOpener open_file;
 };
 
 class Tool {

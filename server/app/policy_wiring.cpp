@@ -79,7 +79,7 @@ std::function<bool(std::string_view, bool)> PolicyWiring::walk_filter() const {
   };
 }
 
-std::function<int(const std::string&, int, unsigned, bool)> PolicyWiring::file_opener() const {
+session::FileOpener PolicyWiring::file_opener() const {
   if (!roots_) return nullptr;
   return [roots = roots_](const std::string& abs, int flags, unsigned mode, bool write) {
     return roots->open_beneath(abs, flags, mode, write);

@@ -34,7 +34,7 @@ class PolicyWiring : public session::PolicyControl {
   /// its readable roots.
   std::function<bool(std::string_view, bool)> walk_filter() const;
   /// With the sandbox's roots: the file tools open beneath them (policy.md section 8.9).
-  std::function<int(const std::string&, int, unsigned, bool)> file_opener() const;
+  session::FileOpener file_opener() const;
   /// How the session's MCP servers meet its sandbox (section 8.8); the names of those that run
   /// in it are kept for get_policy.
   McpSandboxing mcp_sandboxing() {
