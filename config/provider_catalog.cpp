@@ -4,8 +4,16 @@ namespace rebound::config {
 
 ProviderMap provider_catalog(const ModelsFile& file, session::ModelRegistry& models) {
   ProviderMap providers{
-      {"openai", {"openai-completions", "https://api.openai.com/v1", {}, "OPENAI_API_KEY"}},
-      {"anthropic", {"anthropic-messages", "https://api.anthropic.com", {}, "ANTHROPIC_API_KEY"}},
+      {"openai", {"openai-completions", "https://api.openai.com/v1", {}, {"OPENAI_API_KEY"}}},
+      {"anthropic", {"anthropic-messages", "https://api.anthropic.com", {}, {"ANTHROPIC_API_KEY"}}},
+      {"google",
+       {"google-generative-ai",
+        "https://generativelanguage.googleapis.com/v1beta",
+        {},
+        {"GEMINI_API_KEY", "GOOGLE_API_KEY"}}},
+      // No built-in models (they are deployments) and no base URL until the environment gives
+      // one (setup fills it in).
+      {"azure-openai-responses", {"azure-openai-responses", "", {}, {"AZURE_OPENAI_API_KEY"}}},
   };
   for (const auto& p : file.providers) {
     if (p.name == "scripted") continue;
@@ -32,20 +40,21 @@ session::Result<std::string> select_provider(const ProviderMap& providers,
     selected = *settings.default_provider;
   }
   if (selected.empty() && !script) {
-    for (const char* name : {"openai", "anthropic"}) {
+    for (const char* name : {"openai", "anthropic", "google"}) {
       const auto it = providers.find(name);
-      if (it != providers.end() && it->second.env_var && getenv(*it->second.env_var)) {
-        selected = name;
-        break;
+      if (it == providers.end()) continue;
+      for (const auto& var : it->second.env_vars) {
+        if (getenv(var)) selected = name;
       }
+      if (!selected.empty()) break;
     }
   }
   if (selected.empty()) selected = "scripted";
   if (selected != "scripted" && !providers.count(selected)) {
     return session::Error{session::ErrorKind::not_found,
                           "unknown provider '" + selected +
-                              "' (built in: scripted, openai, anthropic; others come from "
-                              "models.json)"};
+                              "' (built in: scripted, openai, anthropic, google, "
+                              "azure-openai-responses; others come from models.json)"};
   }
   return selected;
 }
@@ -58,10 +67,8 @@ std::optional<ResolvedKey> KeyResolver::resolve(const std::string& provider,
   }
   const auto it = providers_.find(provider);
   if (it == providers_.end()) return std::nullopt;
-  if (it->second.env_var) {
-    if (auto v = getenv_(*it->second.env_var)) {
-      return ResolvedKey{*v, "the environment variable " + *it->second.env_var};
-    }
+  for (const auto& var : it->second.env_vars) {
+    if (auto v = getenv_(var)) return ResolvedKey{*v, "the environment variable " + var};
   }
   if (!it->second.models_json_key) return std::nullopt;
   return ResolvedKey{*it->second.models_json_key, "models.json (provider '" + provider + "')"};
@@ -72,7 +79,7 @@ bool KeyResolver::offered(const std::string& provider) const {
   const auto it = providers_.find(provider);
   if (it == providers_.end()) return false;
   // A custom provider without any key talks to a local server and needs none.
-  const bool custom = !it->second.env_var.has_value();
+  const bool custom = it->second.env_vars.empty();
   return resolve(provider, "").has_value() || (custom && !it->second.models_json_key);
 }
 
@@ -80,8 +87,8 @@ std::vector<std::string> KeyResolver::known_keys() const {
   std::vector<std::string> keys = auth_->all_keys();
   if (flag_key_) keys.push_back(*flag_key_);
   for (const auto& [name, info] : providers_) {
-    if (info.env_var) {
-      if (auto v = getenv_(*info.env_var)) keys.push_back(*v);
+    for (const auto& var : info.env_vars) {
+      if (auto v = getenv_(var)) keys.push_back(*v);
     }
     if (info.models_json_key) keys.push_back(*info.models_json_key);
   }
@@ -91,8 +98,16 @@ std::vector<std::string> KeyResolver::known_keys() const {
 std::vector<std::string> KeyResolver::key_variables() const {
   std::vector<std::string> names;
   for (const auto& [name, info] : providers_)
-    if (info.env_var) names.push_back(*info.env_var);
+    for (const auto& var : info.env_vars)
+      names.push_back(var);
   return names;
+}
+
+std::string azure_base_url(const Getenv& getenv) {
+  if (auto url = getenv("AZURE_OPENAI_BASE_URL"); url && !url->empty()) return *url;
+  if (auto name = getenv("AZURE_OPENAI_RESOURCE_NAME"); name && !name->empty())
+    return "https://" + *name + ".openai.azure.com/openai/v1";
+  return {};
 }
 
 session::Result<protocol::Model> start_model(const session::ModelRegistry& models,

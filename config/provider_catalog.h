@@ -1,6 +1,7 @@
 #pragma once
 // The rules of runtime.md section 2 for providers, apart from the wiring: which providers exist
-// (the built-in openai and anthropic, then models.json's over them), which one a process starts
+// (the built-in openai, anthropic, google and azure-openai-responses of providers.md section 1,
+// then models.json's over them), which one a process starts
 // with, where a request's API key comes from (in order: --api-key for the provider named at
 // start-up, auth.json, the provider's environment variable, models.json), which providers are
 // offered (they have a key, or are custom ones that need none) and the starting model. Reads
@@ -10,6 +11,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "config/auth_store.h"
 #include "config/models_file.h"
@@ -24,7 +26,7 @@ struct ProviderInfo {
   std::string api;
   std::string base_url;
   std::optional<std::string> models_json_key;
-  std::optional<std::string> env_var;  // built-in providers only
+  std::vector<std::string> env_vars;  // built-in providers only: the key's, first set wins
 };
 
 /// A key and where it came from ("--api-key", "auth.json (provider 'x')", …), for errors that
@@ -70,7 +72,7 @@ class KeyResolver {
   /// Every key this process may send (--api-key, auth.json's, the providers' variables' values,
   /// models.json's): what must never reach a tool's environment, the context or a file.
   std::vector<std::string> known_keys() const;
-  /// The providers' key variables (OPENAI_API_KEY, ANTHROPIC_API_KEY).
+  /// The providers' key variables (OPENAI_API_KEY, ANTHROPIC_API_KEY, GEMINI_API_KEY, …).
   std::vector<std::string> key_variables() const;
 
  private:
@@ -80,6 +82,11 @@ class KeyResolver {
   std::string selected_;
   std::optional<std::string> flag_key_;
 };
+
+/// Azure OpenAI's base URL where models.json gave none (providers.md section 2.5):
+/// AZURE_OPENAI_BASE_URL, else https://<AZURE_OPENAI_RESOURCE_NAME>.openai.azure.com/openai/v1,
+/// else empty (a request then fails with a configuration error).
+std::string azure_base_url(const Getenv& getenv);
 
 /// The starting model: `flag` (--model), else the settings' defaultModel when it belongs to
 /// `selected`, else the scripted provider's ("script" with a script, else "echo"), else the

@@ -19,6 +19,13 @@ bool success_status(int status) {
 
 constexpr std::size_t kMaxErrorBody = 64 * 1024;
 
+std::string missing_base_url(const session::llm::WireApi& api) {
+  if (api.name == "azure-openai-responses")
+    return "Azure OpenAI base URL is required: set the provider's baseUrl in models.json, "
+           "AZURE_OPENAI_BASE_URL or AZURE_OPENAI_RESOURCE_NAME";
+  return "The provider's base URL is required: set baseUrl in models.json";
+}
+
 // One request: owns the decoder state; the handle owns the HTTP call.
 struct Exchange {
   session::llm::StreamHandler handler;
@@ -78,18 +85,20 @@ std::unique_ptr<session::llm::StreamHandle> HttpProvider::stream(
       config_.api_key ? config_.api_key(request.session_id) : std::nullopt;
   if (key) x->key = key->value;
   x->now = config_.now_epoch_ms;
-  x->decoder = api.decoder(request.model);
+  x->decoder = api.decoder(request);
   x->decoder->set_secret(x->key);
+  x->parser.keep_stray_lines(x->decoder->wants_stray_lines());
 
+  const std::string& base =
+      request.model.base_url.empty() ? config_.base_url : request.model.base_url;
   HttpRequest http;
-  http.url = session::llm::endpoint(
-      api, request.model.base_url.empty() ? config_.base_url : request.model.base_url);
+  http.url = session::llm::endpoint(api, base, request.model, config_.wire_options);
   http.timeouts = config_.timeouts;
   http.headers.emplace_back("content-type", "application/json");
   for (auto& header : api.headers(x->key))
     http.headers.push_back(std::move(header));
-  http.body =
-      api.request_body(request).dump(-1, ' ', false, nlohmann::detail::error_handler_t::replace);
+  http.body = api.request_body(request, config_.wire_options)
+                  .dump(-1, ' ', false, nlohmann::detail::error_handler_t::replace);
 
   std::weak_ptr<Exchange> weak = x;
   HttpCallbacks cb;
@@ -127,7 +136,10 @@ std::unique_ptr<session::llm::StreamHandle> HttpProvider::stream(
     if (auto x = weak.lock()) x->error(message);
   };
   std::unique_ptr<HttpCall> call;
-  if (key && session::has_control_characters(key->value)) {
+  if (base.empty()) {
+    // Nothing to post to (providers.md section 2.5): a configuration error, not retried.
+    call = client_.fail_soon(std::move(cb), missing_base_url(api));
+  } else if (key && session::has_control_characters(key->value)) {
     // Sent as is, a CR or LF would end the header and start one of the key's choosing.
     call = client_.fail_soon(std::move(cb), "Invalid API key from " + key->source +
                                                 ": it contains control characters (not sent)");

@@ -1,6 +1,7 @@
 #pragma once
-// The OpenAI Chat Completions and Anthropic Messages providers over HttpClient (runtime.md
-// section 2): builds the request body, sends it with the key, turns an error status into
+// The HTTP providers over HttpClient (runtime.md section 2, providers.md): with the wire API of
+// the request's model (else the provider's), builds the request body, sends it with the key, turns
+// an error status into
 // "<status> <message>[ retry-after-ms=<n>]", and streams SSE through the API's decoder. Never
 // retries. The key is resolved per request and scrubbed from every error text; a key with a
 // control character fails the request instead of being sent. Event loop only.
@@ -24,7 +25,8 @@ struct ApiKey {
 
 struct HttpProviderConfig {
   const session::llm::WireApi* api = &session::llm::default_wire_api();  // chosen once
-  std::string base_url;  // e.g. https://api.openai.com/v1
+  std::string base_url;                    // e.g. https://api.openai.com/v1
+  session::llm::WireOptions wire_options;  // from the environment, read once
   /// The key for a request of this session, or nullopt for none (local servers).
   std::function<std::optional<ApiKey>(const std::string& session_id)> api_key;
   HttpTimeouts timeouts;

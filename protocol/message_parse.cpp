@@ -123,6 +123,7 @@ std::optional<AgentMessage> message_from_json(const Json& j, std::string* error)
     m.model = get_string(j, "model");
     m.usage = usage_from_json(get_object(j, "usage"));
     m.stop_reason = stop_reason_from_string(get_string(j, "stopReason")).value_or(StopReason::stop);
+    m.response_id = get_string(j, "responseId");
     if (const Json& e = get_value(j, "errorMessage"); e.is_string()) {
       m.error_message = e.get<std::string>();
     }

@@ -199,6 +199,7 @@ Json to_json(const AgentMessage& m) {
       j["usage"] = to_json(m.usage);
       j["stopReason"] = to_string(m.stop_reason);
       j["timestamp"] = m.timestamp;
+      if (!m.response_id.empty()) j["responseId"] = m.response_id;
       if (m.error_message) j["errorMessage"] = *m.error_message;
       break;
     case Role::tool_result:

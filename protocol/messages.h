@@ -56,6 +56,7 @@ struct AgentMessage {
   Usage usage;
   StopReason stop_reason = StopReason::stop;
   std::optional<std::string> error_message;
+  std::string response_id;  // the provider's id of the response (`responseId`), when it gave one
   // toolResult
   std::string tool_call_id, tool_name;
   Json details;

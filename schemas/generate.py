@@ -56,7 +56,7 @@ common = {
                            "content": {"type": "array", "items": {"oneOf": [ref("#", "TextContent"), ref("#", "ThinkingContent"), ref("#", "ToolCall")]}},
                            "api": S, "provider": S, "model": S, "usage": ref("#", "Usage"),
                            "stopReason": {"enum": ["stop", "length", "toolUse", "error", "aborted"]},
-                           "timestamp": TS, "errorMessage": S},
+                           "timestamp": TS, "responseId": S, "errorMessage": S},
                           ["role", "content", "api", "provider", "model", "usage", "stopReason", "timestamp"]),
   "Truncation": obj({"content": S, "truncated": B, "truncatedBy": {"enum": ["lines", "bytes", None]},
                      "totalLines": NN, "totalBytes": NN, "outputLines": NN, "outputBytes": NN,

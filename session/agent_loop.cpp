@@ -165,6 +165,7 @@ void AgentSession::send_request() {
   request.system_prompt = system_prompt_ + session_context_;
   request.thinking_level = thinking_level_;
   request.session_id = session_id_;
+  request.tool_calls_before = std::max(stats_.tool_calls, stats_.highest_call_number);
   run.offered.clear();
   request.tools = offered_tools(&run.offered);
   for (const auto& m : context_) {
@@ -244,9 +245,11 @@ void AgentSession::on_stream_event(std::uint64_t generation, llm::StreamEvent&& 
       ++partial_version_;
       return;
     case Kind::done:
+      m.response_id = std::move(e.response_id);
       finish_message(e.stop_reason, std::nullopt);
       return;
     case Kind::error:
+      m.response_id = std::move(e.response_id);
       finish_message(StopReason::error, e.text.empty() ? "Unknown provider error" : e.text);
       return;
   }

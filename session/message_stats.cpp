@@ -4,6 +4,19 @@
 
 namespace rebound::session {
 
+std::int64_t call_number(std::string_view id) {
+  const std::size_t underscore = id.rfind('_');
+  if (underscore == std::string_view::npos || underscore == 0) return 0;
+  const std::string_view digits = id.substr(underscore + 1);
+  if (digits.empty() || digits.size() > 15) return 0;
+  std::int64_t n = 0;
+  for (const char c : digits) {
+    if (c < '0' || c > '9') return 0;
+    n = n * 10 + (c - '0');
+  }
+  return n;
+}
+
 void MessageStats::add(const protocol::AgentMessage& m) {
   ++total_messages;
   switch (m.role) {
@@ -16,7 +29,9 @@ void MessageStats::add(const protocol::AgentMessage& m) {
     case protocol::Role::assistant:
       ++assistant_messages;
       for (const auto& b : m.content) {
-        if (b.kind == protocol::ContentBlock::Kind::tool_call) ++tool_calls;
+        if (b.kind != protocol::ContentBlock::Kind::tool_call) continue;
+        ++tool_calls;
+        highest_call_number = std::max(highest_call_number, call_number(b.id));
       }
       tokens.input += m.usage.input;
       tokens.output += m.usage.output;

@@ -60,6 +60,11 @@ ModelRegistry ModelRegistry::with_builtins() {
                anthropic, true, {3, 15, 0.3, 3.75}, 200000, 64000));
   r.add(priced("claude-haiku-4-5", "Claude Haiku 4.5", "anthropic-messages", "anthropic", anthropic,
                true, {1, 5, 0.1, 1.25}, 200000, 64000));
+  const std::string google = "https://generativelanguage.googleapis.com/v1beta";
+  r.add(priced("gemini-2.5-pro", "Gemini 2.5 Pro", "google-generative-ai", "google", google, true,
+               {1.25, 10, 0.125, 0}, 1048576, 65536));
+  r.add(priced("gemini-2.5-flash", "Gemini 2.5 Flash", "google-generative-ai", "google", google,
+               true, {0.3, 2.5, 0.03, 0}, 1048576, 65536));
   return r;
 }
 

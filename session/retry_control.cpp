@@ -86,8 +86,8 @@ ErrorInfo classify_retryable_error(std::string_view text) {
     info.error_class = ErrorClass::rate_limit;
   } else if (status == 529 || has(t, "overloaded")) {
     info.error_class = ErrorClass::overloaded;
-  } else if (has(t, "timeout") || has(t, "time out") || has(t, "timedout") || has(t, "timed out") ||
-             has(t, "no response within") || has(t, "no data for")) {
+  } else if (status == 504 || has(t, "timeout") || has(t, "time out") || has(t, "timedout") ||
+             has(t, "timed out") || has(t, "no response within") || has(t, "no data for")) {
     info.error_class = ErrorClass::timeout;
   } else if (has_gap(t, "connection", "error") || has(t, "fetch failed")) {
     info.error_class = ErrorClass::network;

@@ -46,6 +46,16 @@ ProviderSetup setup_providers(const CliOptions& o, const session::Settings& sett
   for (const auto& w : file.warnings)
     spdlog::warn("{}", w);
   config::ProviderMap providers = config::provider_catalog(file, out.models);
+  for (auto& [name, info] : providers) {
+    if (info.api != "azure-openai-responses" || !info.base_url.empty()) continue;
+    info.base_url = config::azure_base_url(env.getenv);
+    if (!info.base_url.empty()) out.models.set_base_url(name, info.base_url);
+  }
+  session::llm::WireOptions wire_options;
+  if (auto v = env.getenv("AZURE_OPENAI_API_VERSION"); v && !v->empty())
+    wire_options.azure_api_version = *v;
+  if (auto v = env.getenv("AZURE_OPENAI_DEPLOYMENT_NAME_MAP"))
+    wire_options.azure_deployments = session::llm::parse_deployment_map(*v);
 
   // The provider named at start-up, for --base-url and --api-key.
   auto selected =
@@ -89,6 +99,7 @@ ProviderSetup setup_providers(const CliOptions& o, const session::Settings& sett
                    session::llm::default_wire_api().name);
     }
     config.base_url = info.base_url;
+    config.wire_options = wire_options;
     config.api_key = [keys, name = name](const std::string& sid) -> std::optional<net::ApiKey> {
       auto key = keys.resolve(name, sid);
       if (!key) return std::nullopt;

@@ -24,6 +24,9 @@ struct LlmRequest {
   protocol::ThinkingLevel thinking_level = protocol::ThinkingLevel::off;
   std::string session_id;
   std::vector<ToolDefinition> tools;  // offered to the model, in order; none when empty
+  /// How many tool calls the session holds (at least the highest `<name>_<n>` id's n): the
+  /// Gemini decoder numbers its calls from one past it (providers.md section 3.2).
+  std::int64_t tool_calls_before = 0;
 };
 
 struct StreamEvent {
@@ -34,7 +37,8 @@ struct StreamEvent {
   protocol::Json arguments;                                       // toolcall_end
   protocol::Usage usage;                                          // usage
   protocol::StopReason stop_reason = protocol::StopReason::stop;  // done
-  std::string signature;  // text_end, thinking_end, toolcall_end: the block's, when it has one
+  std::string signature;    // text_end, thinking_end, toolcall_end: the block's, when it has one
+  std::string response_id;  // done, error: the provider's id of the response, when it gave one
 };
 
 // Events are handed on by reference down the chain (decoder, HTTP exchange, session): one move

@@ -19,6 +19,43 @@ namespace {
 
 constexpr std::size_t kMaxErrorBody = 2000;
 
+// Gemini's RetryInfo (providers.md section 3.3): a `details` entry of that @type whose
+// `retryDelay` is "<decimal seconds>s", in ms.
+std::optional<std::int64_t> retry_info_ms(const Json& error) {
+  if (!error.is_object() || !error.contains("details") || !error["details"].is_array())
+    return std::nullopt;
+  std::optional<std::int64_t> out;
+  for (const auto& d : error["details"]) {
+    if (!d.is_object() || !d.contains("@type") || !d.contains("retryDelay")) continue;
+    if (d["@type"] != "type.googleapis.com/google.rpc.RetryInfo" || !d["retryDelay"].is_string())
+      continue;
+    const std::string delay = d["retryDelay"].get<std::string>();
+    if (delay.size() < 2 || delay.back() != 's') continue;
+    // A plain decimal: digits with at most one '.', nothing else (no sign, no exponent).
+    double seconds = 0, scale = 0;
+    bool ok = true, digit = false;
+    for (std::size_t i = 0; i + 1 < delay.size() && ok; ++i) {
+      const char c = delay[i];
+      if (c == '.' && scale == 0) {
+        scale = 1;
+      } else if (c >= '0' && c <= '9') {
+        digit = true;
+        if (scale == 0) {
+          seconds = seconds * 10 + (c - '0');
+        } else {
+          scale /= 10;
+          seconds += (c - '0') * scale;
+        }
+      } else {
+        ok = false;
+      }
+    }
+    if (!ok || !digit || seconds > 1e9) continue;
+    out = std::max(out.value_or(0), static_cast<std::int64_t>(seconds * 1000 + 0.5));
+  }
+  return out;
+}
+
 bool has_images(const AgentMessage& m) {
   return std::any_of(m.content.begin(), m.content.end(),
                      [](const ContentBlock& b) { return b.kind == ContentBlock::Kind::image; });
@@ -261,6 +298,7 @@ std::string http_error_message(int status, std::string_view body,
                                std::int64_t now_epoch_ms,
                                const std::optional<std::string>& secret) {
   std::string message;
+  std::optional<std::int64_t> hint;
   const auto parsed = protocol::parse_provider_json(body);
   if (parsed.value && parsed.value->is_object() && parsed.value->contains("error")) {
     const Json& e = (*parsed.value)["error"];
@@ -269,6 +307,7 @@ std::string http_error_message(int status, std::string_view body,
     } else if (e.is_string()) {
       message = e.get<std::string>();
     }
+    hint = retry_info_ms(e);
   }
   if (message.empty()) {
     if (body.empty()) {
@@ -278,7 +317,9 @@ std::string http_error_message(int status, std::string_view body,
     }
   }
   std::string out = std::to_string(status) + " " + message;
-  std::optional<std::int64_t> hint;
+  // A hint only where a retry may follow (retry.md section 8): its digits would make a 4xx
+  // match the retry pattern.
+  if (status != 429 && (status < 500 || status > 599)) return out;
   for (const char* name :
        {"retry-after-ms", "retry-after", "x-ratelimit-reset-ms", "x-ratelimit-reset"}) {
     const auto it = headers.find(name);

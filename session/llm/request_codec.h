@@ -33,6 +33,11 @@ protocol::Json anthropic_request_body(const LlmRequest& request);
 /// reasoning items and message ids sent back to the model that made them, store:false.
 protocol::Json openai_responses_request_body(const LlmRequest& request);
 
+/// POST {baseUrl}/models/{id}:streamGenerateContent body (providers.md section 3.1): contents,
+/// systemInstruction, tools, generationConfig with the thinking config the model id calls for;
+/// thought parts and signatures sent back only to the model that made them.
+protocol::Json gemini_request_body(const LlmRequest& request);
+
 /// The Anthropic thinking budget for a level (minimal 1024 … xhigh 32768); 0 for off.
 std::int64_t anthropic_thinking_budget(protocol::ThinkingLevel level);
 

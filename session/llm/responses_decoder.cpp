@@ -116,6 +116,8 @@ void ResponsesStreamDecoder::on_event(const SseEvent& sse, const Emit& emit) {
   if (!j) return;
   // The data's own type is authoritative; the event line only framed it.
   const std::string type = get_string(*j, "type", sse.event);
+  if (const std::string id = get_string(get_object(*j, "response"), "id"); !id.empty())
+    response_id_ = id;  // response.created first, then each terminal event
   if (type == "response.output_item.added") {
     item_added(get_object(*j, "item"), emit);
   } else if (type == "response.output_item.done") {

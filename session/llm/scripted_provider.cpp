@@ -18,7 +18,9 @@ struct TimedEvent {
 };
 
 StreamEvent make(Kind kind, std::string text = {}) {
-  StreamEvent e{kind, std::move(text), {}, {}, {}, {}, protocol::StopReason::stop, {}};
+  StreamEvent e{};
+  e.kind = kind;
+  e.text = std::move(text);
   return e;
 }
 

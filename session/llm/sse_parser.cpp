@@ -28,6 +28,7 @@ void SseParser::fail(const char* what, std::size_t limit) {
   error_ = std::string(what) + " " + size_text(limit);
   std::string().swap(pending_);
   std::string().swap(data_);
+  std::string().swap(stray_);
   has_data_ = false;
 }
 
@@ -119,11 +120,24 @@ void SseParser::line(std::string_view text, const Sink& sink) {
     event_.assign(value);
   } else if (field == "id") {
     if (value.find('\0') == std::string_view::npos) id_ = std::string(value);
+  } else if (keep_stray_ && field != "retry") {
+    if (stray_.size() + text.size() + 1 > max_event_)
+      return fail("an SSE event larger than", max_event_);
+    stray_.append(text);
+    stray_.push_back('\n');
   }
-  // "retry" and unknown fields are ignored.
+  // "retry" and unknown fields are otherwise ignored.
 }
 
 void SseParser::dispatch(const Sink& sink) {
+  if (!stray_.empty()) {
+    SseEvent stray;
+    stray.event.clear();
+    stray.data = std::move(stray_);
+    stray.stray = true;
+    stray_.clear();
+    sink(stray);
+  }
   if (has_data_) {
     current_.event = event_.empty() ? std::string_view("message") : std::string_view(event_);
     current_.data.swap(data_);

@@ -19,6 +19,9 @@ struct SseEvent {
   std::string event = "message";  // the `event:` field, "message" when absent
   std::string data;               // `data:` lines joined with LF
   std::optional<std::string> id;  // the last `id:` seen in this event
+  /// With keep_stray_lines: not an SSE event but the lines of unknown fields before a blank
+  /// line, each ending in LF (a bare JSON object in the stream, as Gemini reports a failure).
+  bool stray = false;
 };
 
 class SseParser {
@@ -30,6 +33,10 @@ class SseParser {
   explicit SseParser(std::size_t max_line_bytes = kDefaultLimit,
                      std::size_t max_event_bytes = kDefaultLimit)
       : max_line_(max_line_bytes), max_event_(max_event_bytes) {}
+
+  /// Lines that are no SSE field (`{"error": {…}}`) are kept and handed on as one `stray` event
+  /// at the next blank line or the end, instead of being ignored; bounded like an event.
+  void keep_stray_lines(bool on) { keep_stray_ = on; }
 
   void feed(std::string_view bytes, const Sink& sink);
   /// End of stream: an event whose blank line never came is dispatched when it has data (the
@@ -53,6 +60,8 @@ class SseParser {
   std::string event_;
   std::string data_;
   bool has_data_ = false;
+  bool keep_stray_ = false;
+  std::string stray_;
   std::optional<std::string> id_;
   SseEvent current_;  // handed to the sink; its data buffer goes back to data_ afterwards
 };

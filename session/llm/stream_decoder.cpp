@@ -44,7 +44,9 @@ std::int64_t StreamDecoder::count(const Json& j, const char* key) {
 
 void StreamDecoder::on_end(const Emit& emit) {
   if (finished_) return;
-  if (stop_reason_) {
+  if (end_error_) {
+    fail(*end_error_, emit);
+  } else if (stop_reason_) {
     complete(*stop_reason_, emit);
   } else {
     fail(kIncomplete, emit);
@@ -132,6 +134,7 @@ void StreamDecoder::complete(StopReason reason, const Emit& emit) {
   finished_ = true;
   StreamEvent e = event(Kind::done);
   e.stop_reason = reason;
+  e.response_id = response_id_;
   emit(std::move(e));
 }
 
@@ -140,7 +143,9 @@ void StreamDecoder::fail(const std::string& message, const Emit& emit) {
   if (block_ != Block::tool) close(emit);
   block_ = Block::none;
   finished_ = true;
-  emit(event(Kind::error, message));
+  StreamEvent e = event(Kind::error, message);
+  e.response_id = response_id_;
+  emit(std::move(e));
 }
 
 std::optional<Json> StreamDecoder::parse_data(const std::string& data, const Emit& emit) {

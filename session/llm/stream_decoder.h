@@ -22,6 +22,8 @@ class StreamDecoder {
   virtual ~StreamDecoder() = default;
 
   virtual void on_event(const SseEvent& event, const Emit& emit) = 0;
+  /// Whether the SSE parser should hand on lines that are no SSE field (SseEvent::stray).
+  virtual bool wants_stray_lines() const { return false; }
   /// The connection closed: complete when the provider said how it finished, else an error.
   void on_end(const Emit& emit);
   bool finished() const { return finished_; }
@@ -55,6 +57,10 @@ class StreamDecoder {
   protocol::Model model_;
   protocol::Usage usage_;
   std::optional<protocol::StopReason> stop_reason_;
+  /// How the stream ends once the body does, when the provider said it stopped for a reason
+  /// that is an error (Gemini's finish reason SAFETY): wins over stop_reason_.
+  std::optional<std::string> end_error_;
+  std::string response_id_;  // the provider's id of the response, given on the terminal event
   bool finished_ = false;
   Block block_ = Block::none;
   std::string tool_arguments_;
@@ -103,6 +109,29 @@ class ResponsesStreamDecoder : public StreamDecoder {
   bool streamed_ = false;          // the open block had a non-empty delta
   std::size_t summary_parts_ = 0;  // of the open reasoning item
   bool tool_call_ = false;         // the message holds a tool call
+};
+
+/// Gemini's stream (providers.md section 3.2): each `data:` event one GenerateContentResponse,
+/// no end marker; a finish reason makes the response complete. Tool calls are numbered
+/// `<name>_<n>` from one past `calls_before`.
+class GeminiStreamDecoder : public StreamDecoder {
+ public:
+  GeminiStreamDecoder(protocol::Model model, std::int64_t calls_before)
+      : StreamDecoder(std::move(model)), calls_(calls_before) {}
+  void on_event(const SseEvent& event, const Emit& emit) override;
+  bool wants_stray_lines() const override { return true; }
+
+ private:
+  void part(const protocol::Json& p, const Emit& emit);
+  void text_part(Block kind, const protocol::Json& p, const Emit& emit);
+  void finish(const std::string& reason, const Emit& emit);
+  void read_usage(const protocol::Json& metadata, const Emit& emit);
+  /// Closes the open block with the signature kept for it.
+  void end_block(const Emit& emit);
+
+  std::int64_t calls_;
+  std::string signature_;  // of the open text or thinking block
+  bool tool_call_ = false;
 };
 
 /// Anthropic Messages events (message_start … message_stop, error, ping).

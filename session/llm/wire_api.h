@@ -5,6 +5,7 @@
 // provider is set up; the HTTP provider then only follows what it was given. Adding a wire API
 // (providers.md) is one entry in wire_api.cpp with its codec and decoder. Pure.
 
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -21,13 +22,25 @@ namespace rebound::session::llm {
 
 using Headers = std::vector<std::pair<std::string, std::string>>;
 
+/// What the environment says about a wire API, read once at start-up: Azure OpenAI's
+/// `AZURE_OPENAI_API_VERSION` and `AZURE_OPENAI_DEPLOYMENT_NAME_MAP` (providers.md section 2.5).
+struct WireOptions {
+  std::string azure_api_version = "v1";
+  std::map<std::string, std::string> azure_deployments;  // model id → deployment name
+};
+
+/// `id=deployment,id2=deployment2` as a map; pairs without `=` or with an empty side are left
+/// out, spaces around names trimmed.
+std::map<std::string, std::string> parse_deployment_map(std::string_view text);
+
 struct WireApi {
-  std::string_view name;  // "openai-completions", "anthropic-messages"
-  std::string_view path;  // appended to the base URL without its trailing slashes
+  std::string_view name;  // "openai-completions", "anthropic-messages", …
+  /// What follows the base URL (without its trailing slashes): a path, and any query.
+  std::string (*path)(const protocol::Model& model, const WireOptions& options);
   /// The request's headers besides content-type: the key (when there is one) and any version.
   Headers (*headers)(const std::optional<std::string>& key);
-  protocol::Json (*request_body)(const LlmRequest& request);
-  std::unique_ptr<StreamDecoder> (*decoder)(const protocol::Model& model);
+  protocol::Json (*request_body)(const LlmRequest& request, const WireOptions& options);
+  std::unique_ptr<StreamDecoder> (*decoder)(const LlmRequest& request);
 };
 
 /// The wire API of that name, or null.
@@ -35,7 +48,8 @@ const WireApi* find_wire_api(std::string_view name);
 /// OpenAI Chat Completions: what a models.json provider without `api` speaks.
 const WireApi& default_wire_api();
 
-/// The request URL: `base_url` without its trailing slashes, then the API's path.
-std::string endpoint(const WireApi& api, std::string base_url);
+/// The request URL: `base_url` without its trailing slashes, then the API's path for `model`.
+std::string endpoint(const WireApi& api, std::string base_url, const protocol::Model& model,
+                     const WireOptions& options = {});
 
 }  // namespace rebound::session::llm

@@ -8,8 +8,8 @@
 #include <string>
 #include <vector>
 
-#include "tests/support/fake_llm_server.h"
-#include "tests/support/rebound_process.h"
+#include "tests/support/provider_run.h"
+#include "tests/support/provider_streams.h"
 
 using namespace rebound;
 using namespace rebound::testing;
@@ -18,94 +18,29 @@ using protocol::Json;
 
 namespace {
 
-std::string ev(const Json& data) {
-  return FakeLlmServer::sse(data["type"].get<std::string>(), data.dump());
+const std::vector<ProviderScenario> kScenarios = responses_scenarios();
+
+FakeResponse scenario(const std::string& name) {
+  return provider_scenario(kScenarios, name).response;
 }
 
-Json item_added(const Json& item) {
-  return Json{{"type", "response.output_item.added"}, {"output_index", 0}, {"item", item}};
-}
-Json item_done(const Json& item) {
-  return Json{{"type", "response.output_item.done"}, {"output_index", 0}, {"item", item}};
-}
-Json completed(std::int64_t input, std::int64_t cached, std::int64_t output) {
-  return Json{{"type", "response.completed"},
-              {"response",
-               {{"id", "resp_1"},
-                {"status", "completed"},
-                {"usage",
-                 {{"input_tokens", input},
-                  {"input_tokens_details", {{"cached_tokens", cached}}},
-                  {"output_tokens", output},
-                  {"total_tokens", input + output}}}}}};
-}
-
-// A text answer: a message item streamed in two deltas.
 FakeResponse text_answer(const std::string& a, const std::string& b) {
-  const Json message{{"type", "message"},
-                     {"id", "msg_abc"},
-                     {"role", "assistant"},
-                     {"status", "completed"},
-                     {"content", Json::array({Json{{"type", "output_text"}, {"text", a + b}}})}};
-  FakeResponse r;
-  r.chunks = {
-      ev(Json{{"type", "response.created"}, {"response", {{"id", "resp_1"}}}}),
-      ev(item_added(Json{{"type", "message"}, {"id", "msg_abc"}, {"content", Json::array()}})),
-      ev(Json{{"type", "response.output_text.delta"}, {"delta", a}}),
-      ev(Json{{"type", "response.output_text.delta"}, {"delta", b}}),
-      ev(item_done(message)),
-      ev(completed(10, 4, 3))};
-  return r;
+  return responses_text(a, b);
 }
 
-struct Run {
-  Run(FakeLlmServer& fake, bool reasoning, const std::string& thinking = "off")
-      : r(args(), options(),
-          {{"work/.keep", ""},
-           {"agent/settings.json",
-            R"({"defaultProvider":"codex","defaultModel":"m1","defaultThinkingLevel":")" +
-                thinking + R"("})"},
-           {"agent/models.json",
-            R"({"providers":{"codex":{"baseUrl":")" + fake.base_url() +
-                R"(/v1","api":"openai-responses","apiKey":"sk-test-canary-123",)"
-                R"("models":[{"id":"m1","name":"M1","reasoning":)" +
-                (reasoning ? "true" : "false") +
-                R"(,"input":["text"],"contextWindow":128000,"maxTokens":4096,)"
-                R"("cost":{"input":0,"output":0,"cacheRead":0,"cacheWrite":0}}]}}})"}}) {
-    r.expect_any_exit();
-  }
-  static std::vector<std::string> args() {
-    return {"--no-session", "-p", "go", "--output-format", "stream-json"};
-  }
-  static SubprocessOptions options() {
-    SubprocessOptions o;
-    o.cwd = "@DIR@/work";
-    o.stdin_file = "/dev/null";
-    return o;
-  }
-  std::vector<Json> events() {
-    std::vector<Json> out;
-    for (const auto& l : r.proc().read_all_lines(20000ms))
-      out.push_back(Json::parse(l));
-    INFO("stderr: " << r.proc().stderr_text());
-    REQUIRE(!out.empty());
-    return out;
-  }
-  ReboundProcess r;
-};
-
-Json last_assistant(const std::vector<Json>& events) {
-  Json last;
-  for (const auto& e : of_type(events, "message_end"))
-    if (e["message"]["role"] == "assistant") last = e["message"];
-  return last;
+ProviderRunOptions responses(bool reasoning, const std::string& thinking = "off") {
+  ProviderRunOptions o;
+  o.api = "openai-responses";
+  o.reasoning = reasoning;
+  o.thinking = thinking;
+  return o;
 }
 
 }  // namespace
 
 TEST_CASE("responses: the request's shape, a text answer with its signature, usage") {
   FakeLlmServer fake({text_answer("Hel", "lo")});
-  Run run(fake, false);
+  ProviderRun run(fake, responses(false));
   const auto events = run.events();
   const Json result = events.back();
   CHECK(result["subtype"] == "success");
@@ -131,11 +66,8 @@ TEST_CASE("responses: the request's shape, a text answer with its signature, usa
   CHECK(requests[0].headers.at("authorization") == "Bearer sk-test-canary-123");
   CHECK(requests[0].headers.at("accept") == "text/event-stream");
   const Json body = Json::parse(requests[0].body);
-  std::vector<std::string> keys;
-  for (const auto& [k, v] : body.items())
-    keys.push_back(k);
-  CHECK(keys == std::vector<std::string>{"model", "input", "stream", "prompt_cache_key", "store",
-                                         "max_output_tokens", "tools"});
+  CHECK(keys_of(body) == std::vector<std::string>{"model", "input", "stream", "prompt_cache_key",
+                                                  "store", "max_output_tokens", "tools"});
   CHECK(body["store"] == false);
   CHECK(body["max_output_tokens"] == 4096);
   CHECK(body["input"][0]["role"] == "system");
@@ -145,43 +77,21 @@ TEST_CASE("responses: the request's shape, a text answer with its signature, usa
   CHECK(body["tools"][0]["type"] == "function");
   CHECK_FALSE(body.contains("reasoning"));
   // The key only in its header: nowhere in the output or the log, not even in part.
-  for (const auto& e : events)
-    CHECK(e.dump().find("canary") == std::string::npos);
-  CHECK(run.r.proc().stderr_text().find("canary") == std::string::npos);
+  run.check_no_key(events);
 }
 
 TEST_CASE("responses: reasoning and a tool call, sent back whole in the next request") {
+  // The item as the scenario's output_item.done carries it, key for key.
   const Json reasoning_item{
-      {"type", "reasoning"},
       {"id", "rs_1"},
+      {"type", "reasoning"},
       {"summary", Json::array({Json{{"type", "summary_text"}, {"text", "Plan A"}},
                                Json{{"type", "summary_text"}, {"text", "Plan B"}}})},
       {"encrypted_content", "ENC"}};
-  const Json call_item{{"type", "function_call"},
-                       {"id", "fc_1"},
-                       {"call_id", "call_1"},
-                       {"name", "bash"},
-                       {"arguments", R"({"command":"echo hi"})"}};
-  FakeResponse first;
-  first.chunks = {
-      ev(item_added(Json{{"type", "reasoning"}, {"id", "rs_1"}, {"summary", Json::array()}})),
-      ev(Json{{"type", "response.reasoning_summary_part.added"}}),
-      ev(Json{{"type", "response.reasoning_summary_text.delta"}, {"delta", "Plan A"}}),
-      ev(Json{{"type", "response.reasoning_summary_part.added"}}),
-      ev(Json{{"type", "response.reasoning_summary_text.delta"}, {"delta", "Plan B"}}),
-      ev(item_done(reasoning_item)),
-      ev(item_added(Json{{"type", "function_call"},
-                         {"id", "fc_1"},
-                         {"call_id", "call_1"},
-                         {"name", "bash"},
-                         {"arguments", ""}})),
-      ev(Json{{"type", "response.function_call_arguments.delta"}, {"delta", R"({"command":)"}}),
-      // The done event's arguments extend the deltas: the tail is streamed too.
-      ev(Json{{"type", "response.function_call_arguments.done"},
-              {"arguments", R"({"command":"echo hi"})"}}),
-      ev(item_done(call_item)), ev(completed(20, 0, 5))};
+  // Its arguments streamed in part; the done event's arguments extend them, the tail streamed too.
+  const FakeResponse first = scenario("reasoning_tool_call");
   FakeLlmServer fake({first, text_answer("do", "ne")});
-  Run run(fake, true, "low");
+  ProviderRun run(fake, responses(true, "low"));
   const auto events = run.events();
   CHECK(events.back()["subtype"] == "success");
   CHECK(events.back()["result"] == "done");
@@ -220,17 +130,9 @@ TEST_CASE("responses: reasoning and a tool call, sent back whole in the next req
 
 TEST_CASE("responses: in-stream errors, an incomplete response, a cut stream") {
   SUBCASE("response.failed with context_length_exceeded goes to compaction") {
-    FakeResponse failed;
-    failed.chunks = {ev(Json{{"type", "response.failed"},
-                             {"response",
-                              {{"status", "failed"},
-                               {"error",
-                                {{"code", "context_length_exceeded"},
-                                 {"message",
-                                  "Your input exceeds the context window of this "
-                                  "model. Please adjust your input and try again."}}}}}})};
+    const FakeResponse failed = scenario("failed_overflow");
     FakeLlmServer fake({failed});
-    Run run(fake, false);
+    ProviderRun run(fake, responses(false));
     const auto events = run.events();
     const Json message = last_assistant(events);
     CHECK(message["errorMessage"] ==
@@ -242,11 +144,9 @@ TEST_CASE("responses: in-stream errors, an incomplete response, a cut stream") {
     CHECK(of_type(events, "auto_retry_start").empty());
   }
   SUBCASE("an error event is pi's words and retried when its code says so") {
-    FakeResponse limited;
-    limited.chunks = {ev(Json{
-        {"type", "error"}, {"code", "rate_limit_exceeded"}, {"message", "Rate limit reached"}})};
+    const FakeResponse limited = scenario("error_event");
     FakeLlmServer fake({limited, text_answer("o", "k")});
-    Run run(fake, false);
+    ProviderRun run(fake, responses(false));
     const auto events = run.events();
     const auto retries = of_type(events, "auto_retry_start");
     REQUIRE(retries.size() == 1);
@@ -254,21 +154,17 @@ TEST_CASE("responses: in-stream errors, an incomplete response, a cut stream") {
     CHECK(events.back()["result"] == "ok");
   }
   SUBCASE("response.incomplete is a length stop with its usage") {
-    FakeResponse cut = text_answer("par", "tial");
-    Json incomplete = completed(7, 0, 2);
-    incomplete["type"] = "response.incomplete";
-    cut.chunks.back() = ev(incomplete);
+    const FakeResponse cut = scenario("incomplete");
     FakeLlmServer fake({cut});
-    Run run(fake, false);
+    ProviderRun run(fake, responses(false));
     const Json message = last_assistant(run.events());
     CHECK(message["stopReason"] == "length");
     CHECK(message["usage"]["input"] == 7);
   }
   SUBCASE("a body that ends before a terminal event is a connection error, retried") {
-    FakeResponse cut = text_answer("half", "way");
-    cut.chunks.pop_back();  // no response.completed
+    const FakeResponse cut = scenario("cut");  // no response.completed
     FakeLlmServer fake({cut, text_answer("who", "le")});
-    Run run(fake, false);
+    ProviderRun run(fake, responses(false));
     const auto events = run.events();
     const auto retries = of_type(events, "auto_retry_start");
     REQUIRE(retries.size() == 1);
@@ -304,4 +200,109 @@ TEST_CASE("responses: the built-in openai provider speaks Responses to gpt-5-cod
   CHECK(body["max_output_tokens"] == 128000);
   CHECK_FALSE(body.contains("reasoning"));  // level off: gpt-5-codex reasons at its default
   CHECK(body["input"][0]["role"] == "developer");
+}
+
+TEST_CASE("responses: HTTP failures and transport drops, retried exactly when retry.md says") {
+  struct Case {
+    const char* name;
+    FakeResponse failure;
+    std::string message;
+    bool retried;
+  };
+  const FakeResponse drop = scenario("dropped");
+  const std::vector<Case> cases{
+      {"429 with retry-after", scenario("http_429"),
+       "429 Rate limit reached for gpt-5. Please try again in 1s. retry-after-ms=2000", true},
+      {"500",
+       openai_http_error(500,
+                         "The server had an error while processing your request. Sorry about that!",
+                         "server_error"),
+       "500 The server had an error while processing your request. Sorry about that!", true},
+      {"503 overloaded",
+       openai_http_error(503, "The engine is currently overloaded, please try again later.",
+                         "overloaded"),
+       "503 The engine is currently overloaded, please try again later.", true},
+      {"a drop mid-stream", drop, "connection error:", true},
+      {"a bad key, with a retry-after that must not make it retryable",
+       openai_http_error(401, "Incorrect API key provided: sk-test-***-123.", "invalid_api_key",
+                         {{"retry-after", "5"}}),
+       "401 Incorrect API key provided: sk-test-***-123.", false},
+  };
+  for (const auto& c : cases) {
+    CAPTURE(c.name);
+    FakeLlmServer fake({c.failure, text_answer("o", "k")});
+    ProviderRun run(fake, responses(false));
+    const auto events = run.events();
+    std::string first_error;
+    for (const auto& e : of_type(events, "message_end"))
+      if (e["message"]["role"] == "assistant" && first_error.empty())
+        first_error = e["message"].value("errorMessage", "");
+    CHECK(first_error.starts_with(c.message));
+    if (!c.retried) CHECK(first_error == c.message);  // no hint appended
+    CHECK(of_type(events, "auto_retry_start").size() == (c.retried ? 1u : 0u));
+    if (c.retried) CHECK(events.back()["result"] == "ok");
+    run.check_no_key(events);
+  }
+  SUBCASE("overflow as a 400 goes to compaction") {
+    FakeLlmServer fake(
+        {openai_http_error(400,
+                           "Your input exceeds the context window of this model. Please "
+                           "adjust your input and try again.",
+                           "context_length_exceeded")});
+    ProviderRun run(fake, responses(false));
+    const auto events = run.events();
+    REQUIRE(of_type(events, "auto_compaction_start").size() == 1);
+    CHECK(of_type(events, "auto_retry_start").empty());
+  }
+}
+
+TEST_CASE("responses: Azure OpenAI's variant (providers.md section 2.5)") {
+  SUBCASE("api-key header, api-version, the deployment map, store:false") {
+    FakeLlmServer fake({text_answer("az", "ure")});
+    ProviderRunOptions o = responses(false);
+    o.api = "azure-openai-responses";
+    o.base_path = "/openai/v1";
+    o.env["AZURE_OPENAI_API_VERSION"] = "2025-04-01-preview";
+    o.env["AZURE_OPENAI_DEPLOYMENT_NAME_MAP"] = "m1=prod-deploy,other=x";
+    ProviderRun run(fake, o);
+    const auto events = run.events();
+    CHECK(events.back()["result"] == "azure");
+    const auto requests = fake.requests();
+    REQUIRE(requests.size() == 1);
+    CHECK(requests[0].target == "/openai/v1/responses?api-version=2025-04-01-preview");
+    CHECK(requests[0].headers.at("api-key") == kCanaryKey);
+    CHECK_FALSE(requests[0].headers.count("authorization"));
+    const Json body = Json::parse(requests[0].body);
+    CHECK(body["model"] == "prod-deploy");
+    CHECK(body["store"] == false);
+    CHECK(last_assistant(events)["model"] == "m1");
+    run.check_no_key(events);
+  }
+  SUBCASE("the base URL from AZURE_OPENAI_BASE_URL, api-version v1 by default") {
+    FakeLlmServer fake({text_answer("env", "url")});
+    ProviderRunOptions o = responses(false);
+    o.api = "azure-openai-responses";
+    o.base_url = false;
+    o.env["AZURE_OPENAI_BASE_URL"] = fake.base_url() + "/openai/v1/";
+    ProviderRun run(fake, o);
+    CHECK(run.events().back()["result"] == "envurl");
+    const auto requests = fake.requests();
+    REQUIRE(requests.size() == 1);
+    CHECK(requests[0].target == "/openai/v1/responses?api-version=v1");
+    CHECK(Json::parse(requests[0].body)["model"] == "m1");
+  }
+  SUBCASE("no base URL anywhere: a configuration error, not retried") {
+    FakeLlmServer fake({});
+    ProviderRunOptions o = responses(false);
+    o.api = "azure-openai-responses";
+    o.base_url = false;
+    o.env["AZURE_OPENAI_BASE_URL"] = "";
+    o.env["AZURE_OPENAI_RESOURCE_NAME"] = "";
+    ProviderRun run(fake, o);
+    const auto events = run.events();
+    CHECK(last_assistant(events)["errorMessage"].get<std::string>().starts_with(
+        "Azure OpenAI base URL is required"));
+    CHECK(of_type(events, "auto_retry_start").empty());
+    CHECK(fake.requests().empty());
+  }
 }

@@ -107,8 +107,10 @@ class SigningProvider : public session::llm::Provider {
   static void answer(const session::llm::StreamHandler& handler) {
     using Kind = session::llm::StreamEvent::Kind;
     auto event = [](Kind kind, std::string text = {}, std::string signature = {}) {
-      session::llm::StreamEvent e{
-          kind, std::move(text), {}, {}, {}, {}, protocol::StopReason::stop, std::move(signature)};
+      session::llm::StreamEvent e{};
+      e.kind = kind;
+      e.text = std::move(text);
+      e.signature = std::move(signature);
       return e;
     };
     handler(event(Kind::thinking_start));
@@ -153,4 +155,26 @@ TEST_CASE("a block's signature from the stream reaches its text_end, message_end
   CHECK(seen);
   // Kept in the context the next request is built from.
   CHECK(s.messages().back().content[1].signature == R"({"v":1,"id":"msg_1"})");
+}
+
+TEST_CASE("the highest <name>_<n> call id counts, so a resumed Gemini session numbers on") {
+  using session::call_number;
+  CHECK(call_number("read_7") == 7);
+  CHECK(call_number("my_tool_12") == 12);
+  CHECK(call_number("read_1796111669643_1") == 1);
+  CHECK(call_number("call_abc") == 0);
+  CHECK(call_number("toolu_01AbC") == 0);
+  CHECK(call_number("read_") == 0);
+  CHECK(call_number("_5") == 0);
+  CHECK(call_number("x_1234567890123456") == 0);  // past 15 digits: not a session count
+  session::MessageStats stats;
+  protocol::AgentMessage m;
+  m.role = protocol::Role::assistant;
+  m.content = {protocol::ContentBlock::make_tool_call("read_7", "read", Json::object()),
+               protocol::ContentBlock::make_tool_call("call_xyz|fc_1", "bash", Json::object())};
+  stats.add(m);
+  CHECK(stats.tool_calls == 2);
+  CHECK(stats.highest_call_number == 7);
+  stats.subtract(stats);
+  CHECK(stats.highest_call_number == 7);  // never goes down
 }

@@ -125,6 +125,32 @@ TEST_CASE("HTTP errors keep the provider's message and the largest retry hint") 
         "429 status code (no body) retry-after-ms=1500");
   CHECK(http_error_message(503, "", {{"retry-after", "Wed, 21 Oct 2015 07:28:09 GMT"}}, now) ==
         "503 status code (no body) retry-after-ms=9000");
+  // retry.md section 8: never a hint on another status (its digits would match the pattern).
+  CHECK(http_error_message(400, "", {{"retry-after", "5"}}, now) == "400 status code (no body)");
+  CHECK(http_error_message(403, "", {{"retry-after-ms", "500"}}, now) ==
+        "403 status code (no body)");
+}
+
+TEST_CASE("HTTP errors: Gemini's RetryInfo counts as a retry-after of that many seconds") {
+  auto body = [](const std::string& delay) {
+    return R"({"error":{"code":429,"message":"You exceeded your current quota.","status":"RESOURCE_EXHAUSTED",
+      "details":[{"@type":"type.googleapis.com/google.rpc.Help","links":[]},
+                 {"@type":"type.googleapis.com/google.rpc.RetryInfo","retryDelay":")" +
+           delay + R"("}]}})";
+  };
+  CHECK(http_error_message(429, body("22s"), {}, 0) ==
+        "429 You exceeded your current quota. retry-after-ms=22000");
+  CHECK(http_error_message(429, body("1.5s"), {}, 0) ==
+        "429 You exceeded your current quota. retry-after-ms=1500");
+  CHECK(http_error_message(503, body("0.25s"), {}, 0).ends_with(" retry-after-ms=250"));
+  // The largest of it and the headers' hints.
+  CHECK(http_error_message(429, body("2s"), {{"retry-after", "7"}}, 0).ends_with("=7000"));
+  CHECK(http_error_message(429, body("9s"), {{"retry-after", "7"}}, 0).ends_with("=9000"));
+  // Not a decimal number of seconds: no hint.
+  for (const char* bad : {"22", "s", "-1s", "1e3s", "1.2.3s", "abcs", ""})
+    CHECK(http_error_message(429, body(bad), {}, 0) == "429 You exceeded your current quota.");
+  // Not on a 4xx other than 429.
+  CHECK(http_error_message(400, body("22s"), {}, 0) == "400 You exceeded your current quota.");
 }
 
 TEST_CASE("tool definitions go to both APIs in their own form, none, no key") {
@@ -200,9 +226,12 @@ TEST_CASE("wire APIs: chosen by name once, each with its path, headers and codec
   using rebound::session::llm::default_wire_api;
   using rebound::session::llm::endpoint;
   using rebound::session::llm::find_wire_api;
+  using rebound::session::llm::WireOptions;
+  Model model;
+  model.id = "gemini-2.5-flash";
   const auto* anthropic = find_wire_api("anthropic-messages");
   REQUIRE(anthropic);
-  CHECK(endpoint(*anthropic, "https://api.anthropic.com//") ==
+  CHECK(endpoint(*anthropic, "https://api.anthropic.com//", model) ==
         "https://api.anthropic.com/v1/messages");
   const auto headers = anthropic->headers(std::string("k"));
   REQUIRE(headers.size() == 2);
@@ -210,14 +239,48 @@ TEST_CASE("wire APIs: chosen by name once, each with its path, headers and codec
   CHECK(headers[1] == std::pair<std::string, std::string>{"x-api-key", "k"});
   const auto& openai = default_wire_api();
   CHECK(openai.name == "openai-completions");
-  CHECK(endpoint(openai, "http://127.0.0.1:9/v1") == "http://127.0.0.1:9/v1/chat/completions");
+  CHECK(endpoint(openai, "http://127.0.0.1:9/v1", model) ==
+        "http://127.0.0.1:9/v1/chat/completions");
   CHECK(openai.headers(std::nullopt).empty());
   CHECK(openai.headers(std::string("k"))[0].second == "Bearer k");
   const auto* responses = find_wire_api("openai-responses");
   REQUIRE(responses);
-  CHECK(endpoint(*responses, "http://127.0.0.1:9/v1/") == "http://127.0.0.1:9/v1/responses");
+  CHECK(endpoint(*responses, "http://127.0.0.1:9/v1/", model) == "http://127.0.0.1:9/v1/responses");
   CHECK(responses->headers(std::string("k"))[0].second == "Bearer k");
-  CHECK_FALSE(find_wire_api("google-generative-ai"));  // not spoken yet (providers.md)
+
+  // providers.md section 3.1: the model id in the path, the key in x-goog-api-key.
+  const auto* gemini = find_wire_api("google-generative-ai");
+  REQUIRE(gemini);
+  CHECK(endpoint(*gemini, "https://generativelanguage.googleapis.com/v1beta", model) ==
+        "https://generativelanguage.googleapis.com/v1beta/models/"
+        "gemini-2.5-flash:streamGenerateContent?alt=sse");
+  model.id = "odd id/?";
+  CHECK(endpoint(*gemini, "http://h/v1beta", model) ==
+        "http://h/v1beta/models/odd%20id%2F%3F:streamGenerateContent?alt=sse");
+  CHECK(gemini->headers(std::string("k")) ==
+        rebound::session::llm::Headers{{"x-goog-api-key", "k"}});
+  CHECK(gemini->headers(std::nullopt).empty());
+
+  // section 2.5: api-version in the query, the key in api-key, the deployment as the model.
+  const auto* azure = find_wire_api("azure-openai-responses");
+  REQUIRE(azure);
+  WireOptions options;
+  CHECK(endpoint(*azure, "https://r.openai.azure.com/openai/v1/", model, options) ==
+        "https://r.openai.azure.com/openai/v1/responses?api-version=v1");
+  options.azure_api_version = "2025-04-01-preview";
+  options.azure_deployments =
+      rebound::session::llm::parse_deployment_map("gpt-5=prod-gpt5, m2 = dep2,broken,=x,y=");
+  CHECK(options.azure_deployments ==
+        std::map<std::string, std::string>{{"gpt-5", "prod-gpt5"}, {"m2", "dep2"}});
+  CHECK(endpoint(*azure, "https://r/openai/v1", model, options) ==
+        "https://r/openai/v1/responses?api-version=2025-04-01-preview");
+  CHECK(azure->headers(std::string("k")) == rebound::session::llm::Headers{{"api-key", "k"}});
+  LlmRequest r = request(true, ThinkingLevel::low);
+  r.model.id = "gpt-5";
+  CHECK(azure->request_body(r, options)["model"] == "prod-gpt5");
+  r.model.id = "other";
+  CHECK(azure->request_body(r, options)["model"] == "other");
+  CHECK(azure->request_body(r, options)["store"] == false);
 }
 
 TEST_CASE("Responses request: another model's messages lose their reasoning and item ids") {
@@ -280,4 +343,96 @@ TEST_CASE("Responses request: thinking level off by model id, xhigh as high, no 
   CHECK_FALSE(b.contains("prompt_cache_key"));  // no session id
   r.session_id = "sid-1";
   CHECK(openai_responses_request_body(r)["prompt_cache_key"] == "sid-1");
+}
+
+TEST_CASE("Gemini request: contents in Gemini's roles, key order, tools, signatures") {
+  LlmRequest r = request(true, ThinkingLevel::low);
+  r.model.id = "gemini-2.5-flash";
+  r.model.provider = "google";
+  r.model.max_tokens = 65536;
+  AgentMessage& a = r.messages[1];  // thinking, text, a bash call
+  a.provider = "google";
+  a.model = "gemini-2.5-flash";
+  a.content[0].signature = "c2lnMQ==";
+  a.content[2].signature = "not base64!";
+  AgentMessage second = tool_result();
+  second.tool_name = "read";
+  second.is_error = false;
+  r.messages.insert(r.messages.begin() + 3, second);  // two results in a row
+  rebound::session::ToolDefinition tool;
+  tool.name = "read";
+  tool.description = "Read a file";
+  tool.parameters = Json::parse(R"({"type":"object","properties":{"path":{"type":"string"}}})");
+  r.tools = {tool, tool};
+  const Json b = gemini_request_body(r);
+  std::vector<std::string> keys;
+  for (const auto& [k, v] : b.items())
+    keys.push_back(k);
+  CHECK(keys ==
+        std::vector<std::string>{"contents", "systemInstruction", "tools", "generationConfig"});
+  CHECK(b["systemInstruction"] == Json::parse(R"({"parts":[{"text":"be brief"}]})"));
+  REQUIRE(b["tools"].size() == 1);  // one entry holding every tool
+  REQUIRE(b["tools"][0]["functionDeclarations"].size() == 2);
+  CHECK(b["tools"][0]["functionDeclarations"][0] ==
+        Json{{"name", "read"},
+             {"description", "Read a file"},
+             {"parametersJsonSchema", tool.parameters}});
+  CHECK(
+      b["generationConfig"] ==
+      Json::parse(
+          R"({"maxOutputTokens":65536,"thinkingConfig":{"includeThoughts":true,"thinkingBudget":2048}})"));
+  const Json& c = b["contents"];
+  REQUIRE(c.size() == 4);
+  CHECK(
+      c[0] ==
+      Json::parse(
+          R"({"role":"user","parts":[{"text":"hi"},{"inlineData":{"mimeType":"image/png","data":"QUJD"}}]})"));
+  // Same model: the thought goes back with its signature; an invalid signature is left out.
+  CHECK(
+      c[1] ==
+      Json::parse(
+          R"({"role":"model","parts":[{"text":"secret","thought":true,"thoughtSignature":"c2lnMQ=="},
+          {"text":"looking"},{"functionCall":{"name":"bash","args":{"command":"ls"}}}]})"));
+  CHECK(c[2] == Json::parse(R"({"role":"user","parts":[
+          {"functionResponse":{"name":"bash","response":{"error":"Tool bash not found"}}},
+          {"functionResponse":{"name":"read","response":{"output":"Tool bash not found"}}}]})"));
+  CHECK(c[3] == Json::parse(R"({"role":"user","parts":[{"text":"and?"}]})"));
+
+  // From another model: no thought, no signatures; an assistant left with no part is left out.
+  AgentMessage& b1 = r.messages[1];  // `a` went with the insert's reallocation
+  b1.model = "gemini-2.5-pro";
+  b1.content[1].signature = "c2lnMg==";
+  const Json foreign = gemini_request_body(r)["contents"][1];
+  CHECK(foreign == Json::parse(R"({"role":"model","parts":[{"text":"looking"},
+          {"functionCall":{"name":"bash","args":{"command":"ls"}}}]})"));
+  b1.content = {ContentBlock::make_thinking("only thought")};
+  CHECK(gemini_request_body(r)["contents"].size() == 3);
+}
+
+TEST_CASE("Gemini request: the thinking config by model id and level (providers.md 3.1, 5.1)") {
+  auto config = [](const std::string& id, ThinkingLevel level, bool reasoning = true) {
+    LlmRequest r = request(reasoning, level);
+    r.model.id = id;
+    const Json b = gemini_request_body(r);
+    return b["generationConfig"].value("thinkingConfig", Json());
+  };
+  using L = ThinkingLevel;
+  CHECK(config("gemini-2.5-pro", L::minimal)["thinkingBudget"] == 128);
+  CHECK(config("gemini-2.5-pro", L::xhigh)["thinkingBudget"] == 32768);
+  CHECK(config("gemini-2.5-flash", L::high)["thinkingBudget"] == 24576);
+  CHECK(config("gemini-2.5-flash-lite", L::minimal)["thinkingBudget"] == 512);
+  CHECK(config("gemini-2.5-flash-lite", L::medium)["thinkingBudget"] == 8192);
+  CHECK(config("some-gemini", L::low) ==
+        Json::parse(R"({"includeThoughts":true,"thinkingBudget":-1})"));
+  CHECK(config("gemini-3-pro-preview", L::low)["thinkingLevel"] == "LOW");
+  CHECK(config("gemini-3.1-pro", L::medium)["thinkingLevel"] == "HIGH");
+  CHECK(config("gemini-3-flash", L::minimal)["thinkingLevel"] == "MINIMAL");
+  CHECK(config("gemini-3.5-flash", L::medium)["thinkingLevel"] == "MEDIUM");
+  // off: 2.5 Pro cannot switch thinking off, Gemini 3 neither; the others take a budget of 0.
+  CHECK(config("gemini-2.5-pro", L::off).is_null());
+  CHECK(config("gemini-3-pro", L::off) == Json::parse(R"({"thinkingLevel":"LOW"})"));
+  CHECK(config("gemini-3-flash", L::off) == Json::parse(R"({"thinkingLevel":"MINIMAL"})"));
+  CHECK(config("gemini-2.5-flash", L::off) == Json::parse(R"({"thinkingBudget":0})"));
+  // Without the reasoning flag: none at any level.
+  CHECK(config("gemini-2.5-flash", L::high, false).is_null());
 }

@@ -5,6 +5,7 @@
 
 #include <doctest/doctest.h>
 
+#include "session/retry_policy.h"
 #include "session/settings.h"
 
 #include <cmath>
@@ -52,6 +53,74 @@ TEST_CASE("errorClass and httpStatus of the error texts of retry.md and runtime.
   CHECK(*leading_http_status("599") == 599);
   CHECK(!leading_http_status("600 x"));
   CHECK(!leading_http_status("503x"));
+}
+
+TEST_CASE("the error texts of the Responses and Gemini APIs: retried, compacted or final") {
+  // providers.md sections 2.4, 2.5, 3.2, 3.3: every text those decoders write, as retry.md
+  // sections 2, 7 and 12 take it. cls "overflow": compaction; "final": neither.
+  struct Row {
+    const char* text;
+    const char* cls;
+    int status;
+  };
+  const Row rows[] = {
+      // OpenAI Responses
+      {"429 Rate limit reached for gpt-5. Please try again in 1s. retry-after-ms=2000",
+       "rate_limit", 429},
+      {"500 The server had an error while processing your request. Sorry about that!",
+       "server_error", 500},
+      {"503 The engine is currently overloaded, please try again later.", "overloaded", 503},
+      {"server_error: The server had an error processing your request.", "server_error", 0},
+      {"rate_limit_exceeded: Rate limit reached for gpt-5.", "rate_limit", 0},
+      {"Error Code rate_limit_exceeded: Rate limit reached", "rate_limit", 0},
+      {"Error Code server_error: Something went wrong", "server_error", 0},
+      {"401 Incorrect API key provided: sk-***.", "final", 401},
+      {"400 Invalid value for 'input'.", "final", 400},
+      {"incomplete: content_filter", "final", 0},
+      {"Unknown error (no error details in response)", "final", 0},
+      {"400 Your input exceeds the context window of this model. Please adjust your input and "
+       "try again.",
+       "overflow", 400},
+      {"context_length_exceeded: Your input exceeds the context window of this model.", "overflow",
+       0},
+      {"Azure OpenAI base URL is required: set the provider's baseUrl in models.json, "
+       "AZURE_OPENAI_BASE_URL or AZURE_OPENAI_RESOURCE_NAME",
+       "final", 0},
+      // Gemini
+      {"429 You exceeded your current quota, please check your plan and billing details.",
+       "rate_limit", 429},
+      {"429 Resource has been exhausted (e.g. check quota). retry-after-ms=22000", "rate_limit",
+       429},
+      {"500 An internal error has occurred. Please retry or report in "
+       "https://developers.generativeai.google/guide/troubleshooting",
+       "server_error", 500},
+      {"503 The model is overloaded. Please try again later.", "overloaded", 503},
+      {"504 Deadline expired before operation could complete.", "timeout", 504},
+      {"400 API key not valid. Please pass a valid API key.", "final", 400},
+      {"403 Permission denied on resource project x.", "final", 403},
+      {"404 models/x is not found for API version v1beta.", "final", 404},
+      {"finish reason SAFETY", "final", 0},
+      {"finish reason MALFORMED_FUNCTION_CALL", "final", 0},
+      {"prompt blocked: PROHIBITED_CONTENT", "final", 0},
+      {"400 The input token count (1200000) exceeds the maximum number of tokens allowed "
+       "(1048576).",
+       "overflow", 400},
+  };
+  for (const auto& row : rows) {
+    const std::string text = row.text;
+    CAPTURE(text);
+    rebound::protocol::AgentMessage m;
+    m.role = rebound::protocol::Role::assistant;
+    m.stop_reason = rebound::protocol::StopReason::error;
+    m.error_message = row.text;
+    const std::string cls = row.cls;
+    CHECK(is_context_overflow(m, 1048576) == (cls == "overflow"));
+    CHECK(is_retryable(m, 1048576) == (cls != "overflow" && cls != "final"));
+    if (cls == "overflow" || cls == "final") continue;
+    const ErrorInfo info = classify_retryable_error(row.text);
+    CHECK(to_string(info.error_class) == cls);
+    CHECK(info.http_status.value_or(0) == row.status);
+  }
 }
 
 TEST_CASE("set_retry_policy: partial updates, null, reset, all-or-nothing validation") {

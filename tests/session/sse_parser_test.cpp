@@ -106,3 +106,35 @@ TEST_CASE("a line or an event past its bound fails the stream and frees what it 
     CHECK(p.error() == "an SSE line longer than 16 MiB");
   }
 }
+
+TEST_CASE("stray lines: ignored by default, handed on as one event when asked, bounded") {
+  const std::string stream = "data: a\n\n{\n  \"error\": {\"code\": 503}\n}\n\ndata: b\n\n";
+  std::vector<std::string> seen;
+  auto sink = [&](const SseEvent& e) { seen.push_back((e.stray ? "stray:" : "") + e.data); };
+  {
+    SseParser p;
+    p.feed(stream, sink);
+    p.finish(sink);
+    CHECK(seen == std::vector<std::string>{"a", "b"});
+  }
+  seen.clear();
+  {
+    SseParser p;
+    p.keep_stray_lines(true);
+    p.feed(stream, sink);
+    // `retry:` and comments are still no stray lines; an unended one comes out at the end.
+    p.feed("retry: 5\n: note\n{\"error\":1}", sink);
+    p.finish(sink);
+    CHECK(seen == std::vector<std::string>{"a", "stray:{\n  \"error\": {\"code\": 503}\n}\n", "b",
+                                           "stray:{\"error\":1}\n"});
+  }
+  seen.clear();
+  {
+    SseParser p(1024, 16);
+    p.keep_stray_lines(true);
+    p.feed("0123456789\n0123456789\n", sink);
+    CHECK(p.error() == "an SSE event larger than 16 bytes");
+    p.finish(sink);
+    CHECK(seen.empty());
+  }
+}

@@ -31,19 +31,19 @@ std::string describe(const StreamEvent& e) {
     case K::text_delta:
       return "text_delta:" + e.text;
     case K::text_end:
-      return "text_end";
+      return "text_end" + (e.signature.empty() ? "" : "|" + e.signature);
     case K::thinking_start:
       return "thinking_start";
     case K::thinking_delta:
       return "thinking_delta:" + e.text;
     case K::thinking_end:
-      return "thinking_end";
+      return "thinking_end" + (e.signature.empty() ? "" : "|" + e.signature);
     case K::toolcall_start:
       return "toolcall_start:" + e.tool_id + ":" + e.tool_name;
     case K::toolcall_delta:
       return "toolcall_delta:" + e.text;
     case K::toolcall_end:
-      return "toolcall_end:" + e.arguments.dump();
+      return "toolcall_end:" + e.arguments.dump() + (e.signature.empty() ? "" : "|" + e.signature);
     case K::usage:
       return "usage:" + std::to_string(e.usage.input) + "/" + std::to_string(e.usage.output) + "/" +
              std::to_string(e.usage.cache_read);
@@ -55,10 +55,10 @@ std::string describe(const StreamEvent& e) {
   return "?";
 }
 
-template <typename Decoder>
-Decoded decode(const std::string& stream, std::size_t cut = std::string::npos, bool close = true) {
-  Decoder decoder(priced_model());
+Decoded run(StreamDecoder& decoder, const std::string& stream, std::size_t cut = std::string::npos,
+            bool close = true) {
   SseParser parser;
+  parser.keep_stray_lines(decoder.wants_stray_lines());
   Decoded out;
   auto emit = [&](StreamEvent e) {
     out.kinds.push_back(describe(e));
@@ -76,6 +76,12 @@ Decoded decode(const std::string& stream, std::size_t cut = std::string::npos, b
     decoder.on_end(emit);
   }
   return out;
+}
+
+template <typename Decoder>
+Decoded decode(const std::string& stream, std::size_t cut = std::string::npos, bool close = true) {
+  Decoder decoder(priced_model());
+  return run(decoder, stream, cut, close);
 }
 
 // The OpenAI decoder's events for a whole stream, with its fast path on or off.
@@ -365,4 +371,118 @@ TEST_CASE("OpenAI: chunks that reuse the previous chunk's frame decode as the ge
     CHECK(general.size() > middles.size());  // every middle was decoded before the last failed
     CHECK(general.back().rfind("error:", 0) == 0);
   }
+}
+
+namespace {
+
+// One Gemini SSE event: a GenerateContentResponse with the given parts and fields.
+std::string gemini(const Json& parts, const Json& extra = Json::object()) {
+  Json r{{"candidates", Json::array({Json{{"content", {{"role", "model"}, {"parts", parts}}}}})}};
+  for (const auto& [k, v] : extra.items()) {
+    if (k == "finishReason") {
+      r["candidates"][0]["finishReason"] = v;
+    } else {
+      r[k] = v;
+    }
+  }
+  return "data: " + r.dump() + "\r\n\r\n";
+}
+
+const Json kGeminiUsage{{"promptTokenCount", 100},
+                        {"cachedContentTokenCount", 40},
+                        {"candidatesTokenCount", 5},
+                        {"thoughtsTokenCount", 7},
+                        {"totalTokenCount", 112}};
+
+Decoded gemini_decode(const std::string& stream, std::int64_t calls_before = 0,
+                      std::size_t cut = std::string::npos) {
+  GeminiStreamDecoder decoder(priced_model(), calls_before);
+  return run(decoder, stream, cut);
+}
+
+}  // namespace
+
+TEST_CASE("Gemini: thoughts, text with its signature, a call numbered in the session, usage") {
+  const std::string stream =
+      gemini(Json::array({Json{{"text", "Let me "}, {"thought", true}}})) +
+      gemini(Json::array(
+          {Json{{"text", "think."}, {"thought", true}, {"thoughtSignature", "c2lnMQ=="}}})) +
+      gemini(Json::array(
+          {Json{{"text", "Reading"}}, Json{{"text", ""}, {"thoughtSignature", "c2lnMg=="}}})) +
+      gemini(Json::array({Json{{"functionCall", {{"name", "read"}, {"args", {{"path", "a"}}}}},
+                               {"thoughtSignature", "c2lnMw=="}},
+                          Json{{"functionCall", {{"name", "bash"}, {"id", "ignored"}}}}})) +
+      gemini(Json::array(), Json{{"finishReason", "STOP"}, {"usageMetadata", kGeminiUsage}});
+  const std::vector<std::string> expected{"thinking_start",
+                                          "thinking_delta:Let me ",
+                                          "thinking_delta:think.",
+                                          "thinking_end|c2lnMQ==",
+                                          "text_start",
+                                          "text_delta:Reading",
+                                          "text_end|c2lnMg==",
+                                          "toolcall_start:read_4:read",
+                                          "toolcall_delta:{\"path\":\"a\"}",
+                                          "toolcall_end:{\"path\":\"a\"}|c2lnMw==",
+                                          "toolcall_start:bash_5:bash",
+                                          "toolcall_delta:{}",
+                                          "toolcall_end:{}",
+                                          "usage:60/12/40",
+                                          "done:toolUse"};
+  const Decoded d = gemini_decode(stream, 3);
+  CHECK(d.kinds == expected);
+  CHECK(d.events[13].usage.total_tokens == 112);
+  // Framed with CRLF or LF and cut anywhere, the same events.
+  std::string lf = stream;
+  for (std::size_t at; (at = lf.find("\r\n")) != std::string::npos;)
+    lf.erase(at, 1);
+  for (std::size_t cut = 0; cut <= stream.size(); cut += 7)
+    CHECK(gemini_decode(stream, 3, cut).kinds == expected);
+  CHECK(gemini_decode(lf, 3).kinds == expected);
+}
+
+TEST_CASE("Gemini: finish reasons, a prompt blocked, a stream without a finish reason") {
+  const std::string text = gemini(Json::array({Json{{"text", "I cannot"}}}));
+  CHECK(gemini_decode(text + gemini(Json::array(), Json{{"finishReason", "MAX_TOKENS"}})).kinds ==
+        std::vector<std::string>{"text_start", "text_delta:I cannot", "text_end", "done:length"});
+  // Any other reason is an error that keeps the content and says why.
+  for (const char* reason : {"SAFETY", "RECITATION", "MALFORMED_FUNCTION_CALL", "OTHER"}) {
+    const Decoded d = gemini_decode(text + gemini(Json::array(), Json{{"finishReason", reason}}));
+    CHECK(d.kinds == std::vector<std::string>{"text_start", "text_delta:I cannot", "text_end",
+                                              std::string("error:finish reason ") + reason});
+  }
+  // The usage after the finish reason still counts; STOP without calls is stop.
+  CHECK(gemini_decode(text + gemini(Json::array(), Json{{"finishReason", "STOP"}}) +
+                      "data: {\"usageMetadata\":{\"promptTokenCount\":3}}\n\n")
+            .kinds == std::vector<std::string>{"text_start", "text_delta:I cannot", "text_end",
+                                               "usage:3/0/0", "done:stop"});
+  CHECK(gemini_decode("data: {\"promptFeedback\":{\"blockReason\":\"PROHIBITED_CONTENT\"}}\n\n")
+            .kinds == std::vector<std::string>{"error:prompt blocked: PROHIBITED_CONTENT"});
+  CHECK(gemini_decode(text).kinds ==
+        std::vector<std::string>{"text_start", "text_delta:I cannot", "text_end",
+                                 std::string("error:") + StreamDecoder::kIncomplete});
+}
+
+TEST_CASE("Gemini: an error in the 200 stream, as a bare JSON object or a data event") {
+  const std::string text = gemini(Json::array({Json{{"text", "partial"}}}));
+  const std::vector<std::string> expected{
+      "text_start", "text_delta:partial", "text_end",
+      "error:503 The model is overloaded. Please try again later."};
+  // How the service sends it: the object alone, pretty-printed, outside any `data:` field.
+  const std::string bare =
+      "{\n  \"error\": {\n    \"code\": 503,\n    \"message\": \"The model is overloaded. Please "
+      "try again later.\",\n    \"status\": \"UNAVAILABLE\"\n  }\n}\n";
+  CHECK(gemini_decode(text + bare).kinds == expected);
+  for (std::size_t cut = 0; cut <= bare.size(); cut += 5)
+    CHECK(gemini_decode(text + bare, 0, text.size() + cut).kinds == expected);
+  CHECK(gemini_decode(text +
+                      "data: {\"error\":{\"code\":503,\"message\":\"The model is overloaded. "
+                      "Please try again later.\",\"status\":\"UNAVAILABLE\"}}\n\n")
+            .kinds == expected);
+  // Stray lines that are not an error are ignored, as SSE ignores unknown fields.
+  CHECK(gemini_decode(text + "garbage\n\n" + gemini(Json::array(), Json{{"finishReason", "STOP"}}))
+            .kinds ==
+        std::vector<std::string>{"text_start", "text_delta:partial", "text_end", "done:stop"});
+  CHECK(gemini_decode("data: {not json\n\n")
+            .kinds.back()
+            .starts_with("error:connection error: malformed event in the stream"));
 }

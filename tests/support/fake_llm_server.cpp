@@ -218,7 +218,13 @@ void FakeLlmServer::serve(int fd) {
   for (const auto& [k, v] : r.headers)
     head += k + ": " + v + "\r\n";
   if (r.status == 200) {
-    head += "Content-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\n\r\n";
+    head += "Content-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\n";
+    // One response per connection, said so: a client that keeps connections (the SDKs in
+    // tests/node) opens a new one for its next request. Not for a response that will be
+    // dropped: after `Connection: close` some clients (Node's fetch) take the close for the
+    // body's end, where a kept connection's close before the last chunk is a broken response.
+    if (!r.drop_after_chunks) head += "Connection: close\r\n";
+    head += "\r\n";
     const auto started = std::chrono::steady_clock::now();
     {
       std::lock_guard<std::mutex> lock(mutex_);

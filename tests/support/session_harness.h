@@ -73,7 +73,7 @@ struct SessionHarness {
     return status ? std::string() : status.error().message;
   }
 
-  std::set<std::string> unavailable{"openai", "anthropic"};  // providers without a key
+  std::set<std::string> unavailable{"openai", "anthropic", "google"};  // providers without a key
   ManualScheduler scheduler;
   CapturingSink sink;
   MemorySettingsStore store;
