@@ -32,7 +32,8 @@ case "$mode" in
       extensions_tests policy_tests fuzz_replay_policy fuzz_replay_protocol fuzz_replay_sse fuzz_replay_retry_text \
       fuzz_replay_script fuzz_replay_session_file fuzz_replay_walker fuzz_replay_regex \
       fuzz_replay_edit fuzz_replay_acp fuzz_replay_mcp fuzz_replay_hooks fuzz_replay_extension \
-      fuzz_replay_prompts fuzz_replay_json_fast fuzz_replay_json_schema fuzz_replay_responses
+      fuzz_replay_prompts fuzz_replay_json_fast fuzz_replay_json_schema fuzz_replay_responses \
+      fuzz_replay_gemini
     ctest --test-dir "$build" \
       -R '^(protocol_tests|session_tests|tools_tests|mcp_tests|extensions_tests|policy_tests|fuzz_replay)\.' \
       --output-on-failure -j "$jobs"

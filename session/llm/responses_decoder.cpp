@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "protocol/json_access.h"
+#include "protocol/json_scan.h"
 #include "session/llm/secret_text.h"
 #include "session/llm/stream_decoder.h"
 
@@ -110,8 +111,39 @@ void ResponsesStreamDecoder::read_usage(const Json& response, const Emit& emit) 
   usage_changed(emit);
 }
 
+bool ResponsesStreamDecoder::fast_event(const std::string& data, const Emit& emit) {
+  namespace scan = protocol::json_scan;
+  static const scan::Paths paths{{}, {"type"}, {"delta"}, {"response"}};
+  std::optional<std::string_view> v[4];
+  if (!scan::scan(data, paths, v)) return false;  // invalid: the general path reports it
+  const auto &root = v[0], &type_value = v[1], &delta_value = v[2], &response = v[3];
+  // Only a delta event: an object with a string type and delta and no response (whose id the
+  // general path would keep).
+  if (!root || !scan::is_object(*root) || response || !type_value || !delta_value ||
+      !scan::is_string(*type_value) || !scan::is_string(*delta_value))
+    return false;
+  const auto type = scan::decode_string(*type_value);
+  if (!type) return false;
+  Block kind;
+  if (*type == "response.output_text.delta" || *type == "response.refusal.delta") {
+    kind = Block::text;
+  } else if (*type == "response.reasoning_summary_text.delta" ||
+             *type == "response.reasoning_text.delta") {
+    kind = Block::thinking;
+  } else if (*type == "response.function_call_arguments.delta") {
+    kind = Block::tool;
+  } else {
+    return false;
+  }
+  const auto delta = scan::decode_string(*delta_value);
+  if (!delta) return false;
+  if (block_ == kind) streamed(*delta, emit);
+  return true;
+}
+
 void ResponsesStreamDecoder::on_event(const SseEvent& sse, const Emit& emit) {
   if (finished_) return;
+  if (fast_path_ && fast_event(sse.data, emit)) return;
   const auto j = parse_data(sse.data, emit);
   if (!j) return;
   // The data's own type is authoritative; the event line only framed it.

@@ -99,13 +99,19 @@ class ResponsesStreamDecoder : public StreamDecoder {
  public:
   using StreamDecoder::StreamDecoder;
   void on_event(const SseEvent& event, const Emit& emit) override;
+  /// Off: every event takes the general JSON parser (the fast path's reference, for tests).
+  void set_fast_path(bool on) { fast_path_ = on; }
 
  private:
+  /// A text, reasoning or argument delta event read with the scanner of protocol/json_scan.h,
+  /// as Chat Completions' content chunks are; false when the event needs the general path.
+  bool fast_event(const std::string& data, const Emit& emit);
   void item_added(const protocol::Json& item, const Emit& emit);
   void item_done(const protocol::Json& item, const Emit& emit);
   void read_usage(const protocol::Json& response, const Emit& emit);
   void streamed(const std::string& text, const Emit& emit);
 
+  bool fast_path_ = true;
   bool streamed_ = false;          // the open block had a non-empty delta
   std::size_t summary_parts_ = 0;  // of the open reasoning item
   bool tool_call_ = false;         // the message holds a tool call

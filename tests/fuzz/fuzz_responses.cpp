@@ -1,10 +1,12 @@
 // The OpenAI Responses decoder (providers.md section 2.2) behind the SSE parser: no crash, one
 // terminal event and nothing after it, blocks opened and ended in turn (a tool call left open
-// only by an error), every block end's signature of a text or thinking block valid JSON.
+// only by an error), every block end's signature of a text or thinking block valid JSON; and the
+// scanner's fast path emits exactly what the general parser does.
 
 #include <cstdint>
 #include <cstdlib>
 #include <string>
+#include <vector>
 
 #include "protocol/json_line.h"
 #include "session/llm/sse_parser.h"
@@ -51,11 +53,37 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         break;
     }
   };
-  SseParser p;
-  auto sink = [&](SseEvent e) { decoder.on_event(e, emit); };
+  std::vector<std::string> fast, general;
+  ResponsesStreamDecoder reference(model);
+  reference.set_fast_path(false);
+  const auto record = [](std::vector<std::string>& to, const StreamEvent& e) {
+    to.push_back(
+        std::to_string(static_cast<int>(e.kind)) + "|" + e.text + "|" + e.tool_id + "|" +
+        e.tool_name + "|" +
+        e.arguments.dump(-1, ' ', false, rebound::protocol::Json::error_handler_t::replace) + "|" +
+        e.signature + "|" + std::to_string(static_cast<int>(e.stop_reason)) + "|" +
+        std::to_string(e.usage.input) + "/" + std::to_string(e.usage.output) + "|" + e.response_id);
+  };
+  SseParser p, q;
+  auto sink = [&](SseEvent e) {
+    decoder.on_event(e, [&](StreamEvent ev) {
+      record(fast, ev);
+      emit(std::move(ev));
+    });
+  };
+  auto reference_sink = [&](SseEvent e) {
+    reference.on_event(e, [&](StreamEvent ev) { record(general, ev); });
+  };
   p.feed(input, sink);
   p.finish(sink);
-  decoder.on_end(emit);
+  decoder.on_end([&](StreamEvent ev) {
+    record(fast, ev);
+    emit(std::move(ev));
+  });
+  q.feed(input, reference_sink);
+  q.finish(reference_sink);
+  reference.on_end([&](StreamEvent ev) { record(general, ev); });
   if (terminal != 1) std::abort();
+  if (fast != general) std::abort();  // the fast path decided something the parser would not
   return 0;
 }

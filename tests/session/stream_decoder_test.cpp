@@ -3,6 +3,7 @@
 #include <doctest/doctest.h>
 
 #include "tests/support/event_summary.h"
+#include "tests/support/provider_streams.h"
 
 using namespace rebound::session::llm;
 using rebound::protocol::Json;
@@ -485,4 +486,64 @@ TEST_CASE("Gemini: an error in the 200 stream, as a bare JSON object or a data e
   CHECK(gemini_decode("data: {not json\n\n")
             .kinds.back()
             .starts_with("error:connection error: malformed event in the stream"));
+}
+
+namespace {
+
+// The Responses decoder's events for a whole stream, with its fast path on or off.
+std::vector<std::string> responses_kinds(const std::string& stream, bool fast) {
+  ResponsesStreamDecoder decoder(priced_model());
+  decoder.set_fast_path(fast);
+  return run(decoder, stream).kinds;
+}
+
+std::string joined(const rebound::testing::FakeResponse& r) {
+  std::string out;
+  for (const auto& c : r.chunks)
+    out += c;
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("Responses: the scanner's fast path decodes every stream as the general parser") {
+  // The fake's scenarios (also read by the official SDK in tests/node), then delta events the
+  // fast path must decode right or hand on: escapes, a repeated key, keys in another order, a
+  // response object, a delta that is no string, invalid JSON, a delta for no open block.
+  for (const auto& s : rebound::testing::responses_scenarios()) {
+    if (s.response.status != 200) continue;
+    CAPTURE(s.name);
+    const std::string stream = joined(s.response);
+    const auto general = responses_kinds(stream, false);
+    CHECK_FALSE(general.empty());
+    CHECK(responses_kinds(stream, true) == general);
+  }
+  const std::string open =
+      R"(event: response.output_item.added
+data: {"type":"response.output_item.added","output_index":0,"item":{"type":"message","id":"m"}}
+
+)";
+  const std::vector<std::string> deltas{
+      R"({"type":"response.output_text.delta","delta":"a\"b\u00e9\ud83d\ude00\n"})",
+      R"({"type":"response.output_text.delta","delta":"x","delta":"y"})",
+      R"({"delta":"first","sequence_number":3,"type":"response.output_text.delta"})",
+      R"({"type":"response.output_text.delta","delta":"r","response":{"id":"resp_9"}})",
+      R"({"type":"response.output_text.delta","delta":7})",
+      R"({"type":"response.output_text.delta","delta":"bad" )",
+      R"({"type":"response.reasoning_summary_text.delta","delta":"not a thinking block"})",
+      R"({"type":"response.output_text.delta","delta":"\ud800"})",
+      R"({"type":"response.\u006futput_text.delta","delta":"escaped type"})",
+  };
+  for (const auto& d : deltas) {
+    CAPTURE(d);
+    const std::string stream = open + "event: response.output_text.delta\ndata: " + d +
+                               "\n\n" + "data: {\"type\":\"response.completed\"}\n\n";
+    CHECK(responses_kinds(stream, true) == responses_kinds(stream, false));
+  }
+  // The decoded text itself, not only the agreement.
+  const std::string stream = open + "data: " + deltas[0] + "\n\n" + "data: " + deltas[1] +
+                             "\n\ndata: {\"type\":\"response.completed\"}\n\n";
+  CHECK(responses_kinds(stream, true) ==
+        std::vector<std::string>{"text_start", "text_delta:a\"b\xC3\xA9\xF0\x9F\x98\x80\n",
+                                 "text_delta:y", "text_end", "done:stop"});
 }

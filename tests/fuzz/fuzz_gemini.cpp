@@ -1,0 +1,68 @@
+// The Gemini decoder (providers.md section 3.2) behind the SSE parser with stray lines kept (a
+// bare JSON error object mid-stream, section 3.3): no crash, one terminal event and nothing
+// after it, blocks opened and ended in turn, every tool call complete with object arguments
+// and the id `<name>_<n>`, n counting up from one past the calls before.
+
+#include <cstdint>
+#include <cstdlib>
+#include <string>
+
+#include "session/llm/sse_parser.h"
+#include "session/llm/stream_decoder.h"
+
+using namespace rebound::session::llm;
+using Kind = StreamEvent::Kind;
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+  const std::string_view input(reinterpret_cast<const char*>(data), size);
+  rebound::protocol::Model model;
+  model.cost.input = 3;
+  constexpr std::int64_t kCallsBefore = 4;
+  GeminiStreamDecoder decoder(model, kCallsBefore);
+  if (!decoder.wants_stray_lines()) std::abort();
+  int terminal = 0;
+  bool open = false;
+  std::int64_t calls = kCallsBefore;
+  auto emit = [&](StreamEvent e) {
+    if (terminal > 0) std::abort();  // nothing after the end
+    switch (e.kind) {
+      case Kind::text_start:
+      case Kind::thinking_start:
+        if (open) std::abort();  // the block before was ended first
+        open = true;
+        break;
+      case Kind::toolcall_start: {
+        if (open) std::abort();
+        open = true;
+        if (e.tool_id != e.tool_name + "_" + std::to_string(++calls)) std::abort();
+        break;
+      }
+      case Kind::text_end:
+      case Kind::thinking_end:
+        if (!open) std::abort();
+        open = false;
+        break;
+      case Kind::toolcall_end:
+        if (!open || !e.arguments.is_object()) std::abort();
+        open = false;
+        break;
+      case Kind::done:
+        if (open) std::abort();
+        ++terminal;
+        break;
+      case Kind::error:
+        ++terminal;
+        break;
+      default:
+        break;
+    }
+  };
+  SseParser p;
+  p.keep_stray_lines(true);
+  auto sink = [&](SseEvent e) { decoder.on_event(e, emit); };
+  p.feed(input, sink);
+  p.finish(sink);
+  decoder.on_end(emit);
+  if (terminal != 1) std::abort();
+  return 0;
+}
