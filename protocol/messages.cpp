@@ -1,6 +1,8 @@
 #include "protocol/messages.h"
 
 #include <array>
+#include <cmath>
+#include <string>
 
 #include "protocol/wire_types.h"
 
@@ -177,6 +179,47 @@ Json to_json(const Usage& u) {
   cost["total"] = json_number(u.cost_total);
   j["cost"] = std::move(cost);
   return j;
+}
+
+namespace {
+
+// A number as json_number(value) and to_line() write it.
+void append_number(std::string& out, double value) {
+  if (std::trunc(value) == value && std::fabs(value) < 9007199254740992.0) {
+    out += std::to_string(static_cast<std::int64_t>(value));
+  } else if (!std::isfinite(value)) {
+    out += "null";  // how the serializer writes what JSON cannot hold
+  } else {
+    char buffer[64];  // the serializer's own shortest round-trip form
+    const char* end = nlohmann::detail::to_chars(buffer, buffer + sizeof buffer, value);
+    out.append(buffer, static_cast<std::size_t>(end - buffer));
+  }
+}
+
+}  // namespace
+
+void append_usage_json(std::string& out, const Usage& u) {
+  out += "{\"input\":";
+  out += std::to_string(u.input);
+  out += ",\"output\":";
+  out += std::to_string(u.output);
+  out += ",\"cacheRead\":";
+  out += std::to_string(u.cache_read);
+  out += ",\"cacheWrite\":";
+  out += std::to_string(u.cache_write);
+  out += ",\"totalTokens\":";
+  out += std::to_string(u.total_tokens);
+  out += ",\"cost\":{\"input\":";
+  append_number(out, u.cost_input);
+  out += ",\"output\":";
+  append_number(out, u.cost_output);
+  out += ",\"cacheRead\":";
+  append_number(out, u.cost_cache_read);
+  out += ",\"cacheWrite\":";
+  append_number(out, u.cost_cache_write);
+  out += ",\"total\":";
+  append_number(out, u.cost_total);
+  out += "}}";
 }
 
 Json to_json(const AgentMessage& m) {

@@ -102,6 +102,9 @@ std::string llm_text(const AgentMessage& message);
 std::string_view signature_key(ContentBlock::Kind kind);
 Json to_json(const ContentBlock& block);
 Json to_json(const Usage& usage);
+/// Appends to_json(usage) as to_line() writes it (without the LF), without building the tree:
+/// the pi encoder's per-event usage in a stream that reports it in every event.
+void append_usage_json(std::string& out, const Usage& usage);
 Json to_json(const AgentMessage& message);
 Json to_json(const std::vector<AgentMessage>& messages);
 

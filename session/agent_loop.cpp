@@ -190,7 +190,7 @@ void AgentSession::on_stream_event(std::uint64_t generation, llm::StreamEvent&& 
   Run& run = *run_;
   AgentMessage& m = run.partial;
   auto update = [&](Update kind, std::string_view delta = {}) {
-    emit(ev::MessageUpdate{m, kind, m.content.size() - 1, delta, partial_version_});
+    emit(ev::MessageUpdate{m, kind, m.content.size() - 1, delta, partial_version_, usage_version_});
   };
   switch (e.kind) {
     case Kind::text_start:
@@ -242,7 +242,7 @@ void AgentSession::on_stream_event(std::uint64_t generation, llm::StreamEvent&& 
       return;
     case Kind::usage:
       m.usage = e.usage;
-      ++partial_version_;
+      ++usage_version_;
       return;
     case Kind::done:
       m.response_id = std::move(e.response_id);

@@ -500,6 +500,7 @@ class AgentSession {
   std::unique_ptr<Run> run_;
   std::uint64_t generation_ = 0;
   std::uint64_t partial_version_ = 0;  // see ev::MessageUpdate
+  std::uint64_t usage_version_ = 0;    // see ev::MessageUpdate
   SessionSlot slot_ = 0;
   RetryState retry_;
   // Retry control (retry.md sections 11 to 17).

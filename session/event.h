@@ -67,9 +67,9 @@ struct MessageStart {
   const protocol::AgentMessage& message;
 };
 /// The partial assistant message changed. `delta` is the appended text for the *_delta kinds.
-/// `partial_version` changes whenever the partial message changed other than by appending
-/// `delta` to its last block since the previous update, so an encoder may serialise
-/// incrementally.
+/// `partial_version` changes whenever the partial message's content changed other than by
+/// appending `delta` to its last block since the previous update, and `usage_version` whenever
+/// its usage changed, so an encoder may serialise incrementally.
 struct MessageUpdate {
   static constexpr std::string_view kName = "message_update";
   const protocol::AgentMessage& partial;
@@ -77,6 +77,7 @@ struct MessageUpdate {
   std::size_t content_index;
   std::string_view delta;
   std::uint64_t partial_version;
+  std::uint64_t usage_version = 0;
 };
 struct MessageEnd {
   static constexpr std::string_view kName = "message_end";

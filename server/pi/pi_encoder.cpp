@@ -169,15 +169,19 @@ OutLine PiEventEncoder::out_line(const session::Event& event) {
   const auto* u = std::get_if<ev::MessageUpdate>(&event.body);
   if (!u) return OutLine(protocol::to_line(pi_event_json(event)));
   const bool same = have_partial_ && version_ == u->partial_version && slot_ == event.session;
-  // With the version unchanged only a text delta changed the message (appended to its last
-  // block when that is text); anything else is serialised afresh.
+  const bool same_usage = same && usage_version_ == u->usage_version;
+  // With the version unchanged only a text delta changed the content (appended to its last
+  // block when that is text), and a usage change only the keys after it; anything else is
+  // serialised afresh.
   if (same && is_text_delta(u->kind) && lines_.appendable()) {
     lines_.append_to_last_block(u->delta);
-  } else if (!same || is_text_delta(u->kind)) {
+    if (!same_usage) lines_.replace_usage(u->partial);
+  } else if (!same || !same_usage || is_text_delta(u->kind)) {
     lines_.reset(u->partial);
   }
   have_partial_ = true;
   version_ = u->partial_version;
+  usage_version_ = u->usage_version;
   slot_ = event.session;
   return lines_.out_line(assistant_update(*u));
 }

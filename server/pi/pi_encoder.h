@@ -36,6 +36,7 @@ class PiEventEncoder {
   UpdateLineBuilder lines_;
   bool have_partial_ = false;
   std::uint64_t version_ = 0;
+  std::uint64_t usage_version_ = 0;
   session::SessionSlot slot_ = 0;
 };
 

@@ -80,6 +80,23 @@ void UpdateLineBuilder::reset(const AgentMessage& partial) {
   append_head(escaped_json_string(partial.content.back().text));
   tail_ = whole.substr(at + 1);
   split_ = true;
+  // Where the usage object is in the tail, for replace_usage(). No string value before it can
+  // hold `"usage":{` (its quotes are escaped there), so the first match is the key.
+  const std::string usage = compact(to_json(partial.usage));
+  const std::size_t key = tail_.find(",\"usage\":" + usage);
+  usage_at_ = key == std::string::npos ? std::string::npos : key + 9;
+  usage_size_ = usage.size();
+}
+
+void UpdateLineBuilder::replace_usage(const AgentMessage& partial) {
+  if (usage_at_ == std::string::npos) {  // cannot happen for to_json's layout
+    reset(partial);
+    return;
+  }
+  scratch_.clear();
+  protocol::append_usage_json(scratch_, partial.usage);
+  tail_.replace(usage_at_, usage_size_, scratch_);
+  usage_size_ = scratch_.size();
 }
 
 void UpdateLineBuilder::append_to_last_block(std::string_view delta) {

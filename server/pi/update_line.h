@@ -36,6 +36,10 @@ class UpdateLineBuilder {
   void append_to_last_block(std::string_view delta);
   /// Whether append_to_last_block() may be used (the last block is text or thinking).
   bool appendable() const { return split_; }
+  /// The partial message's usage changed, and nothing else but appended text since the reset():
+  /// only its usage object is serialised again (a stream that reports its usage so
+  /// far in every event, as Gemini's does, stays linear). Only valid when appendable().
+  void replace_usage(const AgentMessage& partial);
   /// The message_update line (with its LF) for `update` over the current partial message.
   OutLine out_line(const pi::AssistantUpdate& update) const;
   std::string line(const pi::AssistantUpdate& update) const { return out_line(update).flatten(); }
@@ -46,6 +50,7 @@ class UpdateLineBuilder {
   // The partial message up to the end of its last block's text, in buffers that only grow.
   std::vector<std::shared_ptr<SharedBytes>> head_;
   std::string tail_;  // the rest (the closing quote onwards); empty when not split
+  std::size_t usage_at_ = 0, usage_size_ = 0;  // the usage object's span in tail_ (when split)
   std::string scratch_;
   bool split_ = false;
 };

@@ -65,3 +65,41 @@ TEST_CASE("tool and retry events in the pi dialect") {
         R"({"type":"auto_retry_end","success":false,"attempt":2,"finalError":"Retry cancelled"})"
         "\n");
 }
+
+TEST_CASE("usage reported between deltas, as Gemini does in every event, re-serialises nothing") {
+  // The session bumps usage_version (not partial_version) for a usage change: the encoder
+  // replaces only the keys after the content and its lines still equal the slow path.
+  ComparingSink sink;
+  protocol::AgentMessage m;
+  m.role = protocol::Role::assistant;
+  m.api = "google-generative-ai";
+  m.provider = "google";
+  m.model = "gemini-2.5-flash";
+  m.timestamp = 1796605794331;
+  using K = session::AssistantUpdateKind;
+  std::uint64_t version = 1, usage_version = 0;
+  const auto send = [&](K kind, std::string_view delta) {
+    sink.on_event({1, session::ev::MessageUpdate{m, kind, m.content.size() - 1, delta, version,
+                                                 usage_version}});
+  };
+  m.content.push_back(protocol::ContentBlock::make_text(""));
+  send(K::text_start, "");
+  for (int i = 0; i < 50; ++i) {
+    const std::string d = i % 7 == 0 ? "é\"" : "ab";
+    m.content.back().text += d;
+    send(K::text_delta, d);
+    m.usage.input = 12;
+    m.usage.output = i + 1;
+    m.usage.cost_total = 0.001 * i;
+    ++usage_version;
+  }
+  // A tool call last (nothing to append to), then usage again.
+  m.content.push_back(protocol::ContentBlock::make_tool_call("f_1", "read", protocol::Json::object()));
+  ++version;
+  send(K::toolcall_start, "");
+  m.usage.output = 99;
+  ++usage_version;
+  send(K::toolcall_delta, "{}");
+  CHECK(sink.updates == 53);
+  CHECK(sink.mismatches == 0);
+}

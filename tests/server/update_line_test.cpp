@@ -54,8 +54,14 @@ TEST_CASE("incremental message_update lines equal the serialized events, byte fo
         tool_call = &m.content.back();
       } else if (what == 3) {
         m.usage.input += 7;
+        m.usage.output += 1;
         m.usage.cost_total += 0.125;
-        b.reset(m);
+        // Only the keys after the content change (a stream that reports usage in every event).
+        if (b.appendable() && rng() % 2 == 0) {
+          b.replace_usage(m);
+        } else {
+          b.reset(m);
+        }
         continue;  // usage changes produce no event of their own
       } else if (what == 4 && m.content.back().kind != ContentBlock::Kind::tool_call) {
         type = m.content.back().kind == ContentBlock::Kind::text ? "text_end" : "thinking_end";
