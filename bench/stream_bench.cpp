@@ -4,10 +4,11 @@
 // server's peak resident memory (VmHWM) and CPU time just after agent_end. Prints the median
 // over R runs, then the pipe floor: the same line lengths written by a process that does nothing
 // but write(2), read by the same reader, so the server's own share of the time is visible.
-// usage: bench_stream [deltas (default 20000)] [runs (default 5)] [full|delta|both]
+// usage: bench_stream [deltas (default 20000)] [runs (default 5)] [full|delta|both|extension|apis]
 // Full mode is the default output; delta mode sends set_event_filter messageUpdates:"delta"
 // first (protocol.md section 8) and is also compared with the time the fake server needed to
-// send the stream.
+// send the stream. `apis` streams the same deltas through Chat Completions, the Responses API and
+// the Gemini API (providers.md) in one run, in both modes, and compares their times and CPU.
 
 #include <fcntl.h>
 #include <sys/wait.h>
@@ -30,6 +31,7 @@
 #include "tests/support/fake_llm_server.h"
 #include "tests/support/openai_rebound.h"
 #include "tests/support/proc_status.h"
+#include "tests/support/provider_streams.h"
 #include "tests/support/subprocess.h"
 #include "tests/support/temp_dir.h"
 
@@ -214,8 +216,10 @@ struct ModeFigures {
 
 // `runs` runs of the stream against a fresh server each; medians. `filter` (commands, one per
 // line) is sent and answered before the prompt when not empty; `extra`: more arguments.
+// `api`: a models.json provider of that wire API at `base_path` instead of the openai provider.
 ModeFigures measure(const FakeResponse& r, int runs, const std::string& filter, const char* label,
-                    const std::vector<std::string>& extra = {}) {
+                    const std::vector<std::string>& extra = {}, const std::string& api = "",
+                    const std::string& base_path = "") {
   std::vector<double> seconds, rss_mib, idle_rss_mib, mbytes, events_per_s, user_s, sys_s, send_s,
       per_event, life_user, life_sys, first_byte_s, loop_us, threads;
   ModeFigures out;
@@ -224,8 +228,10 @@ ModeFigures measure(const FakeResponse& r, int runs, const std::string& filter, 
     rebound::testing::TempDir dir;
     // REBOUND_BENCH_BINARY measures another build (the "before" of a change).
     const char* other = std::getenv("REBOUND_BENCH_BINARY");
-    auto process = rebound::testing::start_openai_rebound(other && *other ? other : REBOUND_BINARY,
-                                                          server, dir, extra);
+    const std::string binary = other && *other ? other : REBOUND_BINARY;
+    auto process = api.empty() ? rebound::testing::start_openai_rebound(binary, server, dir, extra)
+                               : rebound::testing::start_api_rebound(binary, server, dir, api,
+                                                                     base_path, extra);
     Subprocess& p = *process;
     p.write("{\"id\":0,\"type\":\"get_state\"}\n");
     if (!p.read_line()) {
@@ -329,7 +335,70 @@ double cat_floor_median(const std::vector<std::size_t>& lengths, int runs, const
 
 }  // namespace
 
-// usage: bench_stream [deltas (default 20000)] [runs (default 5)] [full|delta|both (default)]
+// The stream of `deltas` one-character text deltas in the Responses API's events.
+FakeResponse responses_deltas(int deltas) {
+  std::vector<std::string> parts;
+  for (int i = 0; i < deltas; ++i)
+    parts.emplace_back(1, static_cast<char>('a' + i % 26));
+  return rebound::testing::ResponsesStream().message("msg_1", parts).completed(5, 0, deltas);
+}
+
+// The same in Gemini's GenerateContentResponse events, each with its usage so far, model version
+// and response id as the service sends them, the finish reason on the last.
+FakeResponse gemini_deltas(int deltas) {
+  using rebound::protocol::Json;
+  std::vector<std::string> events;
+  for (int i = 0; i < deltas; ++i) {
+    const Json parts =
+        Json::array({Json{{"text", std::string(1, static_cast<char>('a' + i % 26))}}});
+    events.push_back(rebound::testing::gemini_event(parts, i + 1 < deltas ? "" : "STOP",
+                                                    rebound::testing::gemini_usage(5, 0, i + 1)));
+  }
+  return rebound::testing::gemini_stream(std::move(events));
+}
+
+// providers.md's bench: the three APIs side by side, each mode measured for all three in turn.
+void compare_apis(const FakeResponse& chat, int deltas, int runs) {
+  struct Api {
+    const char* label;
+    FakeResponse stream;
+    const char* api;
+    const char* base_path;
+  };
+  const std::vector<Api> apis{
+      {"chat-completions", chat, "", ""},
+      {"openai-responses", responses_deltas(deltas), "openai-responses", "/v1"},
+      {"google-generative-ai", gemini_deltas(deltas), "google-generative-ai", "/v1beta"}};
+  const std::string delta_filter =
+      R"({"id":"f","type":"set_event_filter","messageUpdates":"delta"})";
+  for (const char* mode : {"full", "delta"}) {
+    const std::string filter = std::string(mode) == "delta" ? delta_filter : "";
+    std::vector<ModeFigures> figures;
+    for (const auto& a : apis) {
+      const std::string label = std::string(a.label) + ", " + mode;
+      figures.push_back(measure(a.stream, runs, filter, label.c_str(), {}, a.api, a.base_path));
+    }
+    const ModeFigures& base = figures[0];
+    for (std::size_t i = 0; i < apis.size(); ++i) {
+      const ModeFigures& m = figures[i];
+      const double cpu = m.user_s + m.sys_s, base_cpu = base.user_s + base.sys_s;
+      std::size_t bytes = 0;
+      for (const auto& c : apis[i].stream.chunks)
+        bytes += c.size();
+      std::printf(
+          "apis %s, %s, median of %d runs, %d deltas: %.3f s request to agent_end (%.2fx chat "
+          "completions), server CPU during the stream %.3f s user + %.3f s system (%.2fx), all "
+          "threads %.3f s (%.2fx), %zu lines, peak RSS %.1f MiB, %.1f stream bytes per delta; goal "
+          "within 1.2x\n",
+          mode, apis[i].label, runs, deltas, m.seconds, m.seconds / base.seconds, m.user_s, m.sys_s,
+          cpu / base_cpu, m.threads_s, m.threads_s / base.threads_s, m.lines, m.rss_mib,
+          static_cast<double>(bytes) / deltas);
+    }
+  }
+}
+
+// usage: bench_stream [deltas (default 20000)] [runs (default 5)]
+//                     [full|delta|both (default)|extension|apis]
 int main(int argc, char** argv) {
   const int deltas = argc > 1 ? std::atoi(argv[1]) : 20000;
   const int runs = argc > 2 ? std::atoi(argv[2]) : 5;
@@ -372,6 +441,10 @@ int main(int argc, char** argv) {
     report("full", full, floor_s, measure(empty, runs, "", "full, empty answer"));
     std::printf("full: cat of the same bytes %.3f s; Rebound/cat ratio %.2f (goal within 1.2)\n",
                 cat_s, full.seconds / cat_s);
+  }
+  if (which == "apis") {
+    compare_apis(r, deltas, runs);
+    return 0;
   }
   if (which == "extension") {
     // One extension subscribed to every event in the delta form (extensions.md section 11): the

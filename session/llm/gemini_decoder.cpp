@@ -3,6 +3,7 @@
 // a finish reason completes the response, and the errors of section 3.3 end it.
 #include "protocol/json_access.h"
 #include "protocol/json_line.h"
+#include "protocol/json_scan.h"
 #include "session/llm/secret_text.h"
 #include "session/llm/stream_decoder.h"
 
@@ -42,14 +43,14 @@ void GeminiStreamDecoder::end_block(const Emit& emit) {
   signature_.clear();
 }
 
-void GeminiStreamDecoder::text_part(Block kind, const Json& p, const Emit& emit) {
+void GeminiStreamDecoder::text_part(Block kind, const std::string& text, std::string signature,
+                                    const Emit& emit) {
   if (block_ != kind) {
     end_block(emit);
     if (finished_) return;
     open(kind, emit);
   }
-  delta(get_string(p, "text"), emit);
-  std::string signature = get_string(p, "thoughtSignature");
+  delta(text, emit);
   if (!signature.empty()) signature_ = std::move(signature);
 }
 
@@ -57,7 +58,8 @@ void GeminiStreamDecoder::part(const Json& p, const Emit& emit) {
   if (!p.is_object()) return;
   if (p.contains("text") && p["text"].is_string()) {
     const Json& thought = get_value(p, "thought");
-    text_part(thought.is_boolean() && thought.get<bool>() ? Block::thinking : Block::text, p, emit);
+    text_part(thought.is_boolean() && thought.get<bool>() ? Block::thinking : Block::text,
+              p["text"].get<std::string>(), get_string(p, "thoughtSignature"), emit);
     return;
   }
   const Json& call = get_object(p, "functionCall");
@@ -94,6 +96,103 @@ void GeminiStreamDecoder::read_usage(const Json& u, const Emit& emit) {
   usage_changed(emit);
 }
 
+namespace {
+
+// A plain non-negative JSON integer that fits (what get_int reads the same); nullopt otherwise.
+std::optional<std::int64_t> small_count(std::string_view value) {
+  if (value.empty() || value.size() > 18) return std::nullopt;
+  std::int64_t n = 0;
+  for (const char c : value) {
+    if (c < '0' || c > '9') return std::nullopt;
+    n = n * 10 + (c - '0');
+  }
+  return n;
+}
+
+}  // namespace
+
+bool GeminiStreamDecoder::fast_event(const std::string& data, const Emit& emit) {
+  namespace scan = protocol::json_scan;
+  const auto F = scan::kFirst;
+  static const scan::Paths paths{{},
+                                 {"error"},
+                                 {"responseId"},
+                                 {"candidates"},
+                                 {"candidates", F},
+                                 {"candidates", F, "content"},
+                                 {"candidates", F, "content", "parts"},
+                                 {"candidates", F, "content", "parts", F},
+                                 {"candidates", F, "content", "parts", F, "text"},
+                                 {"candidates", F, "content", "parts", F, "thought"},
+                                 {"candidates", F, "content", "parts", F, "thoughtSignature"},
+                                 {"candidates", F, "finishReason"},
+                                 {"usageMetadata"},
+                                 {"usageMetadata", "promptTokenCount"},
+                                 {"usageMetadata", "cachedContentTokenCount"},
+                                 {"usageMetadata", "candidatesTokenCount"},
+                                 {"usageMetadata", "thoughtsTokenCount"},
+                                 {"usageMetadata", "totalTokenCount"}};
+  std::optional<std::string_view> v[18];
+  if (!scan::scan(data, paths, v)) return false;  // invalid: the general path reports it
+  const auto &root = v[0], &error = v[1], &id = v[2], &candidates = v[3], &candidate = v[4],
+             &content = v[5], &parts = v[6], &part = v[7], &text = v[8], &thought = v[9],
+             &signature = v[10], &finish = v[11], &usage = v[12];
+  const auto inside = [](const std::optional<std::string_view>& inner,
+                         const std::optional<std::string_view>& outer) {
+    return inner && outer && scan::within(*inner, *outer);
+  };
+  // Only the common event: one text part of the first candidate, no error, no finish reason and
+  // no signature (each once a stream, for the general path), usage counts as plain integers.
+  if (!root || !scan::is_object(*root) || error) return false;
+  if (!candidates || !scan::is_array(*candidates) || !inside(candidate, candidates) ||
+      !scan::is_object(*candidate) || inside(finish, candidate))
+    return false;
+  if (!inside(content, candidate) || !scan::is_object(*content) || !inside(parts, content) ||
+      !scan::is_array(*parts) || !inside(part, parts) || !scan::is_object(*part))
+    return false;
+  // The part is the array's only element.
+  const char* after = scan::detail::skip_ws(part->data() + part->size(),
+                                            parts->data() + parts->size());
+  if (*after != ']') return false;
+  if (!inside(text, part) || !scan::is_string(*text) || inside(signature, part)) return false;
+  std::optional<std::string> response_id;
+  if (id && scan::is_string(*id)) {
+    response_id = scan::decode_string(*id);
+    if (!response_id) return false;
+  }
+  const auto decoded = scan::decode_string(*text);
+  if (!decoded) return false;
+  bool usage_given = false;
+  std::int64_t counts[5] = {};
+  if (usage && scan::is_object(*usage)) {
+    if (!scan::for_each_member(*usage, [&](std::string_view, std::string_view) {
+          usage_given = true;
+          return false;
+        }))
+      return false;  // an escaped key
+    for (std::size_t i = 0; i < 5; ++i) {
+      if (!inside(v[13 + i], usage)) continue;
+      const auto n = small_count(*v[13 + i]);
+      if (!n) return false;
+      counts[i] = *n;
+    }
+  }
+  // Decided: the general path's steps in its order.
+  if (response_id && !response_id->empty()) response_id_ = std::move(*response_id);
+  text_part(inside(thought, part) && *thought == "true" ? Block::thinking : Block::text, *decoded,
+            {}, emit);
+  if (finished_) return true;
+  if (usage_given) {
+    usage_.input = std::max<std::int64_t>(0, counts[0] - counts[1]);
+    usage_.cache_read = counts[1];
+    usage_.output = counts[2] + counts[3];
+    usage_.cache_write = 0;
+    usage_.total_tokens = counts[4];
+    usage_changed(emit);
+  }
+  return true;
+}
+
 void GeminiStreamDecoder::on_event(const SseEvent& sse, const Emit& emit) {
   if (finished_) return;
   if (sse.stray) {
@@ -106,6 +205,7 @@ void GeminiStreamDecoder::on_event(const SseEvent& sse, const Emit& emit) {
     return;  // anything else there is no SSE and is ignored, as the standard says
   }
   if (sse.data.empty()) return;
+  if (fast_path_ && fast_event(sse.data, emit)) return;
   const auto j = parse_data(sse.data, emit);
   if (!j) return;
   if (const std::string id = get_string(*j, "responseId"); !id.empty()) response_id_ = id;

@@ -126,16 +126,22 @@ class GeminiStreamDecoder : public StreamDecoder {
       : StreamDecoder(std::move(model)), calls_(calls_before) {}
   void on_event(const SseEvent& event, const Emit& emit) override;
   bool wants_stray_lines() const override { return true; }
+  /// Off: every event takes the general JSON parser (the fast path's reference, for tests).
+  void set_fast_path(bool on) { fast_path_ = on; }
 
  private:
+  /// The common event (one text or thought part, usage counts) read with the scanner of
+  /// protocol/json_scan.h; false when the event needs the general path.
+  bool fast_event(const std::string& data, const Emit& emit);
   void part(const protocol::Json& p, const Emit& emit);
-  void text_part(Block kind, const protocol::Json& p, const Emit& emit);
+  void text_part(Block kind, const std::string& text, std::string signature, const Emit& emit);
   void finish(const std::string& reason, const Emit& emit);
   void read_usage(const protocol::Json& metadata, const Emit& emit);
   /// Closes the open block with the signature kept for it.
   void end_block(const Emit& emit);
 
   std::int64_t calls_;
+  bool fast_path_ = true;
   std::string signature_;  // of the open text or thinking block
   bool tool_call_ = false;
 };

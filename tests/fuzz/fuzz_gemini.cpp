@@ -1,14 +1,17 @@
 // The Gemini decoder (providers.md section 3.2) behind the SSE parser with stray lines kept (a
 // bare JSON error object mid-stream, section 3.3): no crash, one terminal event and nothing
 // after it, blocks opened and ended in turn, every tool call complete with object arguments
-// and the id `<name>_<n>`, n counting up from one past the calls before.
+// and the id `<name>_<n>`, n counting up from one past the calls before; and the scanner's fast
+// path emits exactly what the general parser does.
 
 #include <cstdint>
 #include <cstdlib>
 #include <string>
+#include <vector>
 
 #include "session/llm/sse_parser.h"
 #include "session/llm/stream_decoder.h"
+#include "tests/fuzz/decoder_record.h"
 
 using namespace rebound::session::llm;
 using Kind = StreamEvent::Kind;
@@ -57,12 +60,26 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         break;
     }
   };
-  SseParser p;
+  std::vector<std::string> fast, general;
+  GeminiStreamDecoder reference(model, kCallsBefore);
+  reference.set_fast_path(false);
+  const auto fast_emit = [&](StreamEvent e) {
+    rebound::fuzz::record(fast, e);
+    emit(std::move(e));
+  };
+  const auto general_emit = [&](StreamEvent e) { rebound::fuzz::record(general, e); };
+  SseParser p, q;
   p.keep_stray_lines(true);
-  auto sink = [&](SseEvent e) { decoder.on_event(e, emit); };
+  q.keep_stray_lines(true);
+  auto sink = [&](SseEvent e) { decoder.on_event(e, fast_emit); };
+  auto reference_sink = [&](SseEvent e) { reference.on_event(e, general_emit); };
   p.feed(input, sink);
   p.finish(sink);
-  decoder.on_end(emit);
+  decoder.on_end(fast_emit);
+  q.feed(input, reference_sink);
+  q.finish(reference_sink);
+  reference.on_end(general_emit);
   if (terminal != 1) std::abort();
+  if (fast != general) std::abort();  // the fast path decided something the parser would not
   return 0;
 }

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "protocol/json_line.h"
+#include "tests/fuzz/decoder_record.h"
 #include "session/llm/sse_parser.h"
 #include "session/llm/stream_decoder.h"
 
@@ -56,33 +57,20 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   std::vector<std::string> fast, general;
   ResponsesStreamDecoder reference(model);
   reference.set_fast_path(false);
-  const auto record = [](std::vector<std::string>& to, const StreamEvent& e) {
-    to.push_back(
-        std::to_string(static_cast<int>(e.kind)) + "|" + e.text + "|" + e.tool_id + "|" +
-        e.tool_name + "|" +
-        e.arguments.dump(-1, ' ', false, rebound::protocol::Json::error_handler_t::replace) + "|" +
-        e.signature + "|" + std::to_string(static_cast<int>(e.stop_reason)) + "|" +
-        std::to_string(e.usage.input) + "/" + std::to_string(e.usage.output) + "|" + e.response_id);
+  const auto fast_emit = [&](StreamEvent e) {
+    rebound::fuzz::record(fast, e);
+    emit(std::move(e));
   };
+  const auto general_emit = [&](StreamEvent e) { rebound::fuzz::record(general, e); };
   SseParser p, q;
-  auto sink = [&](SseEvent e) {
-    decoder.on_event(e, [&](StreamEvent ev) {
-      record(fast, ev);
-      emit(std::move(ev));
-    });
-  };
-  auto reference_sink = [&](SseEvent e) {
-    reference.on_event(e, [&](StreamEvent ev) { record(general, ev); });
-  };
+  auto sink = [&](SseEvent e) { decoder.on_event(e, fast_emit); };
+  auto reference_sink = [&](SseEvent e) { reference.on_event(e, general_emit); };
   p.feed(input, sink);
   p.finish(sink);
-  decoder.on_end([&](StreamEvent ev) {
-    record(fast, ev);
-    emit(std::move(ev));
-  });
+  decoder.on_end(fast_emit);
   q.feed(input, reference_sink);
   q.finish(reference_sink);
-  reference.on_end([&](StreamEvent ev) { record(general, ev); });
+  reference.on_end(general_emit);
   if (terminal != 1) std::abort();
   if (fast != general) std::abort();  // the fast path decided something the parser would not
   return 0;

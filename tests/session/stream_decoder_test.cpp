@@ -547,3 +547,57 @@ data: {"type":"response.output_item.added","output_index":0,"item":{"type":"mess
         std::vector<std::string>{"text_start", "text_delta:a\"b\xC3\xA9\xF0\x9F\x98\x80\n",
                                  "text_delta:y", "text_end", "done:stop"});
 }
+
+namespace {
+
+std::vector<std::string> gemini_kinds(const std::string& stream, bool fast) {
+  GeminiStreamDecoder decoder(priced_model(), 2);
+  decoder.set_fast_path(fast);
+  return run(decoder, stream).kinds;
+}
+
+}  // namespace
+
+TEST_CASE("Gemini: the scanner's fast path decodes every stream as the general parser") {
+  for (const auto& s : rebound::testing::gemini_scenarios()) {
+    if (s.response.status != 200) continue;
+    CAPTURE(s.name);
+    const std::string stream = joined(s.response);
+    const auto general = gemini_kinds(stream, false);
+    CHECK_FALSE(general.empty());
+    CHECK(gemini_kinds(stream, true) == general);
+  }
+  // Events the fast path must decode right or hand on: usage in each event (as the service sends
+  // it), escapes, repeated keys, two parts, a thought, a signature, counts that are no plain
+  // integers, an escaped usage key, a part that is no text, an error, invalid JSON.
+  const std::string text = R"("content":{"parts":[{"text":"a\"b\u00e9\ud83d\ude00\n"}]})";
+  const std::vector<std::string> events{
+      R"({"candidates":[{)" + text + R"(}],"usageMetadata":{"promptTokenCount":9,"totalTokenCount":9},"responseId":"r1"})",
+      R"({"candidates":[{"content":{"parts":[{"text":"x","text":"y"}]}}]})",
+      R"({"candidates":[{"content":{"parts":[{"text":"x"},{"text":"y","thought":true}]}}]})",
+      R"({"candidates":[{"content":{"parts":[{"thought":true,"text":"deep"}]}}]})",
+      R"({"candidates":[{"content":{"parts":[{"text":"s","thoughtSignature":"c2ln"}]}}]})",
+      R"({"candidates":[{"content":{"parts":[{"text":"n"}]}}],"usageMetadata":{"promptTokenCount":-1}})",
+      R"({"candidates":[{"content":{"parts":[{"text":"n"}]}}],"usageMetadata":{"promptTokenCount":2.0}})",
+      R"({"candidates":[{"content":{"parts":[{"text":"n"}]}}],"usageMetadata":{"\u0070romptTokenCount":3}})",
+      R"({"candidates":[{"content":{"parts":[{"text":"n"}]}}],"usageMetadata":{}})",
+      R"({"candidates":[{"content":{"parts":[{"text":7}]}}]})",
+      R"({"candidates":[{"content":{"parts":[{"text":"e"}]}}],"error":null})",
+      R"({"candidates":[{"content":{"parts":[{"text":"bad"}]}}] )",
+      R"({"candidates":[{"content":{"parts":[{"text":"\ud800"}]}}]})",
+      R"({"candidates":[{"content":{"parts":[{"text":"id"}]}}],"responseId":7})",
+      R"({"candidates":[{"content":{"parts":[{"text":"late"}]}}],"candidates":[]})",
+  };
+  const std::string end = "data: " +
+                          Json{{"candidates", Json::array({Json{{"finishReason", "STOP"}}})}}.dump() +
+                          "\n\n";
+  for (const auto& e : events) {
+    CAPTURE(e);
+    const std::string stream = "data: " + e + "\n\n" + end;
+    CHECK(gemini_kinds(stream, true) == gemini_kinds(stream, false));
+  }
+  // The decoded events themselves, not only the agreement.
+  CHECK(gemini_kinds("data: " + events[0] + "\n\n" + end, true) ==
+        std::vector<std::string>{"text_start", "text_delta:a\"b\xC3\xA9\xF0\x9F\x98\x80\n",
+                                 "usage:9/0/0", "text_end", "done:stop"});
+}

@@ -26,4 +26,25 @@ inline std::unique_ptr<Subprocess> start_openai_rebound(
   return std::make_unique<Subprocess>(argv, options);
 }
 
+/// The same on a models.json provider "fake" that speaks `api` (providers.md: openai-responses,
+/// google-generative-ai, …) at the server's base URL plus `base_path`, model "m1", key
+/// "sk-test"; models.json and settings.json written into `dir`.
+inline std::unique_ptr<Subprocess> start_api_rebound(const std::string& binary,
+                                                     const FakeLlmServer& server,
+                                                     const TempDir& dir, const std::string& api,
+                                                     const std::string& base_path,
+                                                     const std::vector<std::string>& extra = {}) {
+  dir.write("models.json", R"({"providers":{"fake":{"api":")" + api + R"(","baseUrl":")" +
+                               server.base_url() + base_path +
+                               R"(","apiKey":"sk-test","models":[{"id":"m1","contextWindow":)"
+                               R"(128000,"maxTokens":4096}]}}})");
+  dir.write("settings.json", R"({"defaultProvider":"fake","defaultModel":"m1"})");
+  SubprocessOptions options;
+  options.env["HOME"] = dir.path().string();
+  std::vector<std::string> argv{binary,         "--agent-dir", dir.path().string(),
+                                "--no-session", "--log-level", "warn"};
+  argv.insert(argv.end(), extra.begin(), extra.end());
+  return std::make_unique<Subprocess>(argv, options);
+}
+
 }  // namespace rebound::testing
