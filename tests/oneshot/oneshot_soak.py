@@ -1,8 +1,10 @@
 #!/usr/bin/env python3
 """One-shot runs under pressure (oneshot.md section 16): RUNS runs of `rebound -p`, CONCURRENCY
-at once, each with a seeded scenario against the scripted provider: a 429 that never ends, a
-stream that hangs, a bash call that never ends, a failure then success, a plain answer, with
-deadlines of DEADLINE_MIN..DEADLINE_MAX s and SIGTERM/SIGINT sent at random moments to some.
+at once, each with a seeded scenario, against the scripted provider (a 429 that never ends, a
+stream that hangs, a bash call that never ends, a failure then success, a plain answer) or over
+HTTP against the fake LLM of fake_llm_http.py on 127.0.0.1 (429s that never end, a socket reset
+mid-stream, a stream that hangs, a plain answer), with deadlines of DEADLINE_MIN..DEADLINE_MAX s
+and SIGTERM/SIGINT sent at random moments to some.
 
 Every run must write exactly one result line, as its last stdout line, with the exit code its
 subtype and terminal_reason imply, within its deadline + 1 s (or the signal + 1 s); nothing of
@@ -27,6 +29,7 @@ import threading
 import time
 
 import oneshot_workdir
+from fake_llm_http import FakeLlm
 
 EXIT_OF = {  # (subtype, terminal_reason) -> exit code (oneshot.md section 7)
     ("success", "completed"): {0, 9},
@@ -37,8 +40,20 @@ EXIT_OF = {  # (subtype, terminal_reason) -> exit code (oneshot.md section 7)
 }
 
 
+# Over HTTP: the fake's behaviour and the retry settings of the run.
+HTTP_KINDS = {
+    "http_rate_limit_forever": ("rate_limit", {"retry": {"baseDelayMs": 1500, "maxRetries": 20}}),
+    "http_dead_socket": ("dead_socket", {"retry": {"baseDelayMs": 100, "maxRetries": 3}}),
+    "http_hung_stream": ("hung", {}),
+    "http_plain": ("ok", {}),
+}
+
+
 def scenario(rng, marker):
-    kind = rng.choice(["rate_limit_forever", "hung_stream", "hung_tool", "retry_then_ok", "plain"])
+    kind = rng.choice(["rate_limit_forever", "hung_stream", "hung_tool", "retry_then_ok", "plain"]
+                      + sorted(HTTP_KINDS))
+    if kind in HTTP_KINDS:
+        return kind, [], HTTP_KINDS[kind][1]
     if kind == "rate_limit_forever":
         return kind, [{"error": "429 rate limited"}] * 20, {"retry": {"baseDelayMs": 1500, "maxRetries": 20}}
     if kind == "hung_stream":
@@ -60,8 +75,16 @@ def one_run(binary, index, rng, args, results, lock):
     with tempfile.TemporaryDirectory(prefix="rebound-soak-") as d:
         env = oneshot_workdir.prepare(d, script, settings)
         cmd = [binary, "-p", "go", "--output-format", "json", "--no-session", "--timeout", str(deadline),
-               "--agent-dir", os.path.join(d, "agent"), "--provider", "scripted",
-               "--script", os.path.join(d, "script.json"), "--script-log", os.path.join(d, "log.jsonl")]
+               "--agent-dir", os.path.join(d, "agent")]
+        if kind in HTTP_KINDS:
+            with open(os.path.join(d, "agent", "models.json"), "w") as f:
+                json.dump({"providers": {"fake": {
+                    "baseUrl": args.fake.base_url(HTTP_KINDS[kind][0]), "api": "openai-completions",
+                    "apiKey": "soak-key", "models": [{"id": "soak"}]}}}, f)
+            cmd += ["--provider", "fake", "--model", "soak"]
+        else:
+            cmd += ["--provider", "scripted", "--script", os.path.join(d, "script.json"),
+                    "--script-log", os.path.join(d, "log.jsonl")]
         started = time.time()
         proc = subprocess.Popen(cmd, cwd=os.path.join(d, "work"), env=env, stdin=subprocess.DEVNULL,
                                 stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
@@ -85,6 +108,7 @@ def one_run(binary, index, rng, args, results, lock):
         if timer:
             timer.cancel()
         problems = []
+        outcome = None
         lines = [l for l in out.decode("utf-8", "replace").split("\n") if l]
         if code is None:
             problems.append("hung")
@@ -93,6 +117,7 @@ def one_run(binary, index, rng, args, results, lock):
             problems.append(f"{len(results_lines)} result lines")
         elif code is not None:
             r = json.loads(lines[-1])
+            outcome = f"{r['terminal_reason']}/{code}"
             allowed = EXIT_OF.get((r["subtype"], r["terminal_reason"]))
             if allowed is None or code not in allowed:
                 problems.append(f"exit {code} for {r['subtype']}/{r['terminal_reason']}")
@@ -115,7 +140,7 @@ def one_run(binary, index, rng, args, results, lock):
                 except OSError:
                     pass
         with lock:
-            results.append({"kind": kind, "problems": problems, "startup_ms": startup,
+            results.append({"kind": kind, "problems": problems, "startup_ms": startup, "outcome": outcome,
                             "exit_ms": (ended - result_at) * 1000.0 if result_at else None})
 
 
@@ -130,6 +155,7 @@ def main():
     p.add_argument("--json")
     args = p.parse_args()
     args.binary = os.path.abspath(args.binary)
+    args.fake = FakeLlm()
     rng = random.Random(args.seed)
     seeds = [rng.randrange(1 << 30) for _ in range(args.runs)]
     results, lock = [], threading.Lock()
@@ -157,7 +183,13 @@ def main():
         "startup_ms_median": round(statistics.median(startups), 2) if startups else None,
         "exit_ms_median": round(statistics.median(exits), 2) if exits else None,
         "kinds": {k: sum(1 for r in results if r["kind"] == k) for k in sorted({r["kind"] for r in results})},
+        "outcomes": {k: dict(sorted({o: sum(1 for r in results if r["kind"] == k and r["outcome"] == o)
+                                     for o in {r["outcome"] for r in results if r["kind"] == k}}.items(),
+                                    key=lambda kv: str(kv[0])))
+                     for k in sorted({r["kind"] for r in results})},
+        "fake_llm_requests": dict(sorted(args.fake.server.requests.items())),
     }
+    args.fake.close()
     for r in failed[:10]:
         print(f"FAILED {r['kind']}: {'; '.join(r['problems'])}")
     print(json.dumps(summary))
