@@ -10,7 +10,7 @@
 
 #include "session/llm/sse_parser.h"
 #include "session/llm/stream_decoder.h"
-#include "tests/fuzz/decoder_record.h"
+#include "tests/fuzz/decoder_checks.h"
 
 using namespace rebound::session::llm;
 using Kind = StreamEvent::Kind;
@@ -22,45 +22,15 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   constexpr std::int64_t kCallsBefore = 4;
   GeminiStreamDecoder decoder(model, kCallsBefore);
   if (!decoder.wants_stray_lines()) std::abort();
-  int terminal = 0;
-  bool open = false;
+  rebound::fuzz::BlockOrder order;
   std::int64_t calls = kCallsBefore;
   auto emit = [&](StreamEvent e) {
-    if (terminal > 0) std::abort();  // nothing after the end
-    switch (e.kind) {
-      case Kind::text_start:
-      case Kind::thinking_start:
-        if (open) std::abort();  // the block before was ended first
-        open = true;
-        break;
-      case Kind::toolcall_start: {
-        if (open) std::abort();
-        open = true;
-        if (e.tool_id != e.tool_name + "_" + std::to_string(++calls)) std::abort();
-        break;
-      }
-      case Kind::text_end:
-      case Kind::thinking_end:
-        if (!open) std::abort();
-        open = false;
-        break;
-      case Kind::toolcall_end:
-        if (!open || !e.arguments.is_object()) std::abort();
-        open = false;
-        break;
-      case Kind::done:
-        if (open) std::abort();
-        ++terminal;
-        break;
-      case Kind::error:
-        ++terminal;
-        break;
-      default:
-        break;
-    }
+    order(e);
+    if (e.kind == Kind::toolcall_start && e.tool_id != e.tool_name + "_" + std::to_string(++calls))
+      std::abort();
   };
   GeminiStreamDecoder reference(model, kCallsBefore);
   rebound::fuzz::run_differential(input, decoder, reference, emit);
-  if (terminal != 1) std::abort();
+  if (order.terminal != 1) std::abort();
   return 0;
 }

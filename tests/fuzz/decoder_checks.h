@@ -1,7 +1,7 @@
 #pragma once
-// The differential fuzz targets' common part: one line per decoded stream event with every
-// field, and a run of one input through a decoder with its fast path and one without, which
-// must emit exactly the same lines.
+// The decoder fuzz targets' common part: the order every decoder's events keep, one line per
+// decoded event with every field, and a run of one input through a decoder with its fast path
+// and one without, which must emit exactly the same lines.
 
 #include <cstdlib>
 #include <string>
@@ -22,6 +22,44 @@ inline void record(std::vector<std::string>& to, const session::llm::StreamEvent
                std::to_string(e.usage.cache_read) + "/" + std::to_string(e.usage.cache_write) +
                "/" + std::to_string(e.usage.total_tokens) + "|" + e.response_id);
 }
+
+/// What every decoder's events keep to: a block ends before the next one opens (an error may
+/// leave one open), a tool call's arguments are an object, and exactly one terminal event (done
+/// or error) comes, with nothing after it (check `terminal == 1` at the end).
+struct BlockOrder {
+  int terminal = 0;
+  bool open = false;
+  void operator()(const session::llm::StreamEvent& e) {
+    using Kind = session::llm::StreamEvent::Kind;
+    if (terminal > 0) std::abort();  // nothing after the end
+    switch (e.kind) {
+      case Kind::text_start:
+      case Kind::thinking_start:
+      case Kind::toolcall_start:
+        if (open) std::abort();  // the block before was ended first
+        open = true;
+        break;
+      case Kind::text_end:
+      case Kind::thinking_end:
+        if (!open) std::abort();
+        open = false;
+        break;
+      case Kind::toolcall_end:
+        if (!open || !e.arguments.is_object()) std::abort();
+        open = false;
+        break;
+      case Kind::done:
+        if (open) std::abort();
+        ++terminal;
+        break;
+      case Kind::error:
+        ++terminal;
+        break;
+      default:
+        break;
+    }
+  }
+};
 
 /// Feeds `input` to `decoder` (its events also to `check`) and to `reference` (its fast path
 /// off) behind an SSE parser each; aborts when the two decoders' events differ.
