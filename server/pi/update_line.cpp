@@ -82,10 +82,11 @@ void UpdateLineBuilder::reset(const AgentMessage& partial) {
   split_ = true;
   // Where the usage object is in the tail, for replace_usage(). No string value before it can
   // hold `"usage":{` (its quotes are escaped there), so the first match is the key.
-  const std::string usage = compact(to_json(partial.usage));
-  const std::size_t key = tail_.find(",\"usage\":" + usage);
+  scratch_ = ",\"usage\":";
+  protocol::append_usage_json(scratch_, partial.usage);
+  const std::size_t key = tail_.find(scratch_);
   usage_at_ = key == std::string::npos ? std::string::npos : key + 9;
-  usage_size_ = usage.size();
+  usage_size_ = scratch_.size() - 9;
 }
 
 void UpdateLineBuilder::replace_usage(const AgentMessage& partial) {

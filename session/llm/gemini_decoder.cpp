@@ -151,8 +151,8 @@ bool GeminiStreamDecoder::fast_event(const std::string& data, const Emit& emit) 
       !scan::is_array(*parts) || !inside(part, parts) || !scan::is_object(*part))
     return false;
   // The part is the array's only element.
-  const char* after = scan::detail::skip_ws(part->data() + part->size(),
-                                            parts->data() + parts->size());
+  const char* after =
+      scan::detail::skip_ws(part->data() + part->size(), parts->data() + parts->size());
   if (*after != ']') return false;
   if (!inside(text, part) || !scan::is_string(*text) || inside(signature, part)) return false;
   std::optional<std::string> response_id;
@@ -162,14 +162,13 @@ bool GeminiStreamDecoder::fast_event(const std::string& data, const Emit& emit) 
   }
   const auto decoded = scan::decode_string(*text);
   if (!decoded) return false;
-  bool usage_given = false;
+  // A usage object with any member counts (the general path reads a non-empty one); an escaped
+  // key in it already made the scan unsure.
+  const bool usage_given =
+      usage && scan::is_object(*usage) &&
+      *scan::detail::skip_ws(usage->data() + 1, usage->data() + usage->size()) != '}';
   std::int64_t counts[5] = {};
-  if (usage && scan::is_object(*usage)) {
-    if (!scan::for_each_member(*usage, [&](std::string_view, std::string_view) {
-          usage_given = true;
-          return false;
-        }))
-      return false;  // an escaped key
+  if (usage_given) {
     for (std::size_t i = 0; i < 5; ++i) {
       if (!inside(v[13 + i], usage)) continue;
       const auto n = small_count(*v[13 + i]);

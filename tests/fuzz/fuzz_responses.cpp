@@ -8,9 +8,9 @@
 #include <string>
 
 #include "protocol/json_line.h"
-#include "tests/fuzz/decoder_checks.h"
 #include "session/llm/sse_parser.h"
 #include "session/llm/stream_decoder.h"
+#include "tests/fuzz/decoder_checks.h"
 
 using namespace rebound::session::llm;
 using Kind = StreamEvent::Kind;

@@ -49,7 +49,8 @@ TEST_CASE("usage JSON without the tree equals the serializer's, byte for byte") 
     // Costs as the pricing makes them (tokens times dollars per million), and special values.
     const auto cost = [&](int k) {
       if ((i + k) % 9 == 0) return special[rng() % std::size(special)];
-      return static_cast<double>(rng() % 5000000) * (0.05 + static_cast<double>(rng() % 7500) / 100.0) / 1e6;
+      return static_cast<double>(rng() % 5000000) *
+             (0.05 + static_cast<double>(rng() % 7500) / 100.0) / 1e6;
     };
     u.cost_input = cost(0);
     u.cost_output = cost(1);

@@ -94,7 +94,8 @@ TEST_CASE("usage reported between deltas, as Gemini does in every event, re-seri
     ++usage_version;
   }
   // A tool call last (nothing to append to), then usage again.
-  m.content.push_back(protocol::ContentBlock::make_tool_call("f_1", "read", protocol::Json::object()));
+  m.content.push_back(
+      protocol::ContentBlock::make_tool_call("f_1", "read", protocol::Json::object()));
   ++version;
   send(K::toolcall_start, "");
   m.usage.output = 99;

@@ -504,20 +504,28 @@ std::string joined(const rebound::testing::FakeResponse& r) {
   return out;
 }
 
+// Every 200 stream of the fake's scenarios (also read by the official SDKs in tests/node) gives
+// the same events with the fast path as without; `kinds(stream, fast)` decodes one.
+template <typename Kinds>
+void check_scenarios_agree(const std::vector<rebound::testing::ProviderScenario>& scenarios,
+                           Kinds kinds) {
+  for (const auto& s : scenarios) {
+    if (s.response.status != 200) continue;
+    CAPTURE(s.name);
+    const std::string stream = joined(s.response);
+    const auto general = kinds(stream, false);
+    CHECK_FALSE(general.empty());
+    CHECK(kinds(stream, true) == general);
+  }
+}
+
 }  // namespace
 
 TEST_CASE("Responses: the scanner's fast path decodes every stream as the general parser") {
   // The fake's scenarios (also read by the official SDK in tests/node), then delta events the
   // fast path must decode right or hand on: escapes, a repeated key, keys in another order, a
   // response object, a delta that is no string, invalid JSON, a delta for no open block.
-  for (const auto& s : rebound::testing::responses_scenarios()) {
-    if (s.response.status != 200) continue;
-    CAPTURE(s.name);
-    const std::string stream = joined(s.response);
-    const auto general = responses_kinds(stream, false);
-    CHECK_FALSE(general.empty());
-    CHECK(responses_kinds(stream, true) == general);
-  }
+  check_scenarios_agree(rebound::testing::responses_scenarios(), responses_kinds);
   const std::string open =
       R"(event: response.output_item.added
 data: {"type":"response.output_item.added","output_index":0,"item":{"type":"message","id":"m"}}
@@ -536,8 +544,8 @@ data: {"type":"response.output_item.added","output_index":0,"item":{"type":"mess
   };
   for (const auto& d : deltas) {
     CAPTURE(d);
-    const std::string stream = open + "event: response.output_text.delta\ndata: " + d +
-                               "\n\n" + "data: {\"type\":\"response.completed\"}\n\n";
+    const std::string stream = open + "event: response.output_text.delta\ndata: " + d + "\n\n" +
+                               "data: {\"type\":\"response.completed\"}\n\n";
     CHECK(responses_kinds(stream, true) == responses_kinds(stream, false));
   }
   // The decoded text itself, not only the agreement.
@@ -559,20 +567,14 @@ std::vector<std::string> gemini_kinds(const std::string& stream, bool fast) {
 }  // namespace
 
 TEST_CASE("Gemini: the scanner's fast path decodes every stream as the general parser") {
-  for (const auto& s : rebound::testing::gemini_scenarios()) {
-    if (s.response.status != 200) continue;
-    CAPTURE(s.name);
-    const std::string stream = joined(s.response);
-    const auto general = gemini_kinds(stream, false);
-    CHECK_FALSE(general.empty());
-    CHECK(gemini_kinds(stream, true) == general);
-  }
+  check_scenarios_agree(rebound::testing::gemini_scenarios(), gemini_kinds);
   // Events the fast path must decode right or hand on: usage in each event (as the service sends
   // it), escapes, repeated keys, two parts, a thought, a signature, counts that are no plain
   // integers, an escaped usage key, a part that is no text, an error, invalid JSON.
   const std::string text = R"("content":{"parts":[{"text":"a\"b\u00e9\ud83d\ude00\n"}]})";
   const std::vector<std::string> events{
-      R"({"candidates":[{)" + text + R"(}],"usageMetadata":{"promptTokenCount":9,"totalTokenCount":9},"responseId":"r1"})",
+      R"({"candidates":[{)" + text +
+          R"(}],"usageMetadata":{"promptTokenCount":9,"totalTokenCount":9},"responseId":"r1"})",
       R"({"candidates":[{"content":{"parts":[{"text":"x","text":"y"}]}}]})",
       R"({"candidates":[{"content":{"parts":[{"text":"x"},{"text":"y","thought":true}]}}]})",
       R"({"candidates":[{"content":{"parts":[{"thought":true,"text":"deep"}]}}]})",
@@ -588,9 +590,9 @@ TEST_CASE("Gemini: the scanner's fast path decodes every stream as the general p
       R"({"candidates":[{"content":{"parts":[{"text":"id"}]}}],"responseId":7})",
       R"({"candidates":[{"content":{"parts":[{"text":"late"}]}}],"candidates":[]})",
   };
-  const std::string end = "data: " +
-                          Json{{"candidates", Json::array({Json{{"finishReason", "STOP"}}})}}.dump() +
-                          "\n\n";
+  const std::string end =
+      "data: " + Json{{"candidates", Json::array({Json{{"finishReason", "STOP"}}})}}.dump() +
+      "\n\n";
   for (const auto& e : events) {
     CAPTURE(e);
     const std::string stream = "data: " + e + "\n\n" + end;

@@ -13,17 +13,30 @@
 
 namespace rebound::testing {
 
+namespace detail {
+
+// The binary with `provider` (its arguments naming the provider), then `extra`.
+inline std::unique_ptr<Subprocess> start_rebound(const std::string& binary, const TempDir& dir,
+                                                 const std::vector<std::string>& provider,
+                                                 const std::vector<std::string>& extra) {
+  SubprocessOptions options;
+  options.env["HOME"] = dir.path().string();
+  std::vector<std::string> argv{binary,         "--agent-dir", dir.path().string(),
+                                "--no-session", "--log-level", "warn"};
+  argv.insert(argv.end(), provider.begin(), provider.end());
+  argv.insert(argv.end(), extra.begin(), extra.end());
+  return std::make_unique<Subprocess>(argv, options);
+}
+
+}  // namespace detail
+
 inline std::unique_ptr<Subprocess> start_openai_rebound(
     const std::string& binary, const FakeLlmServer& server, const TempDir& dir,
     const std::vector<std::string>& extra = {}) {
-  SubprocessOptions options;
-  options.env["HOME"] = dir.path().string();
-  std::vector<std::string> argv{
-      binary,       "--agent-dir", dir.path().string(), "--no-session",
-      "--provider", "openai",      "--base-url",        server.base_url() + "/v1",
-      "--api-key",  "sk-test",     "--log-level",       "warn"};
-  argv.insert(argv.end(), extra.begin(), extra.end());
-  return std::make_unique<Subprocess>(argv, options);
+  return detail::start_rebound(
+      binary, dir,
+      {"--provider", "openai", "--base-url", server.base_url() + "/v1", "--api-key", "sk-test"},
+      extra);
 }
 
 /// The same on a models.json provider "fake" that speaks `api` (providers.md: openai-responses,
@@ -39,12 +52,7 @@ inline std::unique_ptr<Subprocess> start_api_rebound(const std::string& binary,
                                R"(","apiKey":"sk-test","models":[{"id":"m1","contextWindow":)"
                                R"(128000,"maxTokens":4096}]}}})");
   dir.write("settings.json", R"({"defaultProvider":"fake","defaultModel":"m1"})");
-  SubprocessOptions options;
-  options.env["HOME"] = dir.path().string();
-  std::vector<std::string> argv{binary,         "--agent-dir", dir.path().string(),
-                                "--no-session", "--log-level", "warn"};
-  argv.insert(argv.end(), extra.begin(), extra.end());
-  return std::make_unique<Subprocess>(argv, options);
+  return detail::start_rebound(binary, dir, {}, extra);
 }
 
 }  // namespace rebound::testing
