@@ -17,6 +17,7 @@ usage: oneshot_soak.py REBOUND RUNS CONCURRENCY [--seed N] [--deadline-min S] [-
 """
 
 import argparse
+import collections
 import json
 import os
 import random
@@ -178,15 +179,15 @@ def main():
     failed = [r for r in results if r["problems"]]
     startups = [r["startup_ms"] for r in results if r["startup_ms"] is not None]
     exits = [r["exit_ms"] for r in results if r["exit_ms"] is not None]
+    outcomes = {}  # kind -> "terminal_reason/exit code" -> runs
+    for r in results:
+        outcomes.setdefault(r["kind"], collections.Counter())[str(r["outcome"])] += 1
     summary = {
         "runs": len(results), "failed": len(failed), "seconds": round(time.time() - started, 1),
         "startup_ms_median": round(statistics.median(startups), 2) if startups else None,
         "exit_ms_median": round(statistics.median(exits), 2) if exits else None,
         "kinds": {k: sum(1 for r in results if r["kind"] == k) for k in sorted({r["kind"] for r in results})},
-        "outcomes": {k: dict(sorted({o: sum(1 for r in results if r["kind"] == k and r["outcome"] == o)
-                                     for o in {r["outcome"] for r in results if r["kind"] == k}}.items(),
-                                    key=lambda kv: str(kv[0])))
-                     for k in sorted({r["kind"] for r in results})},
+        "outcomes": {k: dict(sorted(c.items())) for k, c in sorted(outcomes.items())},
         "fake_llm_requests": dict(sorted(args.fake.server.requests.items())),
     }
     args.fake.close()
