@@ -199,20 +199,14 @@ bool OpenAiStreamDecoder::fast_event(const std::string& data, const Emit& emit) 
                                  {"choices", F, "delta", "content"},
                                  {"choices", F, "delta", "tool_calls"}};
   // The template of the previous plain content chunk.
-  const std::string_view text(data);
-  if (have_template_ && text.size() >= template_prefix_.size() + template_suffix_.size() &&
-      text.starts_with(template_prefix_) && text.ends_with(template_suffix_)) {
-    const std::size_t opening = template_prefix_.size() - 1;
-    const auto token = scan::string_token_length(text.substr(opening));
-    if (token && opening + *token == text.size() - template_suffix_.size() + 1) {
-      const auto content = scan::decode_string(text.substr(opening, *token));
-      if (content) {
-        content_delta(*content, emit);
-        return true;
-      }
+  std::string_view content_value;
+  if (template_.match(data, &content_value)) {
+    if (auto content = scan::decode_string(content_value)) {
+      content_delta(*content, emit);
+      return true;
     }
   }
-  have_template_ = false;
+  template_.clear();
   Span v[11];
   if (!scan::scan(data, paths, v)) return false;  // invalid (the general path reports it)
   const Span &root = v[0], &error = v[1], &usage = v[2], &choices = v[3], &choice = v[4],
@@ -245,10 +239,7 @@ bool OpenAiStreamDecoder::fast_event(const std::string& data, const Emit& emit) 
   }
   if (parts[2] && !parts[0] && !parts[1] && !reason) {
     // A plain content chunk: the next ones are likely the same around another string.
-    const std::size_t begin = static_cast<std::size_t>(texts[2]->data() - data.data());
-    template_prefix_.assign(data, 0, begin + 1);
-    template_suffix_.assign(data, begin + texts[2]->size() - 1);
-    have_template_ = true;
+    template_.build(data, {{*texts[2], scan::Template::Kind::string}});
   }
   if (parts[0]) reasoning_delta(*parts[0], emit);
   if (parts[1]) reasoning_delta(*parts[1], emit);

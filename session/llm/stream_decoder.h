@@ -8,6 +8,7 @@
 #include <string>
 
 #include "protocol/json.h"
+#include "protocol/json_template.h"
 #include "protocol/wire_types.h"
 #include "session/llm/provider.h"
 #include "session/llm/sse_parser.h"
@@ -84,12 +85,9 @@ class OpenAiStreamDecoder : public StreamDecoder {
   void finish(const std::string& reason, const Emit& emit);
 
   bool fast_path_ = true;
-  // The last plain content chunk split around its content string: a chunk that is the same
-  // bytes around a different valid string is the same JSON with that content (a stream's
-  // chunks differ only there), so it needs no scan.
-  std::string template_prefix_;  // up to and with the content's opening quote
-  std::string template_suffix_;  // from the content's closing quote
-  bool have_template_ = false;
+  // The last plain content chunk with its content string as the hole: a stream's chunks differ
+  // only there, so the next one needs no scan.
+  protocol::json_scan::Template template_;
   std::optional<long> tool_index_;  // OpenAI's index of the tool call being streamed
 };
 
