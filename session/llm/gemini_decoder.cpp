@@ -1,6 +1,8 @@
 // Google's Gemini stream (providers.md section 3.2): each `data:` event a whole
 // GenerateContentResponse, whose first candidate's parts continue or open the message's blocks;
 // a finish reason completes the response, and the errors of section 3.3 end it.
+#include <algorithm>
+
 #include "protocol/json_access.h"
 #include "protocol/json_line.h"
 #include "protocol/json_scan.h"
@@ -111,8 +113,40 @@ std::optional<std::int64_t> small_count(std::string_view value) {
 
 }  // namespace
 
+void GeminiStreamDecoder::fast_apply(Block kind, const std::string& text,
+                                     const std::int64_t* counts, const Emit& emit) {
+  text_part(kind, text, {}, emit);
+  if (finished_ || !counts) return;
+  usage_.input = std::max<std::int64_t>(0, counts[0] - counts[1]);
+  usage_.cache_read = counts[1];
+  usage_.output = counts[2] + counts[3];
+  usage_.cache_write = 0;
+  usage_.total_tokens = counts[4];
+  usage_changed(emit);
+}
+
 bool GeminiStreamDecoder::fast_event(const std::string& data, const Emit& emit) {
   namespace scan = protocol::json_scan;
+  using Kind = scan::Template::Kind;
+  std::int64_t counts[5] = {};
+  // The template of the previous common event: the same bytes around another text and counts.
+  std::string_view holes[6];
+  if (template_.match(data, holes)) {
+    auto decoded = scan::decode_string(holes[0]);
+    bool counted = true;
+    for (std::size_t i = 0; i < 5 && counted; ++i) {
+      if (holes[1 + i].empty()) continue;
+      const auto n = small_count(holes[1 + i]);
+      counted = n.has_value();
+      if (n) counts[i] = *n;
+    }
+    if (decoded && counted) {
+      fast_apply(template_thought_ ? Block::thinking : Block::text, *decoded,
+                 template_usage_ ? counts : nullptr, emit);
+      return true;
+    }
+  }
+  template_.clear();
   const auto F = scan::kFirst;
   static const scan::Paths paths{{},
                                  {"error"},
@@ -167,28 +201,28 @@ bool GeminiStreamDecoder::fast_event(const std::string& data, const Emit& emit) 
   const bool usage_given =
       usage && scan::is_object(*usage) &&
       *scan::detail::skip_ws(usage->data() + 1, usage->data() + usage->size()) != '}';
-  std::int64_t counts[5] = {};
+  std::string_view count_values[5];  // the counts given, each a hole of the template
   if (usage_given) {
     for (std::size_t i = 0; i < 5; ++i) {
       if (!inside(v[13 + i], usage)) continue;
       const auto n = small_count(*v[13 + i]);
       if (!n) return false;
       counts[i] = *n;
+      count_values[i] = *v[13 + i];
     }
   }
-  // Decided: the general path's steps in its order.
+  // Decided. The next common event is likely these bytes around another text and counts.
+  template_thought_ = inside(thought, part) && *thought == "true";
+  template_usage_ = usage_given;
+  template_.build(data, {{*text, Kind::string},
+                         {count_values[0], Kind::integer},
+                         {count_values[1], Kind::integer},
+                         {count_values[2], Kind::integer},
+                         {count_values[3], Kind::integer},
+                         {count_values[4], Kind::integer}});
   if (response_id && !response_id->empty()) response_id_ = std::move(*response_id);
-  text_part(inside(thought, part) && *thought == "true" ? Block::thinking : Block::text, *decoded,
-            {}, emit);
-  if (finished_) return true;
-  if (usage_given) {
-    usage_.input = std::max<std::int64_t>(0, counts[0] - counts[1]);
-    usage_.cache_read = counts[1];
-    usage_.output = counts[2] + counts[3];
-    usage_.cache_write = 0;
-    usage_.total_tokens = counts[4];
-    usage_changed(emit);
-  }
+  fast_apply(template_thought_ ? Block::thinking : Block::text, *decoded,
+             usage_given ? counts : nullptr, emit);
   return true;
 }
 

@@ -113,10 +113,23 @@ void ResponsesStreamDecoder::read_usage(const Json& response, const Emit& emit) 
 
 bool ResponsesStreamDecoder::fast_event(const std::string& data, const Emit& emit) {
   namespace scan = protocol::json_scan;
-  static const scan::Paths paths{{}, {"type"}, {"delta"}, {"response"}};
-  std::optional<std::string_view> v[4];
+  using Kind = scan::Template::Kind;
+  // The template of the previous delta event: the same bytes around another delta, sequence
+  // number and obfuscation.
+  std::string_view holes[3];
+  if (template_.match(data, holes)) {
+    if (const auto delta = scan::decode_string(holes[0])) {
+      if (block_ == template_block_) streamed(*delta, emit);
+      return true;
+    }
+  }
+  template_.clear();
+  static const scan::Paths paths{
+      {}, {"type"}, {"delta"}, {"response"}, {"sequence_number"}, {"obfuscation"}};
+  std::optional<std::string_view> v[6];
   if (!scan::scan(data, paths, v)) return false;  // invalid: the general path reports it
-  const auto &root = v[0], &type_value = v[1], &delta_value = v[2], &response = v[3];
+  const auto &root = v[0], &type_value = v[1], &delta_value = v[2], &response = v[3],
+             &sequence = v[4], &obfuscation = v[5];
   // Only a delta event: an object with a string type and delta and no response (whose id the
   // general path would keep).
   if (!root || !scan::is_object(*root) || response || !type_value || !delta_value ||
@@ -137,6 +150,15 @@ bool ResponsesStreamDecoder::fast_event(const std::string& data, const Emit& emi
   }
   const auto delta = scan::decode_string(*delta_value);
   if (!delta) return false;
+  // Decided. The holes that vary event to event, where given: a counter and a padding string
+  // (an empty span is no hole).
+  const bool counted = sequence && sequence->front() >= '0' && sequence->front() <= '9';
+  const bool padded = obfuscation && scan::is_string(*obfuscation);
+  const std::string_view none;
+  template_.build(data, {{*delta_value, Kind::string},
+                         {counted ? *sequence : none, Kind::integer},
+                         {padded ? *obfuscation : none, Kind::string}});
+  template_block_ = kind;
   if (block_ == kind) streamed(*delta, emit);
   return true;
 }

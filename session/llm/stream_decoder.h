@@ -110,6 +110,10 @@ class ResponsesStreamDecoder : public StreamDecoder {
   void streamed(const std::string& text, const Emit& emit);
 
   bool fast_path_ = true;
+  // The last delta event with its delta, sequence_number and obfuscation (each given) as holes,
+  // and the block its type streams into.
+  protocol::json_scan::Template template_;
+  Block template_block_ = Block::none;
   bool streamed_ = false;          // the open block had a non-empty delta
   std::size_t summary_parts_ = 0;  // of the open reasoning item
   bool tool_call_ = false;         // the message holds a tool call
@@ -138,8 +142,18 @@ class GeminiStreamDecoder : public StreamDecoder {
   /// Closes the open block with the signature kept for it.
   void end_block(const Emit& emit);
 
+  /// The fast path's steps once decided, in the general path's order: the text or thought
+  /// part, then the usage counts when given.
+  void fast_apply(Block kind, const std::string& text, const std::int64_t* counts,
+                  const Emit& emit);
+
   std::int64_t calls_;
   bool fast_path_ = true;
+  // The last common event with its part's text and its usage counts (those given) as holes,
+  // whether the part was a thought and whether it gave usage.
+  protocol::json_scan::Template template_;
+  bool template_thought_ = false;
+  bool template_usage_ = false;
   std::string signature_;  // of the open text or thinking block
   bool tool_call_ = false;
 };

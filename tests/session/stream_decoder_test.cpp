@@ -603,3 +603,112 @@ TEST_CASE("Gemini: the scanner's fast path decodes every stream as the general p
         std::vector<std::string>{"text_start", "text_delta:a\"b\xC3\xA9\xF0\x9F\x98\x80\n",
                                  "usage:9/0/0", "text_end", "done:stop"});
 }
+
+TEST_CASE(
+    "Responses and Gemini: events that reuse the previous event's bytes decode as the "
+    "general path does") {
+  // The fast path remembers the bytes around a delta event's varying values (Responses: the
+  // delta, sequence_number, obfuscation; Gemini: the part's text, the usage object); each
+  // variant below follows two events of the same frame and precedes a third, so it is checked
+  // against the template: other valid values, values of another kind, values that change the
+  // structure, escapes, lone surrogates, bad UTF-8, numbers that are no plain integers, nesting
+  // past the limit.
+  const std::string deep = std::string(600, '[') + std::string(600, ']');
+  const auto responses_event = [](const std::string& delta, const std::string& seq,
+                                  const std::string& obfuscation) {
+    return "event: response.output_text.delta\ndata: "
+           R"({"type":"response.output_text.delta","sequence_number":)" +
+           seq + R"(,"item_id":"m","output_index":0,"content_index":0,"delta":)" + delta +
+           R"(,"logprobs":[],"obfuscation":)" + obfuscation + "}\n\n";
+  };
+  const std::vector<std::vector<std::string>> responses_variants{
+      {R"("b\"c")", "5", R"("q")"},
+      {R"("d")", "05", R"("q")"},
+      {R"("e")", "-6", R"("q")"},
+      {R"("f")", "7.5", R"("q")"},
+      {R"("g")", "8", "7"},
+      {R"("h\ud800")", "9", R"("q")"},
+      {R"("i")", "10", R"("\ud800")"},
+      {"\"j\xff\"", "11", R"("q")"},
+      {R"("k")", "1e2", R"("q")"},
+      {R"("l","delta":"m")", "12", R"("q")"},
+      {R"("n")", "13", R"("")"},
+      {R"("o")", "14", R"("a","type":"response.refusal.delta")"},
+      {R"("p")", "99999999999999999999999", R"("q")"},
+      {R"("z\")", "15", R"("q")"},
+      {R"("y")", "16", deep},
+      {"7", "17", R"("q")"}};
+  const std::string open =
+      "data: "
+      R"({"type":"response.output_item.added","output_index":0,"item":{"type":"message","id":"m"}})"
+      "\n\n";
+  for (const auto& v : responses_variants) {
+    const std::string stream = open + responses_event(R"("a")", "3", R"("xYz")") +
+                               responses_event(R"("a2")", "4", R"("x")") +
+                               responses_event(v[0], v[1], v[2]) +
+                               responses_event(R"("after")", "20", R"("xy")") +
+                               "data: {\"type\":\"response.completed\"}\n\n";
+    CAPTURE(stream);
+    const auto general = responses_kinds(stream, false);
+    CHECK(general.size() >= 3);
+    CHECK(responses_kinds(stream, true) == general);
+  }
+  // Deltas of another block than the open one, in a row: ignored, by the template too.
+  std::string other = open;
+  for (const char* d : {"s1", "s2", "s3"})
+    other +=
+        "data: "
+        R"({"type":"response.reasoning_summary_text.delta","delta":")" +
+        std::string(d) + "\"}\n\n";
+  other += "data: {\"type\":\"response.completed\"}\n\n";
+  CHECK(responses_kinds(other, true) == responses_kinds(other, false));
+  CHECK(responses_kinds(other, true) ==
+        std::vector<std::string>{"text_start", "text_end", "done:stop"});
+  const auto gemini_event = [](const std::string& text, const std::string& usage,
+                               bool thought = false) {
+    return "data: "
+           R"({"candidates":[{"content":{"parts":[{"text":)" +
+           text + (thought ? R"(,"thought":true)" : "") +
+           R"(}],"role":"model"},"index":0}],)"
+           R"("usageMetadata":)" +
+           usage + R"(,"modelVersion":"m1","responseId":"r1"})" + "\r\n\r\n";
+  };
+  const auto counts = [](int out) {
+    return R"({"promptTokenCount":5,"candidatesTokenCount":)" + std::to_string(out) +
+           R"(,"totalTokenCount":)" + std::to_string(5 + out) + "}";
+  };
+  const std::vector<std::vector<std::string>> gemini_variants{
+      {R"("b\"c")", counts(3)},
+      {R"("d")", R"({"promptTokenCount":5,"candidatesTokenCount":2.5})"},
+      {R"("e")", R"({"promptTokenCount":-5})"},
+      {R"("f")", R"({"\u0070romptTokenCount":6})"},
+      {R"("g")", "{}"},
+      {R"("h")",
+       R"({"promptTokenCount":5,"promptTokensDetails":[{"modality":"TEXT","tokenCount":5}],"totalTokenCount":9})"},
+      {R"("i\ud800")", counts(3)},
+      {R"("j")", R"({"promptTokenCount":1,"promptTokenCount":2})"},
+      {R"("k")", R"({"promptTokenCount":1}},"x":{"y":1)"},
+      {R"("l")", R"({"promptTokenCount":1,})"},
+      {R"("m")", R"({"promptTokenCount":123456789012345678901})"},
+      {R"("n")", R"({"a":)" + deep + "}"},
+      {R"("o")", "null"},
+      {R"("p")", R"({"promptTokenCount":"5"})"},
+      {"7", counts(3)},
+      {"\"q\xc3\"", counts(3)},
+      {R"("r"}],"role":"model"},"finishReason":"STOP","index":0}],"x":{"s":"t")", counts(3)}};
+  const std::string stop =
+      "data: " + Json{{"candidates", Json::array({Json{{"finishReason", "STOP"}}})}}.dump() +
+      "\n\n";
+  for (const bool thought : {false, true}) {
+    for (const auto& v : gemini_variants) {
+      const std::string stream =
+          gemini_event(R"("a")", counts(1), thought) + gemini_event(R"("a2")", counts(2), thought) +
+          gemini_event(v[0], v[1], thought) + gemini_event(R"("after")", counts(4), thought) +
+          gemini_event(R"("plain")", counts(5)) + stop;
+      CAPTURE(stream);
+      const auto general = gemini_kinds(stream, false);
+      CHECK(general.size() >= 3);
+      CHECK(gemini_kinds(stream, true) == general);
+    }
+  }
+}
