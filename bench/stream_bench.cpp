@@ -4,11 +4,13 @@
 // server's peak resident memory (VmHWM) and CPU time just after agent_end. Prints the median
 // over R runs, then the pipe floor: the same line lengths written by a process that does nothing
 // but write(2), read by the same reader, so the server's own share of the time is visible.
-// usage: bench_stream [deltas (default 20000)] [runs (default 5)] [full|delta|both|extension|apis]
+// usage: bench_stream [deltas (default 20000)] [runs (default 5)]
+//                     [full|delta|both|extension|apis|decode]
 // Full mode is the default output; delta mode sends set_event_filter messageUpdates:"delta"
 // first (protocol.md section 8) and is also compared with the time the fake server needed to
 // send the stream. `apis` streams the same deltas through Chat Completions, the Responses API and
-// the Gemini API (providers.md) in one run, in both modes, and compares their times and CPU.
+// the Gemini API (providers.md) in one run, in both modes, and compares their times and CPU;
+// `decode` times the three decoders alone, in this process.
 
 #include <fcntl.h>
 #include <sys/wait.h>
@@ -20,7 +22,9 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <iterator>
+#include <memory>
 #include <sstream>
 #include <string>
 #include <string_view>
@@ -28,6 +32,8 @@
 #include <utility>
 #include <vector>
 
+#include "session/llm/sse_parser.h"
+#include "session/llm/stream_decoder.h"
 #include "tests/support/fake_llm_server.h"
 #include "tests/support/openai_rebound.h"
 #include "tests/support/proc_status.h"
@@ -397,8 +403,72 @@ void compare_apis(const FakeResponse& chat, int deltas, int runs) {
   }
 }
 
+// The decoders alone, in this process: each API's stream bytes through the SSE parser and its
+// decoder, with the fast path (templates and scanner) and with the general parser only, in
+// nanoseconds per delta (the median of `runs` runs, each decoding the stream 10 times).
+void decode_apis(const FakeResponse& chat, int deltas, int runs) {
+  using namespace rebound::session::llm;
+  struct Api {
+    const char* label;
+    FakeResponse stream;
+    std::function<std::unique_ptr<StreamDecoder>(bool)> make;
+  };
+  const rebound::protocol::Model model;
+  const std::vector<Api> apis{{"chat-completions", chat,
+                               [&](bool fast) {
+                                 auto d = std::make_unique<OpenAiStreamDecoder>(model);
+                                 d->set_fast_path(fast);
+                                 return std::unique_ptr<StreamDecoder>(std::move(d));
+                               }},
+                              {"openai-responses", responses_deltas(deltas),
+                               [&](bool fast) {
+                                 auto d = std::make_unique<ResponsesStreamDecoder>(model);
+                                 d->set_fast_path(fast);
+                                 return std::unique_ptr<StreamDecoder>(std::move(d));
+                               }},
+                              {"google-generative-ai", gemini_deltas(deltas), [&](bool fast) {
+                                 auto d = std::make_unique<GeminiStreamDecoder>(model, 0);
+                                 d->set_fast_path(fast);
+                                 return std::unique_ptr<StreamDecoder>(std::move(d));
+                               }}};
+  double base[2] = {};
+  for (const auto& a : apis) {
+    std::string bytes;
+    for (const auto& c : a.stream.chunks)
+      bytes += c;
+    double figures[2];
+    for (const bool fast : {true, false}) {
+      std::vector<double> ns;
+      std::size_t events = 0;
+      for (int run = 0; run < runs; ++run) {
+        const auto start = Clock::now();
+        for (int pass = 0; pass < 10; ++pass) {
+          const auto decoder = a.make(fast);
+          SseParser parser;
+          parser.keep_stray_lines(decoder->wants_stray_lines());
+          const StreamDecoder::Emit emit = [&](StreamEvent&&) { ++events; };
+          const SseParser::Sink sink = [&](const SseEvent& e) { decoder->on_event(e, emit); };
+          for (std::size_t at = 0; at < bytes.size(); at += 16384)
+            parser.feed(std::string_view(bytes).substr(at, 16384), sink);
+          parser.finish(sink);
+        }
+        ns.push_back(std::chrono::duration<double, std::nano>(Clock::now() - start).count() /
+                     (10.0 * deltas));
+      }
+      figures[fast ? 0 : 1] = median(ns);
+      if (events == 0) std::exit(1);
+    }
+    if (base[0] == 0) std::copy(figures, figures + 2, base);
+    std::printf(
+        "decode %s, median of %d runs, %d deltas, %.1f stream bytes per delta: fast path %.0f ns "
+        "per delta (%.2fx chat completions), general parser %.0f ns per delta (%.2fx)\n",
+        a.label, runs, deltas, static_cast<double>(bytes.size()) / deltas, figures[0],
+        figures[0] / base[0], figures[1], figures[1] / base[1]);
+  }
+}
+
 // usage: bench_stream [deltas (default 20000)] [runs (default 5)]
-//                     [full|delta|both (default)|extension|apis]
+//                     [full|delta|both (default)|extension|apis|decode]
 int main(int argc, char** argv) {
   const int deltas = argc > 1 ? std::atoi(argv[1]) : 20000;
   const int runs = argc > 2 ? std::atoi(argv[2]) : 5;
@@ -444,6 +514,10 @@ int main(int argc, char** argv) {
   }
   if (which == "apis") {
     compare_apis(r, deltas, runs);
+    return 0;
+  }
+  if (which == "decode") {
+    decode_apis(r, deltas, runs);
     return 0;
   }
   if (which == "extension") {

@@ -20,6 +20,9 @@ for run in 1 2 3 4 5; do
 done
 "$build/bench/bench_stream" 20000 5
 "$build/bench/bench_stream" 20000 5 extension
+# The three wire APIs side by side (providers.md): end to end, then the decoders alone.
+"$build/bench/bench_stream" 20000 9 apis
+"$build/bench/bench_stream" 20000 15 decode
 "$build/bench/bench_tools"
 "$build/bench/bench_load" 1000000 200
 "$build/bench/bench_load" 100000 4000
