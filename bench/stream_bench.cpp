@@ -403,6 +403,15 @@ void compare_apis(const FakeResponse& chat, int deltas, int runs) {
   }
 }
 
+// A decoder with its fast path on or off.
+template <typename Decoder, typename... Args>
+std::unique_ptr<rebound::session::llm::StreamDecoder> with_fast_path(bool fast,
+                                                                     const Args&... args) {
+  auto decoder = std::make_unique<Decoder>(args...);
+  decoder->set_fast_path(fast);
+  return decoder;
+}
+
 // The decoders alone, in this process: each API's stream bytes through the SSE parser and its
 // decoder, with the fast path (templates and scanner) and with the general parser only, in
 // nanoseconds per delta (the median of `runs` runs, each decoding the stream 10 times).
@@ -414,23 +423,13 @@ void decode_apis(const FakeResponse& chat, int deltas, int runs) {
     std::function<std::unique_ptr<StreamDecoder>(bool)> make;
   };
   const rebound::protocol::Model model;
-  const std::vector<Api> apis{{"chat-completions", chat,
-                               [&](bool fast) {
-                                 auto d = std::make_unique<OpenAiStreamDecoder>(model);
-                                 d->set_fast_path(fast);
-                                 return std::unique_ptr<StreamDecoder>(std::move(d));
-                               }},
-                              {"openai-responses", responses_deltas(deltas),
-                               [&](bool fast) {
-                                 auto d = std::make_unique<ResponsesStreamDecoder>(model);
-                                 d->set_fast_path(fast);
-                                 return std::unique_ptr<StreamDecoder>(std::move(d));
-                               }},
-                              {"google-generative-ai", gemini_deltas(deltas), [&](bool fast) {
-                                 auto d = std::make_unique<GeminiStreamDecoder>(model, 0);
-                                 d->set_fast_path(fast);
-                                 return std::unique_ptr<StreamDecoder>(std::move(d));
-                               }}};
+  const std::vector<Api> apis{
+      {"chat-completions", chat,
+       [&](bool fast) { return with_fast_path<OpenAiStreamDecoder>(fast, model); }},
+      {"openai-responses", responses_deltas(deltas),
+       [&](bool fast) { return with_fast_path<ResponsesStreamDecoder>(fast, model); }},
+      {"google-generative-ai", gemini_deltas(deltas),
+       [&](bool fast) { return with_fast_path<GeminiStreamDecoder>(fast, model, 0); }}};
   double base[2] = {};
   for (const auto& a : apis) {
     std::string bytes;

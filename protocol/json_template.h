@@ -28,8 +28,8 @@ class Template {
 
   /// From `text`, valid JSON (scan() accepted it), and up to kMaxHoles spans of it, each one
   /// whole value of its kind (a value, never a key: build cannot tell them apart), not
-  /// overlapping; an empty span is no hole (a value this event
-  /// does not have). False, and no template, when they are not.
+  /// overlapping; an empty span is no hole (a value this event does not have). False, and no
+  /// template, when they are not.
   bool build(std::string_view text, std::initializer_list<Hole> holes);
   void clear() { built_ = false; }
   bool built() const { return built_; }
