@@ -292,7 +292,7 @@ TEST_CASE("responses: Azure OpenAI's variant (providers.md section 2.5)") {
     CHECK(Json::parse(requests[0].body)["model"] == "m1");
   }
   SUBCASE("no base URL anywhere: a configuration error, not retried") {
-    FakeLlmServer fake({});
+    FakeLlmServer fake(std::vector<FakeResponse>{});
     ProviderRunOptions o = responses(false);
     o.api = "azure-openai-responses";
     o.base_url = false;

@@ -119,6 +119,12 @@ FakeLlmServer::FakeLlmServer(std::vector<FakeResponse> script, std::optional<Tes
   acceptor_ = std::thread([this] { accept_loop(); });
 }
 
+FakeLlmServer::FakeLlmServer(Responder responder) : responder_(std::move(responder)) {
+  script_.push_back({});
+  listen_fd_ = listen_on_loopback(port_);
+  acceptor_ = std::thread([this] { accept_loop(); });
+}
+
 FakeLlmServer::~FakeLlmServer() {
   stop_ = true;
   acceptor_.join();
@@ -201,16 +207,19 @@ void FakeLlmServer::serve(int fd) {
     if (more.empty()) break;
     req.body += more;
   }
-  std::size_t index = 0;
+  std::size_t index = 0, n = 0;
   {
     std::lock_guard<std::mutex> lock(mutex_);
     requests_.push_back(req);
     index = std::min(next_, script_.size() - 1);
+    n = next_;
     ++next_;
   }
   // The script never changes after construction: no copy (a 20,000-chunk answer took 1.5 ms
   // to copy before its first byte).
-  const FakeResponse& r = script_[index];
+  FakeResponse made;
+  if (responder_) made = responder_(req, n);
+  const FakeResponse& r = responder_ ? made : script_[index];
   if (r.close_without_response) return;
   nap(r.delay_before_headers_ms, stop_);
   if (stop_) return;

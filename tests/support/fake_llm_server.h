@@ -9,6 +9,7 @@
 #include <chrono>
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <map>
 #include <mutex>
 #include <optional>
@@ -45,8 +46,13 @@ struct TestCertificates {
 
 class FakeLlmServer {
  public:
+  /// Answers a request (the nth, counting from 0) with a response made from it: for fakes whose
+  /// answer depends on what was sent (tests/support/strict_llm.h). Called on the server's threads.
+  using Responder = std::function<FakeResponse(const ReceivedRequest& request, std::size_t n)>;
+
   explicit FakeLlmServer(std::vector<FakeResponse> script,
                          std::optional<TestCertificates> tls = std::nullopt);
+  explicit FakeLlmServer(Responder responder);
   ~FakeLlmServer();
   FakeLlmServer(const FakeLlmServer&) = delete;
   FakeLlmServer& operator=(const FakeLlmServer&) = delete;
@@ -78,6 +84,7 @@ class FakeLlmServer {
   void serve(int fd);
 
   std::vector<FakeResponse> script_;
+  Responder responder_;
   std::optional<TestCertificates> tls_;
   void* ssl_ctx_ = nullptr;  // SSL_CTX*
   int listen_fd_ = -1;

@@ -59,10 +59,10 @@ class ResponsesStream {
                {"part", full}});
       summary.push_back(full);
     }
-    done_item(index, Json{{"id", item_id},
-                          {"type", "reasoning"},
-                          {"summary", std::move(summary)},
-                          {"encrypted_content", encrypted}});
+    Json item{{"id", item_id}, {"type", "reasoning"}, {"summary", std::move(summary)}};
+    // Without `include:["reasoning.encrypted_content"]` the service sends none (empty here).
+    if (!encrypted.empty()) item["encrypted_content"] = encrypted;
+    done_item(index, item);
     return *this;
   }
 
