@@ -1,5 +1,8 @@
 #include "config/models_file.h"
 
+#include <algorithm>
+#include <cctype>
+
 #include "config/json_file.h"
 #include "protocol/json_access.h"
 
@@ -16,6 +19,45 @@ namespace {
 double price(const Json& cost, const char* key) {
   const Json& v = get_value(cost, key);
   return v.is_number() ? v.get<double>() : 0.0;
+}
+
+// A `headers` object's string values, in file order; anything else is skipped with a warning.
+std::vector<std::pair<std::string, std::string>> headers_of(const Json& owner,
+                                                            const std::string& where,
+                                                            std::vector<std::string>& warnings) {
+  std::vector<std::pair<std::string, std::string>> out;
+  const Json& headers = get_value(owner, "headers");
+  if (headers.is_null()) return out;
+  if (!headers.is_object()) {
+    warnings.push_back("models file: " + where + " headers is not an object; ignored");
+    return out;
+  }
+  for (auto it = headers.begin(); it != headers.end(); ++it) {
+    if (!it->is_string()) {
+      warnings.push_back("models file: " + where + " header '" + it.key() +
+                         "' is not a string; ignored");
+      continue;
+    }
+    out.emplace_back(it.key(), it->get<std::string>());
+  }
+  return out;
+}
+
+// `over` after `base`, a name in both (compared without case) taking `over`'s value.
+std::vector<std::pair<std::string, std::string>> merged_headers(
+    std::vector<std::pair<std::string, std::string>> base,
+    const std::vector<std::pair<std::string, std::string>>& over) {
+  auto same = [](const std::string& a, const std::string& b) {
+    return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
+             return std::tolower(static_cast<unsigned char>(x)) ==
+                    std::tolower(static_cast<unsigned char>(y));
+           });
+  };
+  for (const auto& h : over) {
+    std::erase_if(base, [&](const auto& b) { return same(b.first, h.first); });
+    base.push_back(h);
+  }
+  return base;
 }
 
 }  // namespace
@@ -40,6 +82,7 @@ ModelsFile read_models_file(const std::filesystem::path& path) {
     p.base_url = get_string(*it, "baseUrl");
     if (const Json& key = get_value(*it, "apiKey"); key.is_string())
       p.api_key = key.get<std::string>();
+    p.headers = headers_of(*it, "provider '" + p.name + "'", out.warnings);
     const Json& models = get_value(*it, "models");
     if (models.is_array()) {
       for (const Json& m : models) {
@@ -68,6 +111,11 @@ ModelsFile read_models_file(const std::filesystem::path& path) {
                       price(cost, "cacheWrite")};
         model.context_window = get_int(m, "contextWindow", 128000);
         model.max_tokens = get_int(m, "maxTokens", 16384);
+        model.headers = merged_headers(
+            p.headers, headers_of(m, "model '" + p.name + "/" + id + "'", out.warnings));
+        const Json& compat = get_object(m, "compat");
+        const Json& cache_key = get_value(compat, "promptCacheKey");
+        model.prompt_cache_key = cache_key.is_boolean() && cache_key.get<bool>();
         out.models.push_back(std::move(model));
       }
     }

@@ -17,6 +17,8 @@ struct ProviderEntry {
   std::string api;       // empty: not given (a built-in provider keeps its own)
   std::string base_url;  // empty: not given
   std::optional<std::string> api_key;
+  /// `headers`: sent on every request of the provider's models (a model's own win).
+  std::vector<std::pair<std::string, std::string>> headers;
 };
 
 struct ModelsFile {

@@ -25,6 +25,8 @@ ProviderMap provider_catalog(const ModelsFile& file, session::ModelRegistry& mod
       models.set_base_url(p.name, p.base_url);
     }
     info.models_json_key = p.api_key;
+    // The provider's headers reach its built-in models too (a file model has them merged in).
+    if (!p.headers.empty()) models.set_headers(p.name, p.headers);
   }
   for (const auto& m : file.models)
     models.upsert(m);

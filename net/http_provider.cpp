@@ -1,5 +1,10 @@
 #include "net/http_provider.h"
 
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <cctype>
+
 #include "session/credential_store.h"
 #include "session/llm/request_codec.h"
 #include "session/llm/secret_text.h"
@@ -74,6 +79,34 @@ class Handle : public session::llm::StreamHandle {
 HttpProvider::HttpProvider(HttpClient& client, HttpProviderConfig config)
     : client_(client), config_(std::move(config)) {}
 
+void HttpProvider::add_model_headers(const protocol::Model& model, HttpRequest& http) {
+  auto same_name = [](const std::string& a, const std::string& b) {
+    return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
+             return std::tolower(static_cast<unsigned char>(x)) ==
+                    std::tolower(static_cast<unsigned char>(y));
+           });
+  };
+  const session::llm::Getenv none = [](const std::string&) { return std::nullopt; };
+  for (const auto& [name, raw] : model.headers) {
+    std::string problem;
+    std::optional<std::string> value;
+    if (session::llm::auth_header(name) || same_name(name, "content-type")) {
+      problem = "it would replace the request's own " + name + " header";
+    } else {
+      value = session::llm::header_value(raw, config_.getenv ? config_.getenv : none, problem);
+    }
+    if (!value) {
+      // Named, never quoted: a header value may be a secret.
+      if (warned_.insert(model.provider + "/" + model.id + "\n" + name).second)
+        spdlog::warn("models.json: header '{}' of {}/{} is not sent: {}", name, model.provider,
+                     model.id, problem);
+      continue;
+    }
+    std::erase_if(http.headers, [&](const auto& h) { return same_name(h.first, name); });
+    http.headers.emplace_back(name, std::move(*value));
+  }
+}
+
 std::unique_ptr<session::llm::StreamHandle> HttpProvider::stream(
     const session::llm::LlmRequest& request, session::llm::StreamHandler handler) {
   // A model's own `api` wins over its provider's (providers.md section 1).
@@ -87,6 +120,10 @@ std::unique_ptr<session::llm::StreamHandle> HttpProvider::stream(
   x->now = config_.now_epoch_ms;
   x->decoder = api.decoder(request);
   x->decoder->set_secret(x->key);
+  if (api.name == "anthropic-messages" &&
+      session::llm::cache_retention(request, config_.wire_options) ==
+          protocol::CacheRetention::long_term)
+    x->decoder->price_long_cache_writes();
   x->parser.keep_stray_lines(x->decoder->wants_stray_lines());
 
   const std::string& base =
@@ -97,6 +134,7 @@ std::unique_ptr<session::llm::StreamHandle> HttpProvider::stream(
   http.headers.emplace_back("content-type", "application/json");
   for (auto& header : api.headers(x->key))
     http.headers.push_back(std::move(header));
+  add_model_headers(request.model, http);
   http.body = api.request_body(request, config_.wire_options)
                   .dump(-1, ' ', false, nlohmann::detail::error_handler_t::replace);
 

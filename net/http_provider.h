@@ -8,6 +8,7 @@
 
 #include <functional>
 #include <optional>
+#include <set>
 #include <string>
 
 #include "net/http_client.h"
@@ -31,6 +32,8 @@ struct HttpProviderConfig {
   std::function<std::optional<ApiKey>(const std::string& session_id)> api_key;
   HttpTimeouts timeouts;
   std::function<std::int64_t()> now_epoch_ms;
+  /// The environment, for models.json header values (providers.md section 7.4).
+  session::llm::Getenv getenv;
 };
 
 class HttpProvider : public session::llm::Provider {
@@ -41,8 +44,12 @@ class HttpProvider : public session::llm::Provider {
                                                      session::llm::StreamHandler handler) override;
 
  private:
+  /// Rebound's headers, then the model's models.json headers (never one that carries a key).
+  void add_model_headers(const protocol::Model& model, HttpRequest& http);
+
   HttpClient& client_;
   HttpProviderConfig config_;
+  std::set<std::string> warned_;  // "<model>\n<header>" already reported as refused
 };
 
 }  // namespace rebound::net

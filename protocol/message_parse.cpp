@@ -40,6 +40,10 @@ std::optional<ContentBlock> block_from_json(const Json& b) {
   std::optional<ContentBlock> block = block_kind_from_json(b, get_string(b, "type"));
   if (block && block->kind != ContentBlock::Kind::image)
     block->signature = get_string(b, signature_key(block->kind));
+  if (block && block->kind == ContentBlock::Kind::thinking) {
+    const Json& redacted = get_value(b, "redacted");
+    block->redacted = redacted.is_boolean() && redacted.get<bool>();
+  }
   return block;
 }
 

@@ -161,6 +161,7 @@ Json to_json(const ContentBlock& b) {
   // After the block's other keys, as pi writes it (providers.md section 2.3).
   if (!b.signature.empty() && b.kind != ContentBlock::Kind::image)
     j[std::string(signature_key(b.kind))] = b.signature;
+  if (b.redacted && b.kind == ContentBlock::Kind::thinking) j["redacted"] = true;
   return j;
 }
 

@@ -32,6 +32,9 @@ struct ContentBlock {
   /// section 2.3): `textSignature`, `thinkingSignature`, or a tool call's `thoughtSignature`;
   /// empty when absent. Never on an image.
   std::string signature;
+  /// A thinking block the provider sent redacted (Anthropic's `redacted_thinking`): its text is
+  /// a placeholder and `signature` holds the data (amendments A21).
+  bool redacted = false;
 
   static ContentBlock make_text(std::string text);
   static ContentBlock make_thinking(std::string thinking);

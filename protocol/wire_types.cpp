@@ -17,6 +17,9 @@ constexpr Named<QueueMode> kQueue[] = {{QueueMode::all, "all"},
                                        {QueueMode::one_at_a_time, "one-at-a-time"}};
 constexpr Named<InterruptMode> kInterrupt[] = {{InterruptMode::immediate, "immediate"},
                                                {InterruptMode::wait, "wait"}};
+constexpr Named<CacheRetention> kRetention[] = {{CacheRetention::none, "none"},
+                                                {CacheRetention::short_term, "short"},
+                                                {CacheRetention::long_term, "long"}};
 
 }  // namespace
 
@@ -36,6 +39,13 @@ std::string_view to_string(QueueMode mode) {
 }
 std::string_view to_string(InterruptMode mode) {
   return name_of(mode, kInterrupt);
+}
+
+std::string_view to_string(CacheRetention retention) {
+  return name_of(retention, kRetention);
+}
+std::optional<CacheRetention> cache_retention_from_string(std::string_view s) {
+  return value_named(s, kRetention);
 }
 
 std::optional<ThinkingLevel> thinking_level_from_string(std::string_view s) {

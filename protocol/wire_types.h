@@ -7,6 +7,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "protocol/json.h"
@@ -16,10 +17,15 @@ namespace rebound::protocol {
 enum class ThinkingLevel { off, minimal, low, medium, high, xhigh };
 enum class QueueMode { all, one_at_a_time };
 enum class InterruptMode { immediate, wait };
+/// Settings `cacheRetention` (providers.md section 7.3): Anthropic's cache breakpoints with the
+/// 5-minute cache, with the 1-hour one, or none.
+enum class CacheRetention { none, short_term, long_term };
 
 std::string_view to_string(ThinkingLevel level);
 std::string_view to_string(QueueMode mode);
 std::string_view to_string(InterruptMode mode);
+std::string_view to_string(CacheRetention retention);
+std::optional<CacheRetention> cache_retention_from_string(std::string_view s);
 std::optional<ThinkingLevel> thinking_level_from_string(std::string_view s);
 std::optional<QueueMode> queue_mode_from_string(std::string_view s);
 std::optional<InterruptMode> interrupt_mode_from_string(std::string_view s);
@@ -45,6 +51,12 @@ struct Model {
   ModelCost cost;
   std::int64_t context_window = 0;
   std::int64_t max_tokens = 0;
+  /// models.json `headers` (the model's over its provider's; providers.md section 7.4), values as
+  /// written (`${VAR}` and variable names expanded when sent). Never on the wire or in a log.
+  std::vector<std::pair<std::string, std::string>> headers;
+  /// models.json `compat.promptCacheKey`: Chat Completions gets `prompt_cache_key` although
+  /// the base URL is not OpenAI's (amendments A30).
+  bool prompt_cache_key = false;
 
   /// Whether `input` includes "image" (images are sent to this model).
   bool takes_images() const {

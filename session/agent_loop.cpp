@@ -165,6 +165,7 @@ void AgentSession::send_request() {
   request.system_prompt = system_prompt_ + session_context_;
   request.thinking_level = thinking_level_;
   request.session_id = session_id_;
+  request.cache_retention = settings_.cache_retention;
   request.tool_calls_before = std::max(stats_.tool_calls, stats_.highest_call_number);
   run.offered.clear();
   request.tools = offered_tools(&run.offered);
@@ -212,8 +213,9 @@ void AgentSession::on_stream_event(std::uint64_t generation, llm::StreamEvent&& 
     case Kind::thinking_end:
       if (m.content.empty()) return;
       ensure_message_started();
-      if (!e.signature.empty()) {
+      if (!e.signature.empty() || e.redacted) {
         m.content.back().signature = std::move(e.signature);
+        m.content.back().redacted = e.redacted;
         ++partial_version_;
       }
       update(e.kind);

@@ -40,9 +40,8 @@ AgentSession::AgentSession(SessionOptions options, ModelRegistry models, Session
       interrupt_mode_(settings_.interrupt_mode),
       slot_(options.slot),
       retry_(deps.scheduler.make_timer()) {
-  for (auto level : available_thinking_levels()) {
-    if (level == settings_.default_thinking_level) thinking_level_ = level;
-  }
+  chosen_thinking_level_ = settings_.default_thinking_level;
+  thinking_level_ = clamped_thinking_level(chosen_thinking_level_);
   if (options.resume && options.session_file) {
     take_up(*options.session_file, std::move(*options.resume), options.restore_model);
   } else {
@@ -331,12 +330,12 @@ ThinkingLevel AgentSession::clamped_thinking_level(ThinkingLevel wanted) const {
 }
 
 void AgentSession::set_thinking_level(ThinkingLevel level) {
-  const ThinkingLevel effective = clamped_thinking_level(level);
-  if (effective == thinking_level_) return;
-  thinking_level_ = effective;
-  recorder_->append(thinking_level_change_entry(effective));
-  deps_.settings.persist(
-      Json{{"defaultThinkingLevel", std::string(protocol::to_string(effective))}});
+  // The chosen level is kept as asked; the model is sent what it takes (amendments A23).
+  thinking_level_ = clamped_thinking_level(level);
+  if (level == chosen_thinking_level_) return;
+  chosen_thinking_level_ = level;
+  recorder_->append(thinking_level_change_entry(level));
+  deps_.settings.persist(Json{{"defaultThinkingLevel", std::string(protocol::to_string(level))}});
 }
 
 std::optional<std::string> AgentSession::last_assistant_text() const {
@@ -367,15 +366,12 @@ std::vector<protocol::Model> AgentSession::available_models() const {
 }
 
 void AgentSession::use_model(const protocol::Model& model) {
-  const ThinkingLevel level_before = thinking_level_;
   model_ = model;
   recorder_->append(model_change_entry(model.provider, model.id));
   deps_.settings.persist(Json{{"defaultProvider", model.provider}, {"defaultModel", model.id}});
-  // The level the session had is kept where the new model offers it, else clamped.
-  thinking_level_ = clamped_thinking_level(thinking_level_);
-  if (thinking_level_ != level_before) {
-    recorder_->append(thinking_level_change_entry(thinking_level_));
-  }
+  // The chosen level stays; the new model is sent what it takes of it, and a later model that
+  // reasons gets it back (providers.md section 7.4, amendments A23).
+  thinking_level_ = clamped_thinking_level(chosen_thinking_level_);
 }
 
 Result<protocol::Model> AgentSession::set_model(const std::string& provider,

@@ -473,7 +473,10 @@ class AgentSession {
   Settings settings_;
   protocol::Model model_;
   std::string session_id_;
+  /// The level sent (the chosen one mapped to what the model takes) and the one the user chose,
+  /// which a switch through a model without reasoning keeps (amendments A23).
   protocol::ThinkingLevel thinking_level_;
+  protocol::ThinkingLevel chosen_thinking_level_ = protocol::ThinkingLevel::off;
   protocol::QueueMode steering_mode_;
   protocol::QueueMode follow_up_mode_;
   protocol::InterruptMode interrupt_mode_;

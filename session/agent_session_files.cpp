@@ -29,7 +29,7 @@ void AgentSession::start_new_recorder(std::optional<std::string> file,
 
 void AgentSession::append_model_state() {
   recorder_->append(model_change_entry(model_.provider, model_.id));
-  recorder_->append(thinking_level_change_entry(thinking_level_));
+  recorder_->append(thinking_level_change_entry(chosen_thinking_level_));
 }
 
 void AgentSession::take_up(std::string path, LoadedSession loaded, bool restore_model) {
@@ -57,7 +57,8 @@ void AgentSession::take_up(std::string path, LoadedSession loaded, bool restore_
                    *restored.model_id, model_.provider, model_.id);
     }
   }
-  thinking_level_ = clamped_thinking_level(restored.thinking_level.value_or(thinking_level_));
+  chosen_thinking_level_ = restored.thinking_level.value_or(chosen_thinking_level_);
+  thinking_level_ = clamped_thinking_level(chosen_thinking_level_);
 }
 
 void AgentSession::cancel_everything() {

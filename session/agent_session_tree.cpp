@@ -297,8 +297,8 @@ void AgentSession::take_up_copy(const EntryTree& tree, const std::vector<std::si
       protocol::get_string(model, "modelId") != model_.id) {
     recorder_->append(model_change_entry(model_.provider, model_.id));
   }
-  if (copied_level != thinking_level_) {
-    recorder_->append(thinking_level_change_entry(thinking_level_));
+  if (copied_level != chosen_thinking_level_) {
+    recorder_->append(thinking_level_change_entry(chosen_thinking_level_));
   }
   refresh_system_prompt();
   start_session_hooks("fork");

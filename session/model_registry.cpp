@@ -84,6 +84,13 @@ void ModelRegistry::set_base_url(std::string_view provider, const std::string& b
   }
 }
 
+void ModelRegistry::set_headers(std::string_view provider,
+                                const std::vector<std::pair<std::string, std::string>>& headers) {
+  for (auto& m : models_) {
+    if (m.provider == provider) m.headers = headers;
+  }
+}
+
 std::vector<protocol::Model> ModelRegistry::of_provider(std::string_view provider) const {
   std::vector<protocol::Model> out;
   for (const auto& m : models_) {

@@ -20,6 +20,9 @@ class ModelRegistry {
   void upsert(protocol::Model model);
   /// Sets the base URL of every model of a provider.
   void set_base_url(std::string_view provider, const std::string& base_url);
+  /// Sets the models.json headers of every model of a provider (providers.md section 7.4).
+  void set_headers(std::string_view provider,
+                   const std::vector<std::pair<std::string, std::string>>& headers);
   /// The models of one provider, in registry order.
   std::vector<protocol::Model> of_provider(std::string_view provider) const;
 

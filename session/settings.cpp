@@ -108,6 +108,7 @@ Settings settings_from_json(const Json& merged, std::vector<std::string>& warnin
   r.non_negative("http.connectTimeoutMs", s.http.connect_timeout_ms);
   r.non_negative("http.responseTimeoutMs", s.http.response_timeout_ms);
   r.non_negative("http.idleTimeoutMs", s.http.idle_timeout_ms);
+  r.choice("cacheRetention", s.cache_retention, protocol::cache_retention_from_string);
   return s;
 }
 

@@ -46,6 +46,9 @@ struct Settings {
   RetrySettings retry;
   CompactionSettings compaction;
   HttpSettings http;
+  /// `cacheRetention` (providers.md section 7.3); REBOUND_CACHE_RETENTION overrides it where the
+  /// HTTP providers are set up.
+  protocol::CacheRetention cache_retention = protocol::CacheRetention::short_term;
 };
 
 /// Reads settings from merged JSON; every value that is present but unusable yields a warning

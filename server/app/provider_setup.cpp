@@ -56,6 +56,11 @@ ProviderSetup setup_providers(const CliOptions& o, const session::Settings& sett
     wire_options.azure_api_version = *v;
   if (auto v = env.getenv("AZURE_OPENAI_DEPLOYMENT_NAME_MAP"))
     wire_options.azure_deployments = session::llm::parse_deployment_map(*v);
+  if (auto v = env.getenv("REBOUND_CACHE_RETENTION"); v && !v->empty()) {
+    wire_options.cache_retention = protocol::cache_retention_from_string(*v);
+    if (!wire_options.cache_retention)
+      spdlog::warn("REBOUND_CACHE_RETENTION must be none, short or long (got '{}'); ignored", *v);
+  }
 
   // The provider named at start-up, for --base-url and --api-key.
   auto selected =
@@ -108,6 +113,7 @@ ProviderSetup setup_providers(const CliOptions& o, const session::Settings& sett
     config.timeouts = {settings.http.connect_timeout_ms, settings.http.response_timeout_ms,
                        settings.http.idle_timeout_ms};
     config.now_epoch_ms = [&s = env.scheduler] { return s.now_epoch_ms(); };
+    config.getenv = env.getenv;
     out.router->add(name, std::make_unique<net::HttpProvider>(env.http, std::move(config)));
   }
 

@@ -3,6 +3,7 @@
 // entry, and a thinking config that goes by the model id. Thought parts and signatures go back
 // only to the provider and model that made them.
 #include "session/llm/request_codec.h"
+#include "session/llm/request_context.h"
 
 namespace rebound::session::llm {
 
@@ -137,17 +138,75 @@ Json thinking_config(const protocol::Model& model, ThinkingLevel level) {
   return config;
 }
 
+Json inline_data(const ContentBlock& b) {
+  return Json{{"inlineData", {{"mimeType", b.mime_type}, {"data", b.text}}}};
+}
+
+// Gemini 3 asks for a signature on the first function call of each step of the current turn
+// (providers.md section 7.1); a call another model made has none, and goes with the value
+// Google documents for calls it did not sign.
+constexpr const char* kUnsignedCall = "skip_thought_signature_validator";
+constexpr const char* kImagesIntro = "Images from the tool results:";
+
+void sign_current_turn(Json& contents) {
+  std::size_t start = contents.size();
+  while (start > 0) {
+    const Json& c = contents[start - 1];
+    const bool results = c["role"] == "user" && !c["parts"].empty() &&
+                         (c["parts"][0].contains("functionResponse") ||
+                          c["parts"][0].value("text", "") == kImagesIntro);
+    if (c["role"] == "user" && !results) break;
+    --start;
+  }
+  for (std::size_t i = start; i < contents.size(); ++i) {
+    if (contents[i]["role"] != "model") continue;
+    for (Json& part : contents[i]["parts"]) {
+      if (!part.contains("functionCall")) continue;
+      if (!part.contains("thoughtSignature")) part["thoughtSignature"] = kUnsignedCall;
+      break;
+    }
+  }
+}
+
 }  // namespace
 
 Json gemini_request_body(const LlmRequest& r) {
+  const std::vector<AgentMessage> context = sendable_context(r.messages);
+  const bool gemini3 = !gemini3_kind(r.model.id).empty();
+  const bool images = r.model.takes_images();
   Json contents = Json::array();
   bool after_results = false;  // the last content holds tool results
-  for (const AgentMessage& m : r.messages) {
+  // Images of the tool results since the last model turn, for models that take them only in a
+  // user turn after the function responses (amendments A31).
+  Json pending_images = Json::array();
+  auto flush_images = [&] {
+    if (pending_images.empty()) return;
+    Json parts = Json::array({Json{{"text", kImagesIntro}}});
+    for (auto& p : pending_images)
+      parts.push_back(std::move(p));
+    pending_images = Json::array();
+    contents.push_back(Json{{"role", "user"}, {"parts", std::move(parts)}});
+  };
+  for (const AgentMessage& m : context) {
     const bool result = m.role == Role::tool_result;
+    if (!result) flush_images();
     if (result) {
       Json response = Json::object();
       response[m.is_error ? "error" : "output"] = joined_text(m);
-      Json part{{"functionResponse", {{"name", m.tool_name}, {"response", std::move(response)}}}};
+      Json call{{"name", m.tool_name}, {"response", std::move(response)}};
+      if (images) {
+        Json image_parts = Json::array();
+        for (const auto& b : m.content) {
+          if (b.kind != ContentBlock::Kind::image) continue;
+          if (gemini3) {
+            image_parts.push_back(inline_data(b));
+          } else {
+            pending_images.push_back(inline_data(b));
+          }
+        }
+        if (!image_parts.empty()) call["parts"] = std::move(image_parts);
+      }
+      Json part{{"functionResponse", std::move(call)}};
       if (after_results) {
         contents.back()["parts"].push_back(std::move(part));
       } else {
@@ -157,7 +216,6 @@ Json gemini_request_body(const LlmRequest& r) {
       Json parts = user_parts(m);
       if (!parts.empty()) contents.push_back(Json{{"role", "user"}, {"parts", std::move(parts)}});
     } else if (m.role == Role::assistant) {
-      if (m.failed()) continue;
       const bool same_model = m.provider == r.model.provider && m.model == r.model.id;
       Json parts = model_parts(m, same_model);
       if (!parts.empty()) contents.push_back(Json{{"role", "model"}, {"parts", std::move(parts)}});
@@ -168,6 +226,8 @@ Json gemini_request_body(const LlmRequest& r) {
     }
     after_results = result;
   }
+  flush_images();
+  if (gemini3) sign_current_turn(contents);
   Json body{{"contents", std::move(contents)}};
   if (!r.system_prompt.empty())
     body["systemInstruction"] = Json{{"parts", Json::array({Json{{"text", r.system_prompt}}})}};

@@ -27,6 +27,8 @@ struct LlmRequest {
   /// How many tool calls the session holds (at least the highest `<name>_<n>` id's n): the
   /// Gemini decoder numbers its calls from one past it (providers.md section 3.2).
   std::int64_t tool_calls_before = 0;
+  /// Anthropic's prompt-cache breakpoints (providers.md section 7.3).
+  protocol::CacheRetention cache_retention = protocol::CacheRetention::short_term;
 };
 
 struct StreamEvent {
@@ -38,6 +40,7 @@ struct StreamEvent {
   protocol::Usage usage;                                          // usage
   protocol::StopReason stop_reason = protocol::StopReason::stop;  // done
   std::string signature;    // text_end, thinking_end, toolcall_end: the block's, when it has one
+  bool redacted = false;    // thinking_end: the block came redacted (its signature is the data)
   std::string response_id;  // done, error: the provider's id of the response, when it gave one
 };
 

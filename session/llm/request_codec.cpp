@@ -4,6 +4,7 @@
 #include <optional>
 
 #include "protocol/json_line.h"
+#include "session/llm/request_context.h"
 #include "session/llm/secret_text.h"
 #include "session/retry_policy.h"
 
@@ -56,29 +57,9 @@ std::optional<std::int64_t> retry_info_ms(const Json& error) {
   return out;
 }
 
-bool has_images(const AgentMessage& m) {
-  return std::any_of(m.content.begin(), m.content.end(),
-                     [](const ContentBlock& b) { return b.kind == ContentBlock::Kind::image; });
-}
-
 Json openai_image_part(const ContentBlock& b) {
   return Json{{"type", "image_url"},
               {"image_url", Json{{"url", "data:" + b.mime_type + ";base64," + b.text}}}};
-}
-
-// A message's text and image blocks in Anthropic's form (user content, tool_result content).
-Json anthropic_text_and_images(const AgentMessage& m) {
-  Json blocks = Json::array();
-  for (const auto& b : m.content) {
-    if (b.kind == ContentBlock::Kind::text) {
-      blocks.push_back(Json{{"type", "text"}, {"text", b.text}});
-    } else if (b.kind == ContentBlock::Kind::image) {
-      blocks.push_back(Json{
-          {"type", "image"},
-          {"source", Json{{"type", "base64"}, {"media_type", b.mime_type}, {"data", b.text}}}});
-    }
-  }
-  return blocks;
 }
 
 Json openai_user_content(const AgentMessage& m) {
@@ -92,17 +73,6 @@ Json openai_user_content(const AgentMessage& m) {
     }
   }
   return parts;
-}
-
-// tools.md section 8: the schema's properties and required (always present); a top-level
-// additionalProperties is not sent.
-Json anthropic_input_schema(const Json& parameters) {
-  Json schema = parameters.is_object() ? parameters : Json::object();
-  schema.erase("additionalProperties");
-  schema["type"] = "object";
-  if (!schema.contains("properties")) schema["properties"] = Json::object();
-  if (!schema.contains("required")) schema["required"] = Json::array();
-  return schema;
 }
 
 }  // namespace
@@ -120,6 +90,47 @@ std::string reasoning_effort(ThinkingLevel level) {
   }
 }
 
+namespace {
+
+bool digit(char c) {
+  return c >= '0' && c <= '9';
+}
+
+}  // namespace
+
+OpenAiEffort openai_effort(std::string_view id, ThinkingLevel level) {
+  // Amendments A19: one table by id, first match wins; a level the model cannot take goes to
+  // the next higher one it takes, else its highest.
+  static const std::vector<std::string> kNoneToHigh{"none", "low", "medium", "high"};
+  static const std::vector<std::string> kMinimalToHigh{"minimal", "low", "medium", "high"};
+  static const std::vector<std::string> kLowToHigh{"low", "medium", "high"};
+  const std::vector<std::string>* accepted = nullptr;
+  bool off_sends_nothing = true;
+  if (id.starts_with("gpt-5.") && id.size() > 6 && digit(id[6]) && id[6] != '0') {
+    accepted = &kNoneToHigh;
+    off_sends_nothing = false;
+  } else if (id == "gpt-5" || id.starts_with("gpt-5-")) {
+    accepted = &kMinimalToHigh;
+  } else if (id.size() >= 2 && id[0] == 'o' && digit(id[1])) {
+    accepted = &kLowToHigh;
+  }
+  if (!accepted) {
+    // Any other reasoning model: the level's own effort, `none` for off (section 5.1).
+    return {level == ThinkingLevel::off ? "none" : reasoning_effort(level), true, false};
+  }
+  if (level == ThinkingLevel::off) {
+    if (off_sends_nothing) return {"", false, true};
+    return {"none", true, true};
+  }
+  static const char* const kOrder[] = {"none", "minimal", "low", "medium", "high", "xhigh"};
+  const std::size_t wanted = static_cast<std::size_t>(level);  // off=0 … xhigh=5, as kOrder
+  for (std::size_t i = wanted; i < std::size(kOrder); ++i) {
+    for (const auto& a : *accepted)
+      if (a == kOrder[i]) return {a, true, true};
+  }
+  return {accepted->back(), true, true};
+}
+
 std::string joined_text(const AgentMessage& m) {
   std::string out;
   for (const auto& b : m.content) {
@@ -131,7 +142,25 @@ std::string joined_text(const AgentMessage& m) {
   return out;
 }
 
+namespace {
+
+// Amendments A30: Chat Completions gets `prompt_cache_key` from OpenAI's own host, or where the
+// model entry says the endpoint takes it.
+bool takes_prompt_cache_key(const protocol::Model& model) {
+  if (model.prompt_cache_key) return true;
+  std::string_view url = model.base_url;
+  const std::size_t scheme = url.find("://");
+  if (scheme == std::string_view::npos) return false;
+  url.remove_prefix(scheme + 3);
+  const std::string_view host = url.substr(0, url.find_first_of(":/?#"));
+  return host == "api.openai.com";
+}
+
+}  // namespace
+
 Json openai_request_body(const LlmRequest& r) {
+  const std::vector<AgentMessage> context = sendable_context(r.messages);
+  const ToolIdMap ids(context, kChatCompletionsIds);
   Json messages = Json::array();
   if (!r.system_prompt.empty()) {
     messages.push_back(Json{{"role", "system"}, {"content", r.system_prompt}});
@@ -149,12 +178,11 @@ Json openai_request_body(const LlmRequest& r) {
     pending_images = Json::array();
     messages.push_back(Json{{"role", "user"}, {"content", std::move(parts)}});
   };
-  for (const auto& m : r.messages) {
+  for (const auto& m : context) {
     if (m.role != Role::tool_result) flush_images();
     if (m.role == Role::user) {
       messages.push_back(Json{{"role", "user"}, {"content", openai_user_content(m)}});
     } else if (m.role == Role::assistant) {
-      if (m.failed()) continue;
       Json a{{"role", "assistant"}};
       const std::string text = joined_text(m);
       a["content"] = text.empty() ? Json(nullptr) : Json(text);
@@ -162,7 +190,7 @@ Json openai_request_body(const LlmRequest& r) {
       for (const auto& b : m.content) {
         if (b.kind != ContentBlock::Kind::tool_call) continue;
         calls.push_back(
-            Json{{"id", b.id},
+            Json{{"id", ids(b.id)},
                  {"type", "function"},
                  {"function", Json{{"name", b.name}, {"arguments", b.arguments.dump()}}}});
       }
@@ -176,8 +204,8 @@ Json openai_request_body(const LlmRequest& r) {
       tool_history = true;
       std::string text = joined_text(m);
       if (text.empty() && has_images(m)) text = "(see attached image)";
-      messages.push_back(
-          Json{{"role", "tool"}, {"content", std::move(text)}, {"tool_call_id", m.tool_call_id}});
+      messages.push_back(Json{
+          {"role", "tool"}, {"content", std::move(text)}, {"tool_call_id", ids(m.tool_call_id)}});
       if (images) {
         for (const auto& b : m.content)
           if (b.kind == ContentBlock::Kind::image) pending_images.push_back(openai_image_part(b));
@@ -190,6 +218,8 @@ Json openai_request_body(const LlmRequest& r) {
   flush_images();
   Json body{{"model", r.model.id}, {"messages", std::move(messages)}, {"stream", true}};
   body["stream_options"] = Json{{"include_usage", true}};
+  if (!r.session_id.empty() && takes_prompt_cache_key(r.model))
+    body["prompt_cache_key"] = r.session_id;
   if (!r.tools.empty()) {
     Json tools = Json::array();
     for (const auto& t : r.tools) {
@@ -205,90 +235,11 @@ Json openai_request_body(const LlmRequest& r) {
   if (r.model.max_tokens > 0) {
     body[r.model.reasoning ? "max_completion_tokens" : "max_tokens"] = r.model.max_tokens;
   }
-  if (r.model.reasoning && r.thinking_level != ThinkingLevel::off) {
-    body["reasoning_effort"] = reasoning_effort(r.thinking_level);
-  }
-  return body;
-}
-
-std::int64_t anthropic_thinking_budget(ThinkingLevel level) {
-  switch (level) {
-    case ThinkingLevel::off:
-      return 0;
-    case ThinkingLevel::minimal:
-      return 1024;
-    case ThinkingLevel::low:
-      return 2048;
-    case ThinkingLevel::medium:
-      return 8192;
-    case ThinkingLevel::high:
-      return 16384;
-    case ThinkingLevel::xhigh:
-      return 32768;
-  }
-  return 0;
-}
-
-Json anthropic_request_body(const LlmRequest& r) {
-  Json messages = Json::array();
-  auto append = [&](const char* role, Json blocks) {
-    if (blocks.empty()) return;
-    // The API wants alternating roles: consecutive messages of one role become one.
-    if (!messages.empty() && messages.back()["role"] == role) {
-      for (auto& b : blocks)
-        messages.back()["content"].push_back(std::move(b));
-    } else {
-      messages.push_back(Json{{"role", role}, {"content", std::move(blocks)}});
-    }
-  };
-  for (const auto& m : r.messages) {
-    Json blocks = Json::array();
-    if (m.role == Role::user) {
-      append("user", anthropic_text_and_images(m));
-    } else if (m.role == Role::assistant) {
-      if (m.failed()) continue;
-      for (const auto& b : m.content) {
-        if (b.kind == ContentBlock::Kind::text && !b.text.empty()) {
-          blocks.push_back(Json{{"type", "text"}, {"text", b.text}});
-        } else if (b.kind == ContentBlock::Kind::tool_call) {
-          blocks.push_back(Json{{"type", "tool_use"},
-                                {"id", b.id},
-                                {"name", b.name},
-                                {"input", b.arguments.is_object() ? b.arguments : Json::object()}});
-        }
-      }
-      append("assistant", std::move(blocks));
-    } else if (m.role == Role::tool_result) {
-      Json content = joined_text(m);
-      if (has_images(m) && r.model.takes_images()) content = anthropic_text_and_images(m);
-      blocks.push_back(Json{{"type", "tool_result"},
-                            {"tool_use_id", m.tool_call_id},
-                            {"content", std::move(content)},
-                            {"is_error", m.is_error}});
-      append("user", std::move(blocks));
-    } else {
-      blocks.push_back(Json{{"type", "text"}, {"text", protocol::llm_text(m)}});
-      append("user", std::move(blocks));
-    }
-  }
-  std::int64_t max_tokens = r.model.max_tokens > 0 ? r.model.max_tokens : 4096;
-  Json body{{"model", r.model.id}, {"max_tokens", max_tokens}, {"stream", true}};
-  if (!r.system_prompt.empty()) body["system"] = r.system_prompt;
-  body["messages"] = std::move(messages);
-  if (!r.tools.empty()) {
-    Json tools = Json::array();
-    for (const auto& t : r.tools)
-      tools.push_back(
-          Json{{"name", t.name},
-               {"description", t.description},
-               {"input_schema", t.external ? t.parameters : anthropic_input_schema(t.parameters)}});
-    body["tools"] = std::move(tools);
-  }
-  if (r.model.reasoning && r.thinking_level != ThinkingLevel::off) {
-    // The budget must stay below max_tokens; the API's floor is 1024.
-    const std::int64_t budget = std::max<std::int64_t>(
-        1024, std::min(anthropic_thinking_budget(r.thinking_level), max_tokens - 1024));
-    body["thinking"] = Json{{"type", "enabled"}, {"budget_tokens", budget}};
+  if (r.model.reasoning) {
+    const OpenAiEffort effort = openai_effort(r.model.id, r.thinking_level);
+    // Only a value the model takes (amendments A19); a model off the table keeps `off` silent.
+    if (effort.send && (r.thinking_level != ThinkingLevel::off || effort.on_table))
+      body["reasoning_effort"] = effort.value;
   }
   return body;
 }

@@ -17,6 +17,15 @@ namespace rebound::session::llm {
 /// xhigh), in Chat Completions' reasoning_effort and the Responses API's reasoning.effort.
 std::string reasoning_effort(protocol::ThinkingLevel level);
 
+/// What OpenAI's reasoning effort is for a model id and level (amendments A19): `send` false
+/// when the request carries no effort at all.
+struct OpenAiEffort {
+  std::string value;
+  bool send = false;
+  bool on_table = false;  // the id matched a row of A19's table
+};
+OpenAiEffort openai_effort(std::string_view model_id, protocol::ThinkingLevel level);
+
 /// A message's text blocks joined with "\n" (a tool result's output, an assistant's content).
 std::string joined_text(const protocol::AgentMessage& m);
 
@@ -27,7 +36,14 @@ protocol::Json openai_request_body(const LlmRequest& request);
 
 /// POST {baseUrl}/v1/messages body: system, alternating user/assistant messages (tool results
 /// as user tool_result blocks), stream, max_tokens and a thinking budget for reasoning models.
-protocol::Json anthropic_request_body(const LlmRequest& request);
+/// Prompt-cache breakpoints with `retention` (providers.md section 7.3); signed thinking blocks
+/// back to the model that made them, thinking off for a tool loop without them (section 7.1).
+protocol::Json anthropic_request_body(const LlmRequest& request,
+                                      protocol::CacheRetention retention);
+/// The same with the request's own retention.
+inline protocol::Json anthropic_request_body(const LlmRequest& request) {
+  return anthropic_request_body(request, request.cache_retention);
+}
 
 /// POST {baseUrl}/responses body (providers.md section 2.1): the context as input items,
 /// reasoning items and message ids sent back to the model that made them, store:false.

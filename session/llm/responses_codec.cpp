@@ -2,9 +2,11 @@
 // items every time (`store:false`, no `previous_response_id`), reasoning items and message ids
 // sent back only to the model that made them.
 #include <algorithm>
+#include <optional>
 
 #include "protocol/json_line.h"
 #include "session/llm/request_codec.h"
+#include "session/llm/request_context.h"
 
 namespace rebound::session::llm {
 
@@ -18,25 +20,11 @@ namespace {
 
 constexpr std::size_t kMaxItemId = 64;
 
-// A tool call's `call_id`: the part of the block id before its first `|` (section 2.3), kept to
-// [A-Za-z0-9_-] and 64 characters, as the API takes it. A call id the API made itself passes
-// unchanged, so a call and its result always agree.
-std::string call_id_of(const std::string& block_id) {
-  const std::string before = block_id.substr(0, block_id.find('|'));
-  std::string out;
-  for (char c : before) {
-    const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-                    c == '_' || c == '-';
-    if (ok) out += c;
-    if (out.size() == kMaxItemId) break;
-  }
-  return out;
-}
-
-// The item id after the first `|`, when there is one.
-std::string item_id_of(const std::string& block_id) {
-  const std::size_t bar = block_id.find('|');
-  return bar == std::string::npos ? std::string() : block_id.substr(bar + 1);
+// A tool call's `call_id` before mapping: the part of the block id before its first `|`
+// (section 2.3); ToolIdMap then fits it to the API's 64 characters (amendments A20), the same
+// for a call and its result.
+std::string call_part(const std::string& block_id) {
+  return block_id.substr(0, block_id.find('|'));
 }
 
 // The message item id a text block's signature holds ({"v":1,"id":…}), when usable.
@@ -47,7 +35,28 @@ std::string text_item_id(const ContentBlock& b) {
   const auto it = parsed.value->find("id");
   if (it == parsed.value->end() || !it->is_string()) return {};
   std::string id = it->get<std::string>();
-  return id.size() > kMaxItemId ? std::string() : id;
+  // The API takes back only its own message ids, which begin with "msg".
+  return id.size() > kMaxItemId || !id.starts_with("msg") ? std::string() : id;
+}
+
+// The reasoning item a thinking block's signature holds, when the API can take it back: with
+// store:false only an item that carries its encrypted_content (providers.md section 7.1).
+std::optional<Json> reasoning_item(const ContentBlock& b) {
+  if (b.signature.empty()) return std::nullopt;
+  auto item = protocol::parse_provider_json(b.signature);
+  if (!item.value || !item.value->is_object()) return std::nullopt;
+  const auto enc = item.value->find("encrypted_content");
+  if (enc == item.value->end() || !enc->is_string() || enc->get_ref<const std::string&>().empty())
+    return std::nullopt;
+  return std::move(*item.value);
+}
+
+// A function_call item id the API made (it begins with "fc").
+std::string function_item_id(const std::string& block_id) {
+  const std::size_t bar = block_id.find('|');
+  if (bar == std::string::npos) return {};
+  std::string id = block_id.substr(bar + 1);
+  return id.starts_with("fc") && id.size() <= kMaxItemId ? id : std::string();
 }
 
 Json user_item(const AgentMessage& m) {
@@ -70,13 +79,14 @@ Json user_text_item(const std::string& text) {
 }
 
 // One item per block of an assistant message, in block order.
-void assistant_items(const AgentMessage& m, std::size_t index, bool same_model, Json& input) {
+void assistant_items(const AgentMessage& m, std::size_t index, bool same_model,
+                     const ToolIdMap& ids, Json& input) {
+  const std::size_t first = input.size();
   for (const auto& b : m.content) {
     if (b.kind == ContentBlock::Kind::thinking) {
       // The reasoning item it was, verbatim; without one (or from elsewhere) it is dropped.
-      if (!same_model || b.signature.empty()) continue;
-      auto item = protocol::parse_provider_json(b.signature);
-      if (item.value && item.value->is_object()) input.push_back(std::move(*item.value));
+      if (!same_model) continue;
+      if (auto item = reasoning_item(b)) input.push_back(std::move(*item));
     } else if (b.kind == ContentBlock::Kind::text) {
       if (b.text.empty()) continue;
       std::string id = same_model ? text_item_id(b) : std::string();
@@ -90,20 +100,34 @@ void assistant_items(const AgentMessage& m, std::size_t index, bool same_model, 
                            {"id", std::move(id)}});
     } else if (b.kind == ContentBlock::Kind::tool_call) {
       Json call{{"type", "function_call"}};
-      const std::string item = same_model ? item_id_of(b.id) : std::string();
+      const std::string item = same_model ? function_item_id(b.id) : std::string();
       if (!item.empty()) call["id"] = item;
-      call["call_id"] = call_id_of(b.id);
+      call["call_id"] = ids(b.id);
       call["name"] = b.name;
       call["arguments"] = (b.arguments.is_object() ? b.arguments : Json::object()).dump();
       input.push_back(std::move(call));
     }
   }
+  // A reasoning item must be followed by the item it led to: trailing ones are left out.
+  while (input.size() > first && input.back().value("type", "") == "reasoning")
+    input.erase(input.size() - 1);
 }
 
-bool reasons_at_off(const std::string& model_id) {
-  static const char* const kAlways[] = {"gpt-5", "gpt-5-mini", "gpt-5-codex", "gpt-5.1-codex"};
-  return std::any_of(std::begin(kAlways), std::end(kAlways),
-                     [&](const char* id) { return model_id == id; });
+// A tool result's `output`: its text, or with images (a model that takes them) input parts
+// (providers.md section 7.4).
+Json result_output(const AgentMessage& m, bool images) {
+  if (!images || !has_images(m)) return joined_text(m);
+  Json parts = Json::array();
+  for (const auto& b : m.content) {
+    if (b.kind == ContentBlock::Kind::text) {
+      parts.push_back(Json{{"type", "input_text"}, {"text", b.text}});
+    } else if (b.kind == ContentBlock::Kind::image) {
+      parts.push_back(Json{{"type", "input_image"},
+                           {"detail", "auto"},
+                           {"image_url", "data:" + b.mime_type + ";base64," + b.text}});
+    }
+  }
+  return parts;
 }
 
 }  // namespace
@@ -113,19 +137,20 @@ Json openai_responses_request_body(const LlmRequest& r) {
   if (!r.system_prompt.empty())
     input.push_back(
         Json{{"role", r.model.reasoning ? "developer" : "system"}, {"content", r.system_prompt}});
-  for (std::size_t i = 0; i < r.messages.size(); ++i) {
-    const AgentMessage& m = r.messages[i];
+  const std::vector<AgentMessage> context = sendable_context(r.messages);
+  const ToolIdMap ids(context, kResponsesCallIds, call_part);
+  for (std::size_t i = 0; i < context.size(); ++i) {
+    const AgentMessage& m = context[i];
     if (m.role == Role::user) {
       input.push_back(user_item(m));
     } else if (m.role == Role::assistant) {
-      if (m.failed()) continue;
       const bool same_model =
           m.provider == r.model.provider && m.api == r.model.api && m.model == r.model.id;
-      assistant_items(m, i, same_model, input);
+      assistant_items(m, i, same_model, ids, input);
     } else if (m.role == Role::tool_result) {
       input.push_back(Json{{"type", "function_call_output"},
-                           {"call_id", call_id_of(m.tool_call_id)},
-                           {"output", joined_text(m)}});
+                           {"call_id", ids(m.tool_call_id)},
+                           {"output", result_output(m, r.model.takes_images())}});
     } else {
       // bashExecution and compactionSummary reach the model as user text.
       input.push_back(user_text_item(protocol::llm_text(m)));
@@ -146,12 +171,15 @@ Json openai_responses_request_body(const LlmRequest& r) {
     body["tools"] = std::move(tools);
   }
   if (r.model.reasoning) {
-    if (r.thinking_level != ThinkingLevel::off) {
-      body["reasoning"] = Json{{"effort", reasoning_effort(r.thinking_level)}, {"summary", "auto"}};
-      body["include"] = Json::array({"reasoning.encrypted_content"});
-    } else if (!reasons_at_off(r.model.id)) {
-      body["reasoning"] = Json{{"effort", "none"}};
+    // Amendments A19: the effort the model takes, and `include` on every request, so that the
+    // reasoning item comes back replayable under store:false (providers.md section 7.1).
+    const OpenAiEffort effort = openai_effort(r.model.id, r.thinking_level);
+    if (effort.send) {
+      Json reasoning{{"effort", effort.value}};
+      if (r.thinking_level != ThinkingLevel::off) reasoning["summary"] = "auto";
+      body["reasoning"] = std::move(reasoning);
     }
+    body["include"] = Json::array({"reasoning.encrypted_content"});
   }
   return body;
 }

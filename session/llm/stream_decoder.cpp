@@ -1,5 +1,7 @@
 #include "session/llm/stream_decoder.h"
 
+#include <utility>
+
 #include <algorithm>
 
 #include "protocol/json_access.h"
@@ -82,6 +84,7 @@ void StreamDecoder::close(const Emit& emit, std::string signature) {
     case Block::thinking: {
       StreamEvent e = event(Kind::thinking_end);
       e.signature = std::move(signature);
+      e.redacted = std::exchange(redacted_, false);
       emit(std::move(e));
       break;
     }
@@ -317,7 +320,16 @@ void AnthropicStreamDecoder::on_event(const SseEvent& sse, const Emit& emit) {
       delta(get_string(block, "text"), emit);
     } else if (kind == "thinking") {
       open(Block::thinking, emit);
+      signature_.clear();
       delta(get_string(block, "thinking"), emit);
+      signature_ = get_string(block, "signature");
+    } else if (kind == "redacted_thinking") {
+      // pi's form of a redacted block: a placeholder text, the data as its signature, sent
+      // back as it came (amendments A21).
+      open(Block::thinking, emit);
+      delta("[Reasoning redacted]", emit);
+      signature_ = get_string(block, "data");
+      redacted_ = true;
     } else if (kind == "tool_use") {
       open(Block::tool, emit, get_string(block, "id"), get_string(block, "name"));
     }
@@ -327,8 +339,11 @@ void AnthropicStreamDecoder::on_event(const SseEvent& sse, const Emit& emit) {
     if (kind == "text_delta") delta(get_string(d, "text"), emit);
     if (kind == "thinking_delta") delta(get_string(d, "thinking"), emit);
     if (kind == "input_json_delta") delta(get_string(d, "partial_json"), emit);
+    // A signature arrives after the thinking it signs (amendments A21).
+    if (kind == "signature_delta" && block_ == Block::thinking)
+      signature_ += get_string(d, "signature");
   } else if (type == "content_block_stop") {
-    close(emit);
+    close(emit, block_ == Block::thinking ? std::exchange(signature_, {}) : std::string());
   } else if (type == "message_delta") {
     const Json& d = get_object(*j, "delta");
     if (const auto r = d.find("stop_reason"); r != d.end() && r->is_string()) {

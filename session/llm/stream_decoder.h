@@ -28,6 +28,8 @@ class StreamDecoder {
   /// The connection closed: complete when the provider said how it finished, else an error.
   void on_end(const Emit& emit);
   bool finished() const { return finished_; }
+  /// Cache writes priced as the 1-hour cache is: twice the input price (amendments A30).
+  void price_long_cache_writes() { model_.cost.cache_write = 2 * model_.cost.input; }
   /// Text that no error may quote, not even in part (the API key): see secret_text.h.
   void set_secret(std::optional<std::string> secret) { secret_ = std::move(secret); }
 
@@ -66,6 +68,7 @@ class StreamDecoder {
   Block block_ = Block::none;
   std::string tool_arguments_;
   std::optional<std::string> secret_;
+  bool redacted_ = false;  // the open thinking block came redacted
 };
 
 /// OpenAI Chat Completions chunks (`data: {...}` … `data: [DONE]`).
@@ -163,6 +166,9 @@ class AnthropicStreamDecoder : public StreamDecoder {
  public:
   using StreamDecoder::StreamDecoder;
   void on_event(const SseEvent& event, const Emit& emit) override;
+
+ private:
+  std::string signature_;  // of the open thinking block: signature_delta events, appended
 };
 
 }  // namespace rebound::session::llm

@@ -1,5 +1,7 @@
 #include "session/llm/wire_api.h"
 
+#include <cctype>
+
 #include "session/llm/request_codec.h"
 
 namespace rebound::session::llm {
@@ -74,6 +76,10 @@ protocol::Json azure_body(const LlmRequest& request, const WireOptions& options)
   return body;
 }
 
+protocol::Json anthropic_body(const LlmRequest& request, const WireOptions& options) {
+  return anthropic_request_body(request, cache_retention(request, options));
+}
+
 template <typename Decoder>
 std::unique_ptr<StreamDecoder> make_decoder(const LlmRequest& request) {
   return std::make_unique<Decoder>(request.model);
@@ -90,8 +96,8 @@ constexpr char kResponsesPath[] = "/responses";
 const WireApi kWireApis[] = {
     {"openai-completions", fixed_path<kChatPath>, openai_headers, plain_body<openai_request_body>,
      make_decoder<OpenAiStreamDecoder>},
-    {"anthropic-messages", fixed_path<kMessagesPath>, anthropic_headers,
-     plain_body<anthropic_request_body>, make_decoder<AnthropicStreamDecoder>},
+    {"anthropic-messages", fixed_path<kMessagesPath>, anthropic_headers, anthropic_body,
+     make_decoder<AnthropicStreamDecoder>},
     {"openai-responses", fixed_path<kResponsesPath>, openai_headers,
      plain_body<openai_responses_request_body>, make_decoder<ResponsesStreamDecoder>},
     {"azure-openai-responses", azure_path, azure_headers, azure_body,
@@ -123,6 +129,65 @@ std::map<std::string, std::string> parse_deployment_map(std::string_view text) {
     if (!id.empty() && !deployment.empty()) out[std::string(id)] = std::string(deployment);
   }
   return out;
+}
+
+namespace {
+
+bool variable_name(std::string_view s) {
+  if (s.empty() || (s[0] >= '0' && s[0] <= '9')) return false;
+  for (const char c : s) {
+    const bool ok =
+        (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
+    if (!ok) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+std::optional<std::string> header_value(const std::string& value, const Getenv& getenv,
+                                        std::string& problem) {
+  if (value.starts_with("!")) {
+    problem = "a command ('!…') as a header value is not run";
+    return std::nullopt;
+  }
+  std::string out;
+  if (variable_name(value)) {
+    if (auto v = getenv(value))
+      out = *v;
+    else
+      out = value;  // no such variable: the text itself
+  } else {
+    for (std::size_t i = 0; i < value.size();) {
+      const std::size_t close = value.find('}', i);
+      if (value.compare(i, 2, "${") == 0 && close != std::string::npos &&
+          variable_name(std::string_view(value).substr(i + 2, close - i - 2))) {
+        if (auto v = getenv(value.substr(i + 2, close - i - 2))) out += *v;
+        i = close + 1;
+      } else {
+        out += value[i++];
+      }
+    }
+  }
+  for (const char c : out) {
+    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) {
+      problem = "the value holds a control character once expanded";
+      return std::nullopt;
+    }
+  }
+  return out;
+}
+
+bool auth_header(std::string_view name) {
+  std::string lower;
+  for (const char c : name)
+    lower += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return lower == "authorization" || lower == "x-api-key" || lower == "api-key" ||
+         lower == "x-goog-api-key";
+}
+
+protocol::CacheRetention cache_retention(const LlmRequest& request, const WireOptions& options) {
+  return options.cache_retention.value_or(request.cache_retention);
 }
 
 const WireApi* find_wire_api(std::string_view name) {

@@ -5,6 +5,7 @@
 // provider is set up; the HTTP provider then only follows what it was given. Adding a wire API
 // (providers.md) is one entry in wire_api.cpp with its codec and decoder. Pure.
 
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -27,7 +28,12 @@ using Headers = std::vector<std::pair<std::string, std::string>>;
 struct WireOptions {
   std::string azure_api_version = "v1";
   std::map<std::string, std::string> azure_deployments;  // model id → deployment name
+  /// REBOUND_CACHE_RETENTION, over settings `cacheRetention` (providers.md section 7.3).
+  std::optional<protocol::CacheRetention> cache_retention;
 };
+
+/// The cache retention a request goes with: the environment's over the request's.
+protocol::CacheRetention cache_retention(const LlmRequest& request, const WireOptions& options);
 
 /// `id=deployment,id2=deployment2` as a map; pairs without `=` or with an empty side are left
 /// out, spaces around names trimmed.
@@ -42,6 +48,19 @@ struct WireApi {
   protocol::Json (*request_body)(const LlmRequest& request, const WireOptions& options);
   std::unique_ptr<StreamDecoder> (*decoder)(const LlmRequest& request);
 };
+
+using Getenv = std::function<std::optional<std::string>(const std::string& name)>;
+
+/// A models.json header value as it is sent (providers.md section 7.4, amendments A30): a value
+/// that names a set environment variable is that variable's value, `${VAR}` expands (an unset
+/// one to nothing). Nullopt, with `problem` saying why (never quoting the value), for a value
+/// that is refused: `!command`, or one that holds a control character once expanded.
+std::optional<std::string> header_value(const std::string& value, const Getenv& getenv,
+                                        std::string& problem);
+
+/// Whether a header name is one that carries a key (authorization, x-api-key, api-key,
+/// x-goog-api-key), which models.json headers never override.
+bool auth_header(std::string_view name);
 
 /// The wire API of that name, or null.
 const WireApi* find_wire_api(std::string_view name);

@@ -30,8 +30,9 @@ TEST_CASE("provider rules: selection, the key order, what is offered, the first 
   const auto file = dir.write("auth.json", R"({"anthropic":{"type":"api_key","key":"from-auth"}})");
   config::AuthStore auth(file, [] { return 0; });
   config::ModelsFile models_file;
-  models_file.providers.push_back({"local", "", "http://127.0.0.1:9/v1", std::nullopt});
-  models_file.providers.push_back({"keyed", "anthropic-messages", "", std::string("from-models")});
+  models_file.providers.push_back({"local", "", "http://127.0.0.1:9/v1", std::nullopt, {}});
+  models_file.providers.push_back(
+      {"keyed", "anthropic-messages", "", std::string("from-models"), {}});
   session::ModelRegistry models = session::ModelRegistry::with_builtins();
   const config::ProviderMap providers = config::provider_catalog(models_file, models);
   CHECK(providers.at("local").api == "openai-completions");

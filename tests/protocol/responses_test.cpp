@@ -28,9 +28,18 @@ TEST_CASE("RpcSessionState serializes in order, omitting absent model and sessio
         "\"interruptMode\":\"immediate\",\"sessionId\":\"abc\",\"autoCompactionEnabled\":true,"
         "\"messageCount\":0,\"queuedMessageCount\":0}\n");
   s.session_file = "/tmp/s.jsonl";
-  s.model = Model{"m",         "M",  "openai-completions", "openai",
-                  "https://x", true, {"text", "image"},    ModelCost{0.15, 0.6, 0.075, 0},
-                  128000,      16384};
+  s.model = Model{"m",
+                  "M",
+                  "openai-completions",
+                  "openai",
+                  "https://x",
+                  true,
+                  {"text", "image"},
+                  ModelCost{0.15, 0.6, 0.075, 0},
+                  128000,
+                  16384,
+                  {},
+                  false};
   const Json j = to_json(s);
   std::vector<std::string> keys;
   for (auto it = j.begin(); it != j.end(); ++it)

@@ -853,7 +853,10 @@ TEST_CASE(
       CHECK(second["messages"][3].dump() ==
             Json{{"role", "tool"}, {"content", expected_text}, {"tool_call_id", "call_x"}}.dump());
     } else {
-      CHECK(first["system"].get<std::string>().rfind("You are a coding assistant", 0) == 0);
+      // The system prompt as one cached text block (providers.md section 7.3).
+      CHECK(first["system"][0]["text"].get<std::string>().rfind("You are a coding assistant", 0) ==
+            0);
+      CHECK(first["system"][0]["cache_control"] == Json{{"type", "ephemeral"}});
       REQUIRE(first["tools"].size() == 4);
       CHECK(first["tools"][0]["name"] == "read");
       CHECK(
@@ -864,11 +867,13 @@ TEST_CASE(
       CHECK(
           second["messages"][1]["content"][0].dump() ==
           R"j({"type":"tool_use","id":"call_x","name":"bash","input":{"command":"echo from-tool; exit 2"}})j");
-      CHECK(second["messages"][2]["content"][0].dump() == Json{{"type", "tool_result"},
-                                                               {"tool_use_id", "call_x"},
-                                                               {"content", expected_text},
-                                                               {"is_error", true}}
-                                                              .dump());
+      CHECK(second["messages"][2]["content"][0].dump() ==
+            Json{{"type", "tool_result"},
+                 {"tool_use_id", "call_x"},
+                 {"content", expected_text},
+                 {"is_error", true},
+                 {"cache_control", {{"type", "ephemeral"}}}}
+                .dump());
     }
     bool ended = false;
     for (const auto& e : events)

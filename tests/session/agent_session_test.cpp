@@ -70,7 +70,8 @@ TEST_CASE("thinking level is clamped to off for a model without reasoning") {
   SessionHarness h;
   h.session.set_thinking_level(ThinkingLevel::high);
   CHECK(h.session.state().thinking_level == ThinkingLevel::off);
-  CHECK(h.store.patches.empty());
+  // The chosen level is kept (amendments A23): a model that reasons gets it.
+  CHECK(h.store.data() == Json::parse(R"({"defaultThinkingLevel":"high"})"));
 }
 
 TEST_CASE("thinking level on a reasoning model is set and persisted when it changes") {

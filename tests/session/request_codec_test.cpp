@@ -76,8 +76,9 @@ TEST_CASE("OpenAI request: reasoning effort for reasoning models") {
 }
 
 TEST_CASE("Anthropic request: system, alternating roles, tool_use and tool_result blocks") {
-  const Json b = anthropic_request_body(request(false, ThinkingLevel::high));
+  const Json b = anthropic_request_body(request(false, ThinkingLevel::high), CacheRetention::none);
   CHECK(b["system"] == "be brief");
+  CHECK(b.dump().find("cache_control") == std::string::npos);
   CHECK(b["max_tokens"] == 16384);
   CHECK_FALSE(b.contains("thinking"));  // the model has no reasoning flag
   const Json& m = b["messages"];
@@ -101,11 +102,88 @@ TEST_CASE("Anthropic thinking budgets by level") {
   CHECK(anthropic_thinking_budget(ThinkingLevel::medium) == 8192);
   CHECK(anthropic_thinking_budget(ThinkingLevel::high) == 16384);
   CHECK(anthropic_thinking_budget(ThinkingLevel::xhigh) == 32768);
-  CHECK(anthropic_request_body(request(true, ThinkingLevel::medium))["thinking"] ==
+  LlmRequest prompt = request(true, ThinkingLevel::medium);
+  prompt.messages = {user("hi")};
+  CHECK(anthropic_request_body(prompt)["thinking"] ==
         Json::parse(R"({"type":"enabled","budget_tokens":8192})"));
   // Kept below max_tokens.
-  CHECK(anthropic_request_body(request(true, ThinkingLevel::xhigh))["thinking"]["budget_tokens"] ==
-        16384 - 1024);
+  prompt.thinking_level = ThinkingLevel::xhigh;
+  CHECK(anthropic_request_body(prompt)["thinking"]["budget_tokens"] == 16384 - 1024);
+  // A max_tokens with no room for the API's minimum budget: no thinking.
+  prompt.model.max_tokens = 1024;
+  CHECK_FALSE(anthropic_request_body(prompt).contains("thinking"));
+}
+
+TEST_CASE("Anthropic thinking: signed blocks back in place, off for a loop without them") {
+  // The model's own turn: its thinking (signed) and a redacted block go back first, in order.
+  LlmRequest r = request(true, ThinkingLevel::high);
+  r.model.provider = "anthropic";
+  r.model.api = "anthropic-messages";
+  AgentMessage own = assistant_with_call();
+  own.provider = "anthropic";
+  own.api = "anthropic-messages";
+  own.model = "m1";
+  own.content[0].signature = "SIG";
+  ContentBlock redacted = ContentBlock::make_thinking("[Reasoning redacted]");
+  redacted.signature = "DATA";
+  redacted.redacted = true;
+  own.content.insert(own.content.begin() + 1, redacted);
+  r.messages = {user("hi"), own, tool_result()};
+  Json b = anthropic_request_body(r);
+  CHECK(b["thinking"]["type"] == "enabled");
+  const Json& content = b["messages"][1]["content"];
+  CHECK(content[0] == Json::parse(R"({"type":"thinking","thinking":"secret","signature":"SIG"})"));
+  CHECK(content[1] == Json::parse(R"({"type":"redacted_thinking","data":"DATA"})"));
+  CHECK(content[2]["type"] == "text");
+  // The same turn made by another model: its thinking is dropped and the loop goes without
+  // thinking (the API would refuse it otherwise).
+  own.model = "other";
+  r.messages = {user("hi"), own, tool_result()};
+  b = anthropic_request_body(r);
+  CHECK_FALSE(b.contains("thinking"));
+  CHECK(b["messages"][1]["content"][0]["type"] == "text");
+  // A prompt after a plain answer thinks again.
+  AgentMessage answer;
+  answer.role = Role::assistant;
+  answer.content.push_back(ContentBlock::make_text("ok"));
+  r.messages = {user("hi"), own, tool_result(), answer, user("next")};
+  CHECK(anthropic_request_body(r)["thinking"]["type"] == "enabled");
+  // An unsigned thinking block is never sent.
+  own.model = "m1";
+  own.content[0].signature.clear();
+  r.messages = {user("hi"), own, tool_result()};
+  b = anthropic_request_body(r);
+  CHECK(b["messages"][1]["content"][0]["type"] == "redacted_thinking");
+}
+
+TEST_CASE("Anthropic prompt caching: three breakpoints, 1-hour with long, none with none") {
+  LlmRequest r = request(false, ThinkingLevel::off);
+  for (const char* name : {"a", "b"}) {
+    rebound::session::ToolDefinition t;
+    t.name = name;
+    t.description = "a tool";
+    t.parameters = Json::object();
+    r.tools.push_back(t);
+  }
+  const Json b = anthropic_request_body(r, CacheRetention::short_term);
+  const Json marker{{"type", "ephemeral"}};
+  CHECK(b["system"] ==
+        Json::array({Json{{"type", "text"}, {"text", "be brief"}, {"cache_control", marker}}}));
+  CHECK_FALSE(b["tools"][0].contains("cache_control"));
+  CHECK(b["tools"][1]["cache_control"] == marker);
+  const Json& last = b["messages"].back()["content"].back();
+  CHECK(last["text"] == "and?");
+  CHECK(last["cache_control"] == marker);
+  std::size_t marks = 0;
+  const std::string text = b.dump();
+  for (std::size_t at = text.find("cache_control"); at != std::string::npos;
+       at = text.find("cache_control", at + 1))
+    ++marks;
+  CHECK(marks == 3);
+  const Json long_body = anthropic_request_body(r, CacheRetention::long_term);
+  CHECK(long_body["tools"][1]["cache_control"] == Json{{"type", "ephemeral"}, {"ttl", "1h"}});
+  CHECK(anthropic_request_body(r, CacheRetention::none).dump().find("cache_control") ==
+        std::string::npos);
 }
 
 TEST_CASE("HTTP errors keep the provider's message and the largest retry hint") {
@@ -184,7 +262,7 @@ TEST_CASE("an MCP tool's schema goes whole to both APIs, $defs and anyOf include
   mcp.external = true;
   r.tools.push_back(mcp);
   CHECK(openai_request_body(r)["tools"][0]["function"]["parameters"] == schema);
-  CHECK(anthropic_request_body(r)["tools"][0] ==
+  CHECK(anthropic_request_body(r, CacheRetention::none)["tools"][0] ==
         Json{{"name", "mcp__s__t"}, {"description", "From a server"}, {"input_schema", schema}});
 }
 
@@ -288,11 +366,13 @@ TEST_CASE("Responses request: another model's messages lose their reasoning and 
   r.model.provider = "codex";
   r.model.api = "openai-responses";
   // The assistant message came from another model: its thinking (even signed) is dropped, its
-  // text gets msg_<index>, its call id is kept to [A-Za-z0-9_-] with no item id.
+  // text gets msg_<index>, its call id (the part before `|`, which fits the API's 64
+  // characters) goes with no item id.
   r.messages[1].provider = "anthropic";
   r.messages[1].api = "anthropic-messages";
   r.messages[1].model = "claude";
-  r.messages[1].content[0].signature = R"({"type":"reasoning","id":"rs_x"})";
+  r.messages[1].content[0].signature =
+      R"({"type":"reasoning","id":"rs_x","encrypted_content":"E"})";
   r.messages[1].content[1].signature = R"({"v":1,"id":"msg_kept"})";
   r.messages[1].content[2].id = "toolu_01:weird.id|fc_9";
   r.messages[2].tool_call_id = "toolu_01:weird.id|fc_9";
@@ -305,9 +385,10 @@ TEST_CASE("Responses request: another model's messages lose their reasoning and 
   CHECK(in[2]["id"] == "msg_1");
   CHECK(in[2]["content"][0] ==
         Json::parse(R"({"type":"output_text","text":"looking","annotations":[]})"));
-  CHECK(in[3] == Json::parse(R"({"type":"function_call","call_id":"toolu_01weirdid","name":"bash",)"
-                             R"("arguments":"{\"command\":\"ls\"}"})"));
-  CHECK(in[4] == Json::parse(R"({"type":"function_call_output","call_id":"toolu_01weirdid",)"
+  CHECK(in[3] ==
+        Json::parse(R"({"type":"function_call","call_id":"toolu_01:weird.id","name":"bash",)"
+                    R"("arguments":"{\"command\":\"ls\"}"})"));
+  CHECK(in[4] == Json::parse(R"({"type":"function_call_output","call_id":"toolu_01:weird.id",)"
                              R"("output":"Tool bash not found"})"));
   CHECK(b["reasoning"] == Json::parse(R"({"effort":"high","summary":"auto"})"));
   // The same model: the reasoning item verbatim, the message's own id, the call's item id.
@@ -316,29 +397,57 @@ TEST_CASE("Responses request: another model's messages lose their reasoning and 
   r.messages[1].model = "m1";
   b = openai_responses_request_body(r);
   REQUIRE(b["input"].size() == 7);
-  CHECK(b["input"][2] == Json::parse(R"({"type":"reasoning","id":"rs_x"})"));
+  CHECK(b["input"][2] ==
+        Json::parse(R"({"type":"reasoning","id":"rs_x","encrypted_content":"E"})"));
   CHECK(b["input"][3]["id"] == "msg_kept");
   CHECK(b["input"][4]["id"] == "fc_9");
-  // An id longer than 64 characters is not sent back.
+  // An id longer than 64 characters, or not the API's own, is not sent back.
   r.messages[1].content[1].signature = R"({"v":1,"id":")" + std::string(65, 'a') + R"("})";
   CHECK(openai_responses_request_body(r)["input"][3]["id"] == "msg_1");
+  r.messages[1].content[1].signature = R"({"v":1,"id":"item_7"})";
+  CHECK(openai_responses_request_body(r)["input"][3]["id"] == "msg_1");
+  // A reasoning item without its encrypted_content is never sent (store:false: the API would
+  // answer 404), and neither is one with nothing after it.
+  r.messages[1].content[0].signature = R"({"type":"reasoning","id":"rs_x"})";
+  CHECK(openai_responses_request_body(r)["input"][2]["type"] == "message");
+  r.messages[1].content[0].signature =
+      R"({"type":"reasoning","id":"rs_x","encrypted_content":"E"})";
+  r.messages[1].content.resize(1);
+  r.messages.erase(r.messages.begin() + 2);  // the call's result went with the call
+  b = openai_responses_request_body(r);
+  for (const auto& item : b["input"])
+    CHECK(item.value("type", "") != "reasoning");
 }
 
 TEST_CASE("Responses request: thinking level off by model id, xhigh as high, no reasoning flag") {
+  // Amendments A19: one table by id; `include` on every request to a reasoning model.
+  const Json include = Json::array({"reasoning.encrypted_content"});
   LlmRequest r = request(true, ThinkingLevel::off);
   r.model.id = "gpt-5-codex";
   Json b = openai_responses_request_body(r);
   CHECK_FALSE(b.contains("reasoning"));
-  CHECK_FALSE(b.contains("include"));
+  CHECK(b["include"] == include);
   r.model.id = "o4-mini";
   b = openai_responses_request_body(r);
-  CHECK(b["reasoning"] == Json::parse(R"({"effort":"none"})"));
-  CHECK_FALSE(b.contains("include"));
+  CHECK_FALSE(b.contains("reasoning"));
+  CHECK(b["include"] == include);
+  r.model.id = "gpt-5.1-codex";
+  CHECK(openai_responses_request_body(r)["reasoning"] == Json::parse(R"({"effort":"none"})"));
+  r.model.id = "my-reasoner";  // off the table: section 5.1's `none`
+  CHECK(openai_responses_request_body(r)["reasoning"] == Json::parse(R"({"effort":"none"})"));
+  r.model.id = "o4-mini";
   r.thinking_level = ThinkingLevel::xhigh;
   CHECK(openai_responses_request_body(r)["reasoning"]["effort"] == "high");
+  r.thinking_level = ThinkingLevel::minimal;  // the next higher effort it takes
+  CHECK(openai_responses_request_body(r)["reasoning"]["effort"] == "low");
+  r.model.id = "gpt-5.1-codex";
+  CHECK(openai_responses_request_body(r)["reasoning"]["effort"] == "low");
+  r.model.id = "gpt-5-mini";
+  CHECK(openai_responses_request_body(r)["reasoning"]["effort"] == "minimal");
   r = request(false, ThinkingLevel::high);
   b = openai_responses_request_body(r);
   CHECK_FALSE(b.contains("reasoning"));
+  CHECK_FALSE(b.contains("include"));
   CHECK(b["input"][0]["role"] == "system");
   CHECK_FALSE(b.contains("prompt_cache_key"));  // no session id
   r.session_id = "sid-1";
@@ -355,7 +464,9 @@ TEST_CASE("Gemini request: contents in Gemini's roles, key order, tools, signatu
   a.model = "gemini-2.5-flash";
   a.content[0].signature = "c2lnMQ==";
   a.content[2].signature = "not base64!";
+  a.content.push_back(ContentBlock::make_tool_call("call_2", "read", Json::object()));
   AgentMessage second = tool_result();
+  second.tool_call_id = "call_2";
   second.tool_name = "read";
   second.is_error = false;
   r.messages.insert(r.messages.begin() + 3, second);  // two results in a row
@@ -392,7 +503,8 @@ TEST_CASE("Gemini request: contents in Gemini's roles, key order, tools, signatu
       c[1] ==
       Json::parse(
           R"({"role":"model","parts":[{"text":"secret","thought":true,"thoughtSignature":"c2lnMQ=="},
-          {"text":"looking"},{"functionCall":{"name":"bash","args":{"command":"ls"}}}]})"));
+          {"text":"looking"},{"functionCall":{"name":"bash","args":{"command":"ls"}}},
+          {"functionCall":{"name":"read","args":{}}}]})"));
   CHECK(c[2] == Json::parse(R"({"role":"user","parts":[
           {"functionResponse":{"name":"bash","response":{"error":"Tool bash not found"}}},
           {"functionResponse":{"name":"read","response":{"output":"Tool bash not found"}}}]})"));
@@ -404,9 +516,12 @@ TEST_CASE("Gemini request: contents in Gemini's roles, key order, tools, signatu
   b1.content[1].signature = "c2lnMg==";
   const Json foreign = gemini_request_body(r)["contents"][1];
   CHECK(foreign == Json::parse(R"({"role":"model","parts":[{"text":"looking"},
-          {"functionCall":{"name":"bash","args":{"command":"ls"}}}]})"));
+          {"functionCall":{"name":"bash","args":{"command":"ls"}}},
+          {"functionCall":{"name":"read","args":{}}}]})"));
+  // Left with no part, it is left out, and so are the results of its calls (no call is left
+  // for them to answer).
   b1.content = {ContentBlock::make_thinking("only thought")};
-  CHECK(gemini_request_body(r)["contents"].size() == 3);
+  CHECK(gemini_request_body(r)["contents"].size() == 2);
 }
 
 TEST_CASE("Gemini request: the thinking config by model id and level (providers.md 3.1, 5.1)") {

@@ -66,8 +66,15 @@ TEST_CASE("after an overload and a retry the file holds user, error, and the ans
   CHECK(resumed.stats().assistant_messages == 2);
   CHECK(resumed.session_file() == path);
   // Appending to a resumed file continues the chain from its leaf.
-  resumed.set_thinking_level(protocol::ThinkingLevel::high);  // clamped: no change, no entry
-  CHECK(testing::parse_jsonl(h.files.files.at(path)).size() == 6);
+  // Clamped to off on this model, but the chosen level changes: one entry (amendments A23),
+  // the child of the file's leaf.
+  resumed.set_thinking_level(protocol::ThinkingLevel::high);
+  CHECK(resumed.state().thinking_level == protocol::ThinkingLevel::off);
+  const auto after = testing::parse_jsonl(h.files.files.at(path));
+  REQUIRE(after.size() == 7);
+  CHECK(after[6]["type"] == "thinking_level_change");
+  CHECK(after[6]["thinkingLevel"] == "high");
+  CHECK(after[6]["parentId"] == lines[5]["id"]);
 }
 
 TEST_CASE("a model change is appended as an entry, the file starts only with an answer") {

@@ -181,6 +181,42 @@ TEST_CASE("OpenAI: an error object inside a 200 stream, and malformed data") {
   CHECK(bad.kinds[0].rfind("error:connection error: malformed event in the stream", 0) == 0);
 }
 
+TEST_CASE("Anthropic: signature deltas append, a redacted block keeps its data (A21)") {
+  auto event = [](const std::string& type, const std::string& data) {
+    return "event: " + type + "\ndata: " + data + "\n\n";
+  };
+  const std::string stream =
+      event("message_start", R"({"type":"message_start","message":{"usage":{"input_tokens":5}}})") +
+      event(
+          "content_block_start",
+          R"({"type":"content_block_start","index":0,"content_block":{"type":"thinking","thinking":""}})") +
+      event(
+          "content_block_delta",
+          R"({"type":"content_block_delta","index":0,"delta":{"type":"thinking_delta","thinking":"a"}})") +
+      event(
+          "content_block_delta",
+          R"({"type":"content_block_delta","index":0,"delta":{"type":"signature_delta","signature":"AB"}})") +
+      event(
+          "content_block_delta",
+          R"({"type":"content_block_delta","index":0,"delta":{"type":"signature_delta","signature":"CD"}})") +
+      event("content_block_stop", R"({"type":"content_block_stop","index":0})") +
+      event(
+          "content_block_start",
+          R"({"type":"content_block_start","index":1,"content_block":{"type":"redacted_thinking","data":"XYZ"}})") +
+      event("content_block_stop", R"({"type":"content_block_stop","index":1})") +
+      event("message_delta", R"({"type":"message_delta","delta":{"stop_reason":"end_turn"}})") +
+      event("message_stop", R"({"type":"message_stop"})");
+  const auto d = decode<AnthropicStreamDecoder>(stream);
+  CHECK(d.kinds == std::vector<std::string>{"usage:5/0/0", "thinking_start", "thinking_delta:a",
+                                            "thinking_end|ABCD", "thinking_start",
+                                            "thinking_delta:[Reasoning redacted]",
+                                            "thinking_end|XYZ", "done:stop"});
+  std::vector<bool> redacted;
+  for (const auto& e : d.events)
+    if (e.kind == StreamEvent::Kind::thinking_end) redacted.push_back(e.redacted);
+  CHECK(redacted == std::vector<bool>{false, true});
+}
+
 TEST_CASE("Anthropic: thinking, text, tool use, usage and stop reason") {
   const std::string stream =
       "event: message_start\ndata: {\"type\":\"message_start\",\"message\":{\"usage\":"
@@ -210,7 +246,7 @@ TEST_CASE("Anthropic: thinking, text, tool use, usage and stop reason") {
       "event: message_stop\ndata: {\"type\":\"message_stop\"}\n\n";
   const auto d = decode<AnthropicStreamDecoder>(stream);
   CHECK(d.kinds == std::vector<std::string>{
-                       "usage:50/1/10", "thinking_start", "thinking_delta:hmm", "thinking_end",
+                       "usage:50/1/10", "thinking_start", "thinking_delta:hmm", "thinking_end|sig",
                        "text_start", "text_delta:Hi", "text_end", "toolcall_start:toolu_1:bash",
                        "toolcall_delta:{\"command\": \"ls\"}", "toolcall_end:{\"command\":\"ls\"}",
                        "usage:50/30/10", "done:toolUse"});
