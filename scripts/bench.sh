@@ -11,7 +11,7 @@ if ! command -v rg >/dev/null 2>&1; then
 fi
 build="$root/build-bench"
 cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DREBOUND_BENCH=ON >/dev/null
-cmake --build "$build" --target bench_lifecycle bench_retry bench_stream bench_tools bench_load bench_hooks
+cmake --build "$build" --target bench_lifecycle bench_retry bench_stream bench_tools bench_load bench_hooks bench_cache
 # Five runs each; docs/benchmarks.md gives the median of the five run medians.
 for run in 1 2 3 4 5; do
   echo "--- run $run" >&2
@@ -36,3 +36,6 @@ if [ ! -f "$pi_cli" ]; then
   (cd "$pi_dir" && npm install --no-audit --no-fund @mariozechner/pi-coding-agent@0.73.1 >&2)
 fi
 python3 "$root/bench/session_tree_bench.py" "$build/server/rebound" "$pi_cli"
+# A 30-turn tool session's input cost on Claude with and without prompt caching, beside pi, on
+# the strict fake (providers.md section 7.3).
+"$build/bench/bench_cache" 30 "$pi_cli"
