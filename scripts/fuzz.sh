@@ -9,7 +9,7 @@ bash "$root/scripts/deps.sh"
 seconds=${1:-60}
 shift || true
 targets=("$@")
-[ ${#targets[@]} -gt 0 ] || targets=(protocol json_fast sse retry_text script session_file walker regex edit acp mcp hooks extension prompts policy json_schema responses gemini json_template)
+[ ${#targets[@]} -gt 0 ] || targets=(protocol json_fast sse retry_text script session_file walker regex edit acp mcp hooks extension prompts policy json_schema responses gemini json_template anthropic request)
 build="$root/build-fuzz"
 CC=clang CXX=clang++ cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
   -DREBOUND_FUZZ=ON -DREBOUND_TESTS=OFF >/dev/null

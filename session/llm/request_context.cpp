@@ -1,6 +1,8 @@
 #include "session/llm/request_context.h"
 
+#include <algorithm>
 #include <cstdint>
+#include <map>
 #include <set>
 
 namespace rebound::session::llm {
@@ -62,31 +64,43 @@ bool has_images(const AgentMessage& message) {
 std::vector<AgentMessage> sendable_context(const std::vector<AgentMessage>& context) {
   std::vector<AgentMessage> out;
   out.reserve(context.size());
-  // The calls of the last assistant message that no result has answered yet, in call order.
-  std::vector<const ContentBlock*> open;
+  // The calls of the last assistant message that no result has answered yet, in call order,
+  // as sent: a call whose id an earlier call of the same message has is sent as `<id>#<n>`, and
+  // the nth result with that id answers it (a provider may repeat an id; every API refuses that).
+  struct Open {
+    std::string original, sent, name;
+  };
+  std::vector<Open> open;
   std::int64_t last_time = 0;
   auto close_open = [&] {
-    for (const ContentBlock* call : open)
-      out.push_back(no_result(*call, last_time));
+    for (const Open& call : open) {
+      ContentBlock b = ContentBlock::make_tool_call(call.sent, call.name, protocol::Json::object());
+      out.push_back(no_result(b, last_time));
+    }
     open.clear();
   };
-  std::set<std::string> answerable;  // ids of the open calls
   for (const AgentMessage& m : context) {
     if (m.failed()) continue;
     if (m.role == Role::tool_result) {
-      if (!answerable.erase(m.tool_call_id)) continue;  // answers no call: left out
-      std::erase_if(open, [&](const ContentBlock* c) { return c->id == m.tool_call_id; });
+      const auto it = std::find_if(open.begin(), open.end(),
+                                   [&](const Open& c) { return c.original == m.tool_call_id; });
+      if (it == open.end()) continue;  // answers no open call: left out
       out.push_back(m);
+      out.back().tool_call_id = it->sent;
+      open.erase(it);
       continue;
     }
     close_open();
-    answerable.clear();
     out.push_back(m);
     last_time = m.timestamp;
     if (!m.is_assistant()) continue;
-    for (const ContentBlock& b : m.content) {
-      if (b.kind != ContentBlock::Kind::tool_call || !answerable.insert(b.id).second) continue;
-      open.push_back(&b);
+    std::map<std::string, int> seen;
+    for (ContentBlock& b : out.back().content) {
+      if (b.kind != ContentBlock::Kind::tool_call) continue;
+      const int n = ++seen[b.id];
+      Open call{b.id, n == 1 ? b.id : b.id + "#" + std::to_string(n), b.name};
+      b.id = call.sent;
+      open.push_back(std::move(call));
     }
   }
   close_open();

@@ -9,7 +9,8 @@
 #include <string>
 #include <vector>
 
-#include "tests/support/strict_llm.h"
+#include "tests/support/fake_llm_server.h"
+#include "tests/support/strict_rules.h"
 
 using namespace rebound::testing;
 using rebound::protocol::Json;
@@ -56,7 +57,7 @@ TEST_CASE("strict fake: Anthropic Messages: each rule refuses what the API refus
   Issued issued;
   const std::string sig = issued.make("claude-sonnet-4-5");
   const ReceivedRequest request = anthropic_request();
-  REQUIRE_FALSE(check_anthropic(request, anthropic_ok(sig), issued));
+  REQUIRE_FALSE(check_anthropic(request.headers, anthropic_ok(sig), issued));
   const std::vector<Violation> violations{
       {"max_tokens required", [](Json& b) { b.erase("max_tokens"); }, 400, "max_tokens"},
       {"tool name pattern", [](Json& b) { b["tools"][0]["name"] = "get weather"; }, 400,
@@ -122,7 +123,7 @@ TEST_CASE("strict fake: Anthropic Messages: each rule refuses what the API refus
     CAPTURE(v.rule);
     Json body = anthropic_ok(sig);
     v.apply(body);
-    const auto refusal = check_anthropic(request, body, issued);
+    const auto refusal = check_anthropic(request.headers, body, issued);
     REQUIRE(refusal);
     CHECK(refusal->status == v.status);
     const Json error = Json::parse(refusal->body);
@@ -135,17 +136,17 @@ TEST_CASE("strict fake: Anthropic Messages: each rule refuses what the API refus
   Json off = anthropic_ok(sig);
   off.erase("thinking");
   off["messages"][1]["content"].erase(0);
-  CHECK_FALSE(check_anthropic(request, off, issued));
+  CHECK_FALSE(check_anthropic(request.headers, off, issued));
   Json redacted = anthropic_ok(sig);
   redacted["messages"][1]["content"][0] = Json{{"type", "redacted_thinking"}, {"data", sig}};
-  CHECK_FALSE(check_anthropic(request, redacted, issued));
+  CHECK_FALSE(check_anthropic(request.headers, redacted, issued));
   // The signature is bound to the model that made it.
   Json other = anthropic_ok(sig);
   other["model"] = "claude-haiku-4-5";
-  CHECK(check_anthropic(request, other, issued));
+  CHECK(check_anthropic(request.headers, other, issued));
   ReceivedRequest no_version = request;
   no_version.headers.erase("anthropic-version");
-  CHECK(check_anthropic(no_version, anthropic_ok(sig), issued));
+  CHECK(check_anthropic(no_version.headers, anthropic_ok(sig), issued));
 }
 
 TEST_CASE("strict fake: Anthropic prompt caching: reads at breakpoints within 20 blocks") {

@@ -82,6 +82,18 @@ TEST_CASE("sendable context: unanswered calls get No result provided, orphan res
         V{"user", "assistant", "result:c2", "result:c1"});
 }
 
+TEST_CASE("sendable context: a call id repeated in one turn is sent apart, answered in order") {
+  // A provider that repeats an id: the second call and the second result with it go as `c1#2`
+  // (found by fuzz_request: the APIs refuse two calls with one id).
+  const auto sent =
+      sendable_context({user("a"), calls({"c1", "c1", "c2"}), result("c1"), result("c1")});
+  CHECK(shape(sent) == std::vector<std::string>{"user", "assistant", "result:c1", "result:c1#2",
+                                                "result:c2:No result provided"});
+  CHECK(sent[1].content[0].id == "c1");
+  CHECK(sent[1].content[1].id == "c1#2");
+  CHECK(sent[1].content[2].id == "c2");
+}
+
 TEST_CASE("tool-call ids: kept when the API takes them, else a prefix and FNV-1a hash (A20)") {
   CHECK(mapped_tool_id("toolu_01A-b", kAnthropicIds) == "toolu_01A-b");
   CHECK(mapped_tool_id("call_abc", kChatCompletionsIds) == "call_abc");

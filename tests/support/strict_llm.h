@@ -20,51 +20,9 @@
 
 #include "protocol/json.h"
 #include "tests/support/fake_llm_server.h"
+#include "tests/support/strict_rules.h"
 
 namespace rebound::testing {
-
-/// A request refused as the real API refuses it.
-struct Refusal {
-  int status = 400;
-  std::string body;  // the API's own error body
-  std::string message;
-};
-
-/// The opaque tokens the fake hands out (thinking signatures, encrypted reasoning, thought
-/// signatures), each bound to the model that "made" it: a real service verifies them and
-/// refuses one it did not issue to that model.
-class Issued {
- public:
-  std::string make(const std::string& model);
-  bool valid(const std::string& model, const std::string& token) const;
-
- private:
-  std::set<std::pair<std::string, std::string>> tokens_;
-  int next_ = 0;
-};
-
-// The rules of each API. The Anthropic and Gemini checks need the tokens issued so far.
-std::optional<Refusal> check_anthropic(const ReceivedRequest& request, const protocol::Json& body,
-                                       const Issued& issued);
-std::optional<Refusal> check_chat(const protocol::Json& body);
-std::optional<Refusal> check_responses(const protocol::Json& body, const Issued& issued);
-std::optional<Refusal> check_gemini(const std::string& model, const protocol::Json& body,
-                                    const Issued& issued);
-
-/// Anthropic's prompt cache as the documentation describes it: prefixes written at the
-/// `cache_control` breakpoints, a hit looked up at the block boundaries up to 20 blocks before
-/// each breakpoint, nothing cached below the model's minimum of 1024 tokens. Tokens are
-/// estimated as a quarter of each block's JSON bytes.
-class AnthropicCache {
- public:
-  struct Usage {
-    std::int64_t input = 0, cache_read = 0, cache_write = 0;
-  };
-  Usage account(const protocol::Json& body);
-
- private:
-  std::set<std::string> cached_;  // model + hash of a prefix
-};
 
 struct StrictCall {
   std::string name;
