@@ -59,7 +59,8 @@ std::string function_item_id(const std::string& block_id) {
   return id.starts_with("fc") && id.size() <= kMaxItemId ? id : std::string();
 }
 
-Json user_item(const AgentMessage& m) {
+// A message's text and images as input parts (a user message, a tool result's output).
+Json input_parts(const AgentMessage& m) {
   Json parts = Json::array();
   for (const auto& b : m.content) {
     if (b.kind == ContentBlock::Kind::text) {
@@ -70,7 +71,11 @@ Json user_item(const AgentMessage& m) {
                            {"image_url", "data:" + b.mime_type + ";base64," + b.text}});
     }
   }
-  return Json{{"role", "user"}, {"content", std::move(parts)}};
+  return parts;
+}
+
+Json user_item(const AgentMessage& m) {
+  return Json{{"role", "user"}, {"content", input_parts(m)}};
 }
 
 Json user_text_item(const std::string& text) {
@@ -117,17 +122,7 @@ void assistant_items(const AgentMessage& m, std::size_t index, bool same_model,
 // (providers.md section 7.4).
 Json result_output(const AgentMessage& m, bool images) {
   if (!images || !has_images(m)) return joined_text(m);
-  Json parts = Json::array();
-  for (const auto& b : m.content) {
-    if (b.kind == ContentBlock::Kind::text) {
-      parts.push_back(Json{{"type", "input_text"}, {"text", b.text}});
-    } else if (b.kind == ContentBlock::Kind::image) {
-      parts.push_back(Json{{"type", "input_image"},
-                           {"detail", "auto"},
-                           {"image_url", "data:" + b.mime_type + ";base64," + b.text}});
-    }
-  }
-  return parts;
+  return input_parts(m);
 }
 
 }  // namespace

@@ -132,6 +132,18 @@ struct Fidelity {
   int n = 0;
 };
 
+/// A prompt whose answer runs a long bash command, aborted while it runs.
+void abort_during_tool_call(Fidelity& f) {
+  StrictTurn slow;
+  slow.text = "";
+  slow.calls = {{"bash", Json{{"command", "sleep 10"}}}};
+  f.llm.push(slow);
+  f.r.send(Json{{"id", "p0"}, {"type", "prompt"}, {"message", "run it"}});
+  f.r.read_until([](const Json& j) { return j["type"] == "tool_execution_start"; }, 20000ms);
+  f.r.send(Json{{"id", "a0"}, {"type", "abort"}});
+  f.r.read_until([](const Json& j) { return j["type"] == "agent_end"; }, 20000ms);
+}
+
 StrictTurn read_call(const std::string& path = "notes.txt") {
   StrictTurn t;
   t.text = "";
@@ -302,14 +314,7 @@ TEST_CASE(
   Options o;
   o.thinking = "high";
   Fidelity f(o);
-  StrictTurn slow;
-  slow.text = "";
-  slow.calls = {{"bash", Json{{"command", "sleep 10"}}}};
-  f.llm.push(slow);
-  f.r.send(Json{{"id", "p0"}, {"type", "prompt"}, {"message", "run it"}});
-  f.r.read_until([](const Json& j) { return j["type"] == "tool_execution_start"; }, 20000ms);
-  f.r.send(Json{{"id", "a0"}, {"type", "abort"}});
-  f.r.read_until([](const Json& j) { return j["type"] == "agent_end"; }, 20000ms);
+  abort_during_tool_call(f);
   f.llm.push(read_call());
   StrictTurn overloaded;
   overloaded.fault = StrictTurn::Fault::overloaded;
@@ -333,14 +338,7 @@ TEST_CASE(
   // prompt after it; it goes without thinking instead, and the prompt after that thinks again.
   Options o;
   Fidelity f(o);
-  StrictTurn slow;
-  slow.text = "";
-  slow.calls = {{"bash", Json{{"command", "sleep 10"}}}};
-  f.llm.push(slow);
-  f.r.send(Json{{"id", "p0"}, {"type", "prompt"}, {"message", "run it"}});
-  f.r.read_until([](const Json& j) { return j["type"] == "tool_execution_start"; }, 20000ms);
-  f.r.send(Json{{"id", "a0"}, {"type", "abort"}});
-  f.r.read_until([](const Json& j) { return j["type"] == "agent_end"; }, 20000ms);
+  abort_during_tool_call(f);
   f.command(Json{{"type", "set_thinking_level"}, {"level", "high"}});
   f.llm.push(answer("first"));
   CHECK(outcome(f.prompt("go on")) == "first");

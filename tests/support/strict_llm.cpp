@@ -11,9 +11,7 @@ using protocol::Json;
 namespace {
 
 std::string str(const Json& j, const char* key) {
-  if (!j.is_object()) return {};
-  const auto it = j.find(key);
-  return it != j.end() && it->is_string() ? it->get<std::string>() : std::string();
+  return json_string(j, key);
 }
 
 bool is_digit(char c) {

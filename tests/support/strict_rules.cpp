@@ -34,9 +34,7 @@ std::string base64(const std::string& in) {
 }
 
 std::string str(const Json& j, const char* key) {
-  if (!j.is_object()) return {};
-  const auto it = j.find(key);
-  return it != j.end() && it->is_string() ? it->get<std::string>() : std::string();
+  return json_string(j, key);
 }
 
 bool is_digit(char c) {
@@ -141,6 +139,12 @@ std::optional<Refusal> check_cache_control(const Json& body) {
 }
 
 }  // namespace
+
+std::string json_string(const Json& object, const char* key) {
+  if (!object.is_object()) return {};
+  const auto it = object.find(key);
+  return it != object.end() && it->is_string() ? it->get<std::string>() : std::string();
+}
 
 std::string Issued::make(const std::string& model) {
   const std::string token = base64("strict-fake/" + model + "/" + std::to_string(++next_) + "/");

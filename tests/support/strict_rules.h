@@ -60,6 +60,9 @@ class AnthropicCache {
   std::set<std::string> cached_;  // model + hash of a prefix
 };
 
+/// A string member of a JSON object, or "" (not an object, absent, not a string).
+std::string json_string(const protocol::Json& object, const char* key);
+
 /// The APIs' error bodies: Anthropic's {"type":"error","error":{type,message}}, OpenAI's
 /// {"error":{message,type,param,code}}, Google's {"error":{code,message,status}}.
 Refusal anthropic_error(int status, const std::string& type, const std::string& message);
