@@ -118,6 +118,19 @@ TEST_CASE("strict fake: Anthropic Messages: each rule refuses what the API refus
        400, "media_type"},
       {"unknown role", [](Json& b) { b["messages"][0]["role"] = "system"; }, 400,
        "Input should be 'user' or 'assistant'"},
+      {"two tools of one name", [](Json& b) { b["tools"].push_back(b["tools"][0]); }, 400,
+       "Tool names must be unique."},
+      {"tool_use in a user message",
+       [](Json& b) {
+         b["messages"][0]["content"] = Json::array(
+             {Json{{"type", "tool_use"}, {"id", "toolu_9"}, {"name", "f"}, {"input", {}}}});
+       },
+       400, "tool_use blocks are only allowed in assistant messages"},
+      {"an unknown block type",
+       [](Json& b) {
+         b["messages"][0]["content"] = Json::array({Json{{"type", "document_x"}}});
+       },
+       400, "does not match any of the expected tags"},
   };
   for (const auto& v : violations) {
     CAPTURE(v.rule);
@@ -226,6 +239,10 @@ TEST_CASE("strict fake: OpenAI Chat Completions: each rule refuses what the API 
          b["reasoning_effort"] = "minimal";
        },
        400, "does not support 'minimal'"},
+      {"unknown role", [](Json& b) { b["messages"][1]["role"] = "model"; }, 400,
+       "Invalid value: 'model'"},
+      {"prompt_cache_key not a string", [](Json& b) { b["prompt_cache_key"] = 5; }, 400,
+       "Invalid type for 'prompt_cache_key'"},
   };
   for (const auto& v : violations) {
     CAPTURE(v.rule);
@@ -331,6 +348,11 @@ TEST_CASE("strict fake: Gemini: each rule refuses what the API refuses") {
        "Please use a valid role: user, model."},
       {"empty parts", [](Json& b) { b["contents"][0]["parts"] = Json::array(); }, 400,
        "must not be empty"},
+      {"a function call in a user turn",
+       [](Json& b) {
+         b["contents"][0]["parts"] = Json::array({Json{{"functionCall", {{"name", "f"}}}}});
+       },
+       400, "function call turn comes immediately after a user turn"},
   };
   for (const auto& v : violations) {
     CAPTURE(v.rule);
