@@ -271,6 +271,9 @@ std::unique_ptr<session::ToolCall> BashTool::start(const Json& args,
   std::string why;
   call->watch = spawner_.start({shell, "-c", command}, context.cwd, forward_to(call), why);
   if (!call->watch) {
+    // The completion went into the call: it comes back for the failure's result (calling the
+    // moved-from one threw bad_function_call out of the event loop and ended the server).
+    done = std::move(call->done);
     call->done = nullptr;
     call->progress = nullptr;  // its queued empty update is not sent
     call->finished = true;

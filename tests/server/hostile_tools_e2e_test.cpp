@@ -416,3 +416,52 @@ TEST_CASE("a loaded session holds its conversation once: resident memory near th
     CHECK(peak_kib < file_kib * 7 / 2);
   }
 }
+
+TEST_CASE("bash that cannot start its process ends the call with an error, not the server") {
+  // Issue 50: a command over the kernel's 128 KiB argument limit, or a long shellCommandPrefix,
+  // makes the shell's exec fail; the call's completion had been moved into the call that never
+  // started, and calling the moved-from one ended the server (bad_function_call, exit 1).
+  const std::string huge(200 * 1024, 'x');
+  SUBCASE("rpc: a 200 KiB command, then the run goes on and the server answers") {
+    ReboundProcess r =
+        tool_server(script_of(Json::array({call("bash", {{"command", "echo " + huge}}),
+                                           call("bash", {{"command", "echo fine"}})})),
+                    {}, kAllTools);
+    r.send(prompt());
+    const auto events = r.read_until_type("agent_end", 30000ms);
+    const Json failed = end_of(events, "call_1");
+    CHECK(failed["isError"] == true);
+    CHECK(text_of(failed["result"]).find("Cannot run") != std::string::npos);
+    CHECK(text_of(end_of(events, "call_2")["result"]).find("fine") != std::string::npos);
+    CHECK(still_answers(r));
+  }
+  SUBCASE("rpc: a shellCommandPrefix over the limit fails every call the same way") {
+    ReboundProcess r = tool_server(script_of(Json::array({call("bash", {{"command", "true"}})})),
+                                   {}, kAllTools, Json{{"shellCommandPrefix", huge}}.dump());
+    r.send(prompt());
+    const auto events = r.read_until_type("agent_end", 30000ms);
+    CHECK(end_of(events, "call_1")["isError"] == true);
+    CHECK(still_answers(r));
+  }
+  SUBCASE("one-shot: the call fails, the answer comes, the result line is written, exit 0") {
+    ReboundProcess r(
+        testing::scripted_args(
+            {"--no-session", "-p", "go", "--output-format", "json", "--tools", "bash"}),
+        [] {
+          testing::SubprocessOptions o;
+          o.cwd = "@DIR@/work";
+          o.stdin_file = "/dev/null";
+          return o;
+        }(),
+        {{"agent/settings.json", "{}"},
+         {"script.json", script_of(Json::array({call("bash", {{"command", "echo " + huge}})}))},
+         {"work/.keep", ""}});
+    r.expect_any_exit();
+    const auto lines = r.proc().read_all_lines(30000ms);
+    REQUIRE(!lines.empty());
+    const Json result = Json::parse(lines.back());
+    CHECK(result["type"] == "result");
+    CHECK(result["result"] == "done");
+    CHECK(r.proc().wait(10000ms) == 0);
+  }
+}
