@@ -334,6 +334,9 @@ void AnthropicStreamDecoder::on_event(const SseEvent& sse, const Emit& emit) {
       open(Block::tool, emit, get_string(block, "id"), get_string(block, "name"));
     }
   } else if (type == "content_block_delta") {
+    // A redacted block has no deltas: anything sent for it would change its placeholder text or
+    // the data that goes back (found by fuzz_anthropic).
+    if (redacted_) return;
     const Json& d = get_object(*j, "delta");
     const std::string kind = get_string(d, "type");
     if (kind == "text_delta") delta(get_string(d, "text"), emit);

@@ -203,6 +203,13 @@ TEST_CASE("Anthropic: signature deltas append, a redacted block keeps its data (
       event(
           "content_block_start",
           R"({"type":"content_block_start","index":1,"content_block":{"type":"redacted_thinking","data":"XYZ"}})") +
+      // Deltas sent for a redacted block change neither its text nor its data.
+      event(
+          "content_block_delta",
+          R"({"type":"content_block_delta","index":1,"delta":{"type":"thinking_delta","thinking":"x"}})") +
+      event(
+          "content_block_delta",
+          R"({"type":"content_block_delta","index":1,"delta":{"type":"signature_delta","signature":"Q"}})") +
       event("content_block_stop", R"({"type":"content_block_stop","index":1})") +
       event("message_delta", R"({"type":"message_delta","delta":{"stop_reason":"end_turn"}})") +
       event("message_stop", R"({"type":"message_stop"})");
