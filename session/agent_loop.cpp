@@ -1,6 +1,7 @@
 // AgentSession: the agent loop of runtime.md section 1 (runs, turns, streaming) and the tool
 // batch of tools.md section 6 (calls started in order, run concurrently, results in order).
 
+#include <algorithm>
 #include <nlohmann/json.hpp>
 #include <utility>
 
@@ -148,8 +149,16 @@ std::vector<ToolDefinition> AgentSession::offered_tools(
   if (out.size() > kMaxOfferedTools) out.resize(kMaxOfferedTools);
   if (!deps_.dynamic_tools) return out;
   auto extra = deps_.dynamic_tools->offered(kMaxOfferedTools - out.size());
-  for (const auto& tool : extra)
-    out.push_back(tool->definition());
+  // A name is offered once: every API refuses two tools of one name (issue 50: an extension's
+  // tool named like the one-shot structured_output tool). The first holds it, as a call finds
+  // it (find_offered: the registry, then the dynamic tools in order).
+  std::erase_if(extra, [&](const std::shared_ptr<Tool>& tool) {
+    const std::string& name = tool->definition().name;
+    const bool taken = std::any_of(out.begin(), out.end(),
+                                   [&](const ToolDefinition& d) { return d.name == name; });
+    if (!taken) out.push_back(tool->definition());
+    return taken;
+  });
   if (dynamic) *dynamic = std::move(extra);
   return out;
 }

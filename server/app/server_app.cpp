@@ -212,6 +212,12 @@ int run_server(const CliOptions& options) {
     spdlog::error("unknown mode '{}'", options.mode);
     return 1;
   }
+  // oneshot.md section 2: no PROMPT while stdin is a terminal is a bad command line: exit 2, the
+  // reason on stderr, nothing on stdout (issue 50: a result line was written too).
+  if (options.mode == "print" && !options.prompt && ::isatty(STDIN_FILENO) == 1) {
+    std::fputs("rebound: No prompt: give PROMPT or pipe text on stdin\n", stderr);
+    return 2;
+  }
   const fs::path agent_dir = resolve_agent_dir(options);
   std::error_code ec;
   const fs::path cwd = fs::absolute(fs::current_path(ec), ec);

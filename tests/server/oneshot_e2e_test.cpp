@@ -3,6 +3,10 @@
 // chain that gives up, the turn limit, the deadline and a signal (the result always written),
 // the heartbeat, refused calls (exit 9), and the bad command lines (exit 2, nothing on stdout).
 
+#include <fcntl.h>
+#include <stdlib.h>
+#include <unistd.h>
+
 #include <doctest/doctest.h>
 #include <signal.h>
 
@@ -141,6 +145,31 @@ TEST_CASE("one-shot: the prompt is PROMPT, a LF and stdin, or stdin alone, and n
   CHECK(result["terminal_reason"] == "invalid_input");
   CHECK(result["errors"] == Json::array({"No prompt: give PROMPT or pipe text on stdin"}));
   CHECK(run.exit_code() == 2);
+}
+
+TEST_CASE("one-shot: no prompt and a terminal on stdin is a bad command line, nothing on stdout") {
+  // oneshot.md section 2 (issue 50: the run also wrote a result line).
+  const int master = ::posix_openpt(O_RDWR | O_NOCTTY);
+  REQUIRE(master >= 0);
+  REQUIRE(::grantpt(master) == 0);
+  REQUIRE(::unlockpt(master) == 0);
+  const std::string terminal = ::ptsname(master);
+  for (const char* format : {"text", "json", "stream-json"}) {
+    CAPTURE(format);
+    SubprocessOptions o;
+    o.cwd = "@DIR@/work";
+    o.stdin_file = terminal;
+    ReboundProcess r(scripted_args({"--no-session", "-p", "--output-format", format}), o,
+                     {{"agent/settings.json", "{}"},
+                      {"script.json", R"([{"text":"never"}])"},
+                      {"work/.keep", ""}});
+    r.expect_any_exit();
+    CHECK(r.proc().read_all_lines(10000ms).empty());
+    CHECK(r.proc().wait(10000ms) == 2);
+    CHECK(r.proc().stderr_text().find("rebound: No prompt: give PROMPT or pipe text on stdin") !=
+          std::string::npos);
+  }
+  ::close(master);
 }
 
 TEST_CASE("one-shot: exit 3 for a refused request, 4 when the retries give up, 6 for an overflow") {

@@ -247,3 +247,21 @@ TEST_CASE(
   CHECK(end["messages"].back()["stopReason"] == "aborted");
   CHECK(end["messages"].back()["errorMessage"] == "Request was aborted");
 }
+
+TEST_CASE("dynamic tools: a name already offered is offered once, the first holding it") {
+  // Issue 50: every API refuses two tools of one name (an extension's tool named like the
+  // one-shot structured_output tool, or like a built-in one).
+  DynamicHarness d(R"([{"toolCalls":[{"name":"read","arguments":{}}]},{"text":"done"}])");
+  auto again = std::make_shared<testing::FakeTool>("read", d.h.scheduler);
+  auto twice = std::make_shared<testing::FakeTool>("mcp__srv__t", d.h.scheduler);
+  d.dynamic.tools.push_back(again);
+  d.dynamic.tools.push_back(twice);
+  d.dynamic.settle();
+  REQUIRE(d.session->prompt({"go", {}}, std::nullopt, [] {}, {}));
+  d.h.scheduler.run_ready();
+  REQUIRE(d.h.requests.size() == 1);
+  CHECK(d.h.requests[0]["tools"] == Json::parse(R"(["read","mcp__srv__t"])"));
+  CHECK(d.session->tool_definitions().size() == 2);
+  // The call goes to the tool that holds the name: the built-in one.
+  CHECK(again->calls.empty());
+}
