@@ -150,6 +150,7 @@ void AgentSession::submit(UserInput input, SubmitKind kind,
                           std::optional<protocol::StreamingBehavior> behavior,
                           std::function<void(Status)> answered, Completion done) {
   Submission submission{std::move(input), kind, behavior, std::move(answered), std::move(done)};
+  submission.typed = submission.input.text;
   if (!commands_) {
     expand_prompt(submission.input);
     return queue_submission(std::move(submission));
@@ -207,8 +208,10 @@ void AgentSession::judge_submissions() {
       submission_starts_run_ = !run_ && !waiting && queued_count() == 0;
       const std::uint64_t generation = ++submission_generation_;
       const UserInput& input = submissions_.front().input;
+      const Submission& front = submissions_.front();
       submission_wait_ = run_hooks_->prompt_submitted(
-          input.text, input.prompt_id, [this, alive, generation](PromptVerdict verdict) {
+          front.typed.empty() ? input.text : front.typed, input.prompt_id,
+          [this, alive, generation](PromptVerdict verdict) {
             if (!alive.expired()) submission_judged(generation, std::move(verdict));
           });
       if (submission_wait_) return;

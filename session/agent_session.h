@@ -352,6 +352,9 @@ class AgentSession {
     std::optional<protocol::StreamingBehavior> behavior;
     std::function<void(Status)> answered;
     Completion done = {};
+    /// The text as submitted, before template and skill expansion: what UserPromptSubmit
+    /// hooks are shown (extensions.md section 3.4).
+    std::string typed = {};
   };
   void queue_submission(Submission s);
   void judge_submissions();

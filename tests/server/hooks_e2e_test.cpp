@@ -1055,3 +1055,23 @@ TEST_CASE("Notification: idle_prompt once the session has been idle for idleNoti
   in = lines_of(log, 2);
   CHECK(in.size() == 2);
 }
+
+TEST_CASE("UserPromptSubmit: the hook sees the text as typed, the model its template's expansion") {
+  // extensions.md section 3.4 (issue 50: the hook got the expansion).
+  testing::TempDir logs;
+  const std::string log = (logs.path() / "prompt.log").string();
+  const std::string settings = R"j({"hooks":{"UserPromptSubmit":[{"hooks":[{"type":"command",)j"
+                               R"j("command":)j" +
+                               Json("cat >> " + log).dump() + "}]}]}}";
+  ReboundProcess r(testing::scripted_args({"--no-session"}), {},
+                   {{"agent/settings.json", settings},
+                    {"agent/prompts/greet.md", "Hello $1, welcome."},
+                    {"script.json", Json::array({Json{{"text", "ok"}}}).dump()}});
+  r.send(Json{{"id", "p"}, {"type", "prompt"}, {"message", "/greet bob"}});
+  r.read_until_type("agent_end", 20000ms);
+  const auto in = lines_of(log, 1);
+  REQUIRE(in.size() == 1);
+  CHECK(in[0]["prompt"] == "/greet bob");
+  const Json sent = r.jsonl("script-log.jsonl")[0]["messages"];
+  CHECK(sent[0]["content"][0]["text"] == "Hello bob, welcome.");
+}
