@@ -134,8 +134,8 @@ int main(int argc, char** argv) {
   report("rebound, short (default)", short_term, 3.75, baseline);
   report("rebound, long", long_term, 6.0, baseline);
   if (!pi.empty()) {
-    const std::vector<std::string> pi_argv{"/usr/bin/env", "node", pi, "--mode", "rpc",
-                                           "--no-session"};
+    const std::vector<std::string> pi_argv{"/usr/bin/env", "node", pi,
+                                           "--mode",       "rpc",  "--no-session"};
     report("pi 0.73.1", run("pi", pi_argv, turns, ""), 3.75, baseline);
   }
   return 0;

@@ -1,10 +1,8 @@
 #include "config/models_file.h"
 
-#include <algorithm>
-#include <cctype>
-
 #include "config/json_file.h"
 #include "protocol/json_access.h"
+#include "session/llm/wire_api.h"
 
 namespace rebound::config {
 
@@ -47,14 +45,9 @@ std::vector<std::pair<std::string, std::string>> headers_of(const Json& owner,
 std::vector<std::pair<std::string, std::string>> merged_headers(
     std::vector<std::pair<std::string, std::string>> base,
     const std::vector<std::pair<std::string, std::string>>& over) {
-  auto same = [](const std::string& a, const std::string& b) {
-    return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
-             return std::tolower(static_cast<unsigned char>(x)) ==
-                    std::tolower(static_cast<unsigned char>(y));
-           });
-  };
   for (const auto& h : over) {
-    std::erase_if(base, [&](const auto& b) { return same(b.first, h.first); });
+    std::erase_if(base,
+                  [&](const auto& b) { return session::llm::same_header_name(b.first, h.first); });
     base.push_back(h);
   }
   return base;

@@ -2,9 +2,6 @@
 
 #include <spdlog/spdlog.h>
 
-#include <algorithm>
-#include <cctype>
-
 #include "session/credential_store.h"
 #include "session/llm/request_codec.h"
 #include "session/llm/secret_text.h"
@@ -80,17 +77,11 @@ HttpProvider::HttpProvider(HttpClient& client, HttpProviderConfig config)
     : client_(client), config_(std::move(config)) {}
 
 void HttpProvider::add_model_headers(const protocol::Model& model, HttpRequest& http) {
-  auto same_name = [](const std::string& a, const std::string& b) {
-    return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
-             return std::tolower(static_cast<unsigned char>(x)) ==
-                    std::tolower(static_cast<unsigned char>(y));
-           });
-  };
   const session::llm::Getenv none = [](const std::string&) { return std::nullopt; };
   for (const auto& [name, raw] : model.headers) {
     std::string problem;
     std::optional<std::string> value;
-    if (session::llm::auth_header(name) || same_name(name, "content-type")) {
+    if (session::llm::auth_header(name) || session::llm::same_header_name(name, "content-type")) {
       problem = "it would replace the request's own " + name + " header";
     } else {
       value = session::llm::header_value(raw, config_.getenv ? config_.getenv : none, problem);
@@ -102,7 +93,8 @@ void HttpProvider::add_model_headers(const protocol::Model& model, HttpRequest& 
                      model.id, problem);
       continue;
     }
-    std::erase_if(http.headers, [&](const auto& h) { return same_name(h.first, name); });
+    std::erase_if(http.headers,
+                  [&](const auto& h) { return session::llm::same_header_name(h.first, name); });
     http.headers.emplace_back(name, std::move(*value));
   }
 }

@@ -45,32 +45,6 @@ Json anthropic_input_schema(const Json& parameters) {
   return schema;
 }
 
-}  // namespace
-
-std::int64_t anthropic_thinking_budget(ThinkingLevel level) {
-  switch (level) {
-    case ThinkingLevel::off:
-      return 0;
-    case ThinkingLevel::minimal:
-      return 1024;
-    case ThinkingLevel::low:
-      return 2048;
-    case ThinkingLevel::medium:
-      return 8192;
-    case ThinkingLevel::high:
-      return 16384;
-    case ThinkingLevel::xhigh:
-      return 32768;
-  }
-  return 0;
-}
-
-namespace {
-
-bool same_origin(const AgentMessage& m, const protocol::Model& model) {
-  return m.provider == model.provider && m.api == model.api && m.model == model.id;
-}
-
 // A thinking block the API takes back: made by this model, with its signature (providers.md
 // section 7.1); a redacted one as the data it was (amendments A21).
 std::optional<Json> anthropic_thinking_block(const ContentBlock& b) {
@@ -104,6 +78,24 @@ Json cache_marker(protocol::CacheRetention retention) {
 
 }  // namespace
 
+std::int64_t anthropic_thinking_budget(ThinkingLevel level) {
+  switch (level) {
+    case ThinkingLevel::off:
+      return 0;
+    case ThinkingLevel::minimal:
+      return 1024;
+    case ThinkingLevel::low:
+      return 2048;
+    case ThinkingLevel::medium:
+      return 8192;
+    case ThinkingLevel::high:
+      return 16384;
+    case ThinkingLevel::xhigh:
+      return 32768;
+  }
+  return 0;
+}
+
 Json anthropic_request_body(const LlmRequest& r, protocol::CacheRetention retention) {
   const std::vector<AgentMessage> context = sendable_context(r.messages);
   const ToolIdMap ids(context, kAnthropicIds);
@@ -123,7 +115,7 @@ Json anthropic_request_body(const LlmRequest& r, protocol::CacheRetention retent
     if (m.role == Role::user) {
       append("user", anthropic_text_and_images(m));
     } else if (m.role == Role::assistant) {
-      const bool same = same_origin(m, r.model);
+      const bool same = made_by(m, r.model);
       for (const auto& b : m.content) {
         if (b.kind == ContentBlock::Kind::text && !b.text.empty()) {
           blocks.push_back(Json{{"type", "text"}, {"text", b.text}});

@@ -55,6 +55,11 @@ AgentMessage no_result(const ContentBlock& call, std::int64_t timestamp) {
 
 }  // namespace
 
+bool made_by(const AgentMessage& message, const protocol::Model& model) {
+  return message.provider == model.provider && message.api == model.api &&
+         message.model == model.id;
+}
+
 bool has_images(const AgentMessage& message) {
   for (const ContentBlock& b : message.content)
     if (b.kind == ContentBlock::Kind::image) return true;

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "protocol/messages.h"
+#include "protocol/wire_types.h"
 
 namespace rebound::session::llm {
 
@@ -23,6 +24,10 @@ inline constexpr const char* kNoResultProvided = "No result provided";
 /// not in the context left out (runtime.md section 2, providers.md section 7.2).
 std::vector<protocol::AgentMessage> sendable_context(
     const std::vector<protocol::AgentMessage>& context);
+
+/// Whether `message` was made by `model` (same provider, API and id): only then do its thinking,
+/// signatures and item ids go back (providers.md section 7.1).
+bool made_by(const protocol::AgentMessage& message, const protocol::Model& model);
 
 /// Whether a message holds an image block.
 bool has_images(const protocol::AgentMessage& message);

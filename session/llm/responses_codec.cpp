@@ -139,9 +139,7 @@ Json openai_responses_request_body(const LlmRequest& r) {
     if (m.role == Role::user) {
       input.push_back(user_item(m));
     } else if (m.role == Role::assistant) {
-      const bool same_model =
-          m.provider == r.model.provider && m.api == r.model.api && m.model == r.model.id;
-      assistant_items(m, i, same_model, ids, input);
+      assistant_items(m, i, made_by(m, r.model), ids, input);
     } else if (m.role == Role::tool_result) {
       input.push_back(Json{{"type", "function_call_output"},
                            {"call_id", ids(m.tool_call_id)},

@@ -1,5 +1,6 @@
 #include "session/llm/wire_api.h"
 
+#include <algorithm>
 #include <cctype>
 
 #include "session/llm/request_codec.h"
@@ -178,12 +179,17 @@ std::optional<std::string> header_value(const std::string& value, const Getenv& 
   return out;
 }
 
+bool same_header_name(std::string_view a, std::string_view b) {
+  return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
+           return std::tolower(static_cast<unsigned char>(x)) ==
+                  std::tolower(static_cast<unsigned char>(y));
+         });
+}
+
 bool auth_header(std::string_view name) {
-  std::string lower;
-  for (const char c : name)
-    lower += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return lower == "authorization" || lower == "x-api-key" || lower == "api-key" ||
-         lower == "x-goog-api-key";
+  for (const char* key : {"authorization", "x-api-key", "api-key", "x-goog-api-key"})
+    if (same_header_name(name, key)) return true;
+  return false;
 }
 
 protocol::CacheRetention cache_retention(const LlmRequest& request, const WireOptions& options) {

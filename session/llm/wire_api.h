@@ -58,6 +58,9 @@ using Getenv = std::function<std::optional<std::string>(const std::string& name)
 std::optional<std::string> header_value(const std::string& value, const Getenv& getenv,
                                         std::string& problem);
 
+/// Whether two header names are the same (HTTP names ignore case).
+bool same_header_name(std::string_view a, std::string_view b);
+
 /// Whether a header name is one that carries a key (authorization, x-api-key, api-key,
 /// x-goog-api-key), which models.json headers never override.
 bool auth_header(std::string_view name);

@@ -391,6 +391,18 @@ AnthropicCache::Usage AnthropicCache::account(const Json& body) {
 
 // --- OpenAI Chat Completions -----------------------------------------------------------------
 
+namespace {
+
+// Reasoning guide (platform.openai.com/docs/guides/reasoning): the efforts a model family takes,
+// on both OpenAI APIs.
+std::vector<std::string> accepted_efforts(const std::string& model) {
+  if (model.starts_with("gpt-5.")) return {"none", "low", "medium", "high"};
+  if (model.size() > 1 && model[0] == 'o' && is_digit(model[1])) return {"low", "medium", "high"};
+  return {"minimal", "low", "medium", "high"};
+}
+
+}  // namespace
+
 std::optional<Refusal> check_chat(const Json& body) {
   // Chat Completions reference (platform.openai.com/docs/api-reference/chat/create): model and
   // messages are required.
@@ -409,10 +421,7 @@ std::optional<Refusal> check_chat(const Json& body) {
                         "max_tokens", "unsupported_parameter");
   if (body.contains("reasoning_effort")) {
     const std::string effort = str(body, "reasoning_effort");
-    std::vector<std::string> accepted{"minimal", "low", "medium", "high"};
-    if (model.starts_with("gpt-5.")) accepted = {"none", "low", "medium", "high"};
-    if (model.size() > 1 && model[0] == 'o' && is_digit(model[1]))
-      accepted = {"low", "medium", "high"};
+    const std::vector<std::string> accepted = accepted_efforts(model);
     if (std::find(accepted.begin(), accepted.end(), effort) == accepted.end())
       return openai_error(400,
                           "Unsupported value: 'reasoning_effort' does not support '" + effort +
@@ -513,10 +522,7 @@ std::optional<Refusal> check_responses(const Json& body, const Issued& issued) {
   // family takes.
   if (body.contains("reasoning") && body["reasoning"].contains("effort")) {
     const std::string effort = str(body["reasoning"], "effort");
-    std::vector<std::string> accepted{"minimal", "low", "medium", "high"};
-    if (model.starts_with("gpt-5.")) accepted = {"none", "low", "medium", "high"};
-    if (model.size() > 1 && model[0] == 'o' && is_digit(model[1]))
-      accepted = {"low", "medium", "high"};
+    const std::vector<std::string> accepted = accepted_efforts(model);
     if (std::find(accepted.begin(), accepted.end(), effort) == accepted.end()) {
       std::string list;
       for (std::size_t i = 0; i < accepted.size(); ++i)
