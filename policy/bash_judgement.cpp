@@ -2,6 +2,7 @@
 
 #include <glob.h>
 
+#include <algorithm>
 #include <array>
 
 #include "policy/dir_index.h"
@@ -240,9 +241,16 @@ BashJudgement judge_bash_command(std::string_view command, const BashRules& rule
   for (const ShellPart& part : analysis.parts) {
     const bool runs = part.test_form || command_word(part) < part.tokens.size();
     const std::vector<std::size_t> forms = forms_of(part);
+    // Deny and ask rules match every form as written and decoded (policy.md 2.4.1 form d);
+    // allow rules only the first, as written.
     std::vector<std::string> texts;
     for (std::size_t f : forms)
       texts.push_back(part_text(part, f));
+    for (std::size_t f : forms) {
+      std::string decoded = decoded_text(part, f);
+      if (std::find(texts.begin(), texts.end(), decoded) == texts.end())
+        texts.push_back(std::move(decoded));
+    }
     PathHit paths;
     if (rules.read_paths || rules.edit_paths) paths = part_paths(part, rules, at);
     bool denied = paths.denied;
@@ -262,7 +270,7 @@ BashJudgement judge_bash_command(std::string_view command, const BashRules& rule
     if (ask && !j.ask_rule) j.ask_rule = ask;
     if (!runs) continue;
     ++j.part_count;
-    bool uncertain = rules.read_paths && !part.cwd_known;
+    bool uncertain = part.uncertain || (rules.read_paths && !part.cwd_known);
     if (rules.patterns && !uncertain) {
       uncertain = runs_built_command(part, forms);
       if (!uncertain && any_opaque(part)) {

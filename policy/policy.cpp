@@ -371,7 +371,11 @@ Verdict Policy::judge_bash(const Call& call) const {
     command = it->get<std::string>();
   BashRules rules{settings_.rules, settings_.home, settings_.workspace, read_paths_,
                   edit_paths_,     bash_patterns_, &real_workspace_,    dir_index_.get()};
-  const BashJudgement j = analyse_bash_ ? judge_bash_command(command, rules) : BashJudgement{};
+  // The prefix runs before every command and is judged with it (policy.md 2.4.1).
+  const std::string judged = settings_.shell_command_prefix.empty()
+                                 ? command
+                                 : settings_.shell_command_prefix + "\n" + command;
+  const BashJudgement j = analyse_bash_ ? judge_bash_command(judged, rules) : BashJudgement{};
   if (j.denied) return Verdict{Verdict::Kind::deny, bash_denied_text(command), {}, false};
   // Ask rules (a bare `Bash` ask is one), then a hook's ask.
   const Rule* ask_rule = j.ask_rule;

@@ -55,6 +55,8 @@ struct PolicySettings {
   std::string workspace;                            // the session cwd (absolute)
   std::vector<std::string> additional_directories;  // absolute
   std::string home;
+  /// Settings `shellCommandPrefix`: judged with every bash command (policy.md 2.4.1).
+  std::string shell_command_prefix;
 };
 
 class Policy {

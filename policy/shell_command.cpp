@@ -6,7 +6,10 @@
 
 #include <algorithm>
 #include <array>
+#include <cctype>
+#include <cstdint>
 #include <initializer_list>
+#include <optional>
 
 namespace rebound::policy {
 
@@ -43,6 +46,25 @@ void add_literal(ShellWord& w, char c) {
   w.pattern += c;
 }
 
+void add_utf8(ShellWord& w, std::uint32_t cp) {
+  if (cp > 0x10FFFF) cp = 0xFFFD;
+  if (cp < 0x80) {
+    add_literal(w, static_cast<char>(cp));
+  } else if (cp < 0x800) {
+    add_literal(w, static_cast<char>(0xC0 | (cp >> 6)));
+    add_literal(w, static_cast<char>(0x80 | (cp & 0x3F)));
+  } else if (cp < 0x10000) {
+    add_literal(w, static_cast<char>(0xE0 | (cp >> 12)));
+    add_literal(w, static_cast<char>(0x80 | ((cp >> 6) & 0x3F)));
+    add_literal(w, static_cast<char>(0x80 | (cp & 0x3F)));
+  } else {
+    add_literal(w, static_cast<char>(0xF0 | (cp >> 18)));
+    add_literal(w, static_cast<char>(0x80 | ((cp >> 12) & 0x3F)));
+    add_literal(w, static_cast<char>(0x80 | ((cp >> 6) & 0x3F)));
+    add_literal(w, static_cast<char>(0x80 | (cp & 0x3F)));
+  }
+}
+
 // What the parse of one source shares with the parses of the strings inside it (`sh -c`, `eval`,
 // backquotes): the parts found, the directory changes, the depth.
 struct Shared {
@@ -52,6 +74,148 @@ struct Shared {
   bool cwd_known = true;
   int depth = 0;
 };
+
+constexpr std::size_t kMaxBraceWords = 256;
+
+enum class BraceResult { none, expanded, too_many };
+
+// A word's characters with its unquoted braces and commas marked (as negative codes).
+using BraceText = std::vector<int>;
+constexpr int kOpen = -1, kComma = -2, kClose = -3;
+
+bool is_sequence_end(const std::string& t, bool& letter, long long& number) {
+  if (t.size() == 1 && std::isalpha(static_cast<unsigned char>(t[0]))) {
+    letter = true;
+    number = t[0];
+    return true;
+  }
+  std::size_t j = t[0] == '-' || t[0] == '+' ? 1 : 0;
+  if (j >= t.size() || t.size() > 18 || t.find_first_not_of("0123456789", j) != std::string::npos)
+    return false;
+  letter = false;
+  number = std::stoll(t);
+  return true;
+}
+
+// `{x..y}` or `{x..y..step}`, with integers or single letters: the words, or nullopt.
+std::optional<std::vector<std::string>> brace_sequence(const BraceText& body, std::size_t limit) {
+  std::string text;
+  for (int c : body) {
+    if (c < 0) return std::nullopt;
+    text += static_cast<char>(c);
+  }
+  std::vector<std::string> fields;
+  std::size_t from = 0;
+  for (;;) {
+    const std::size_t dots = text.find("..", from);
+    fields.push_back(text.substr(from, dots == std::string::npos ? std::string::npos : dots - from));
+    if (dots == std::string::npos) break;
+    from = dots + 2;
+  }
+  if (fields.size() < 2 || fields.size() > 3) return std::nullopt;
+  bool la = false, lb = false, ls = false;
+  long long a = 0, b = 0, step = 1;
+  if (fields[0].empty() || fields[1].empty() || !is_sequence_end(fields[0], la, a) ||
+      !is_sequence_end(fields[1], lb, b) || la != lb)
+    return std::nullopt;
+  if (fields.size() == 3 && (fields[2].empty() || !is_sequence_end(fields[2], ls, step) || ls))
+    return std::nullopt;
+  step = step < 0 ? -step : step;
+  if (step == 0) step = 1;
+  const long long span = a < b ? b - a : a - b;
+  std::vector<std::string> out;
+  if (span / step + 1 > static_cast<long long>(limit)) {
+    out.resize(limit + 1);  // too many: the caller only counts
+    return out;
+  }
+  for (long long v = a;; v += a < b ? step : -step) {
+    if ((a < b && v > b) || (a > b && v < b)) break;
+    out.push_back(la ? std::string(1, static_cast<char>(v)) : std::to_string(v));
+    if (a == b) break;
+  }
+  return out;
+}
+
+// Bash's brace expansion of one marked word into `out`; false when more than `limit` words.
+bool expand_marked(const BraceText& w, std::vector<BraceText>& out, std::size_t limit, int depth) {
+  if (depth > 32) return false;
+  for (std::size_t open = 0; open < w.size(); ++open) {
+    if (w[open] != kOpen) continue;
+    // Its matching close, and the commas at its own level.
+    int level = 0;
+    std::vector<std::size_t> commas;
+    std::size_t close = 0;
+    for (std::size_t j = open + 1; j < w.size(); ++j) {
+      if (w[j] == kOpen) ++level;
+      if (w[j] == kClose) {
+        if (level == 0) {
+          close = j;
+          break;
+        }
+        --level;
+      }
+      if (w[j] == kComma && level == 0) commas.push_back(j);
+    }
+    if (close == 0) continue;
+    const BraceText pre(w.begin(), w.begin() + static_cast<std::ptrdiff_t>(open));
+    const BraceText post(w.begin() + static_cast<std::ptrdiff_t>(close) + 1, w.end());
+    std::vector<BraceText> alternatives;
+    if (commas.empty()) {
+      const BraceText body(w.begin() + static_cast<std::ptrdiff_t>(open) + 1,
+                           w.begin() + static_cast<std::ptrdiff_t>(close));
+      auto seq = brace_sequence(body, limit);
+      if (!seq) continue;  // `{x}`, `{}`: literal; look for a later brace
+      if (seq->size() > limit) return false;
+      for (const auto& s : *seq)
+        alternatives.emplace_back(s.begin(), s.end());
+    } else {
+      std::size_t from = open + 1;
+      commas.push_back(close);
+      for (std::size_t c : commas) {
+        alternatives.emplace_back(w.begin() + static_cast<std::ptrdiff_t>(from),
+                                  w.begin() + static_cast<std::ptrdiff_t>(c));
+        from = c + 1;
+      }
+    }
+    for (const auto& alt : alternatives) {
+      BraceText next = pre;
+      next.insert(next.end(), alt.begin(), alt.end());
+      next.insert(next.end(), post.begin(), post.end());
+      if (!expand_marked(next, out, limit, depth + 1)) return false;
+      if (out.size() > limit) return false;
+    }
+    return true;
+  }
+  out.push_back(w);
+  return out.size() <= limit;
+}
+
+BraceResult brace_expand(const std::string& raw, const std::vector<std::size_t>& marks,
+                         std::vector<std::string>& words) {
+  BraceText text(raw.begin(), raw.end());
+  for (int& c : text)
+    c = static_cast<unsigned char>(c);
+  for (std::size_t m : marks)
+    text[m] = raw[m] == '{' ? kOpen : raw[m] == ',' ? kComma : kClose;
+  std::vector<BraceText> out;
+  if (!expand_marked(text, out, kMaxBraceWords, 0)) return BraceResult::too_many;
+  if (out.size() == 1 && out.front() == text) return BraceResult::none;
+  for (const auto& w : out) {
+    std::string s;
+    for (int c : w)
+      s += c == kOpen ? '{' : c == kComma ? ',' : c == kClose ? '}' : static_cast<char>(c);
+    words.push_back(std::move(s));
+  }
+  return BraceResult::expanded;
+}
+
+// A wrapper's options read from its word `at` (policy.md 2.4 form c, 2.4.1).
+struct WrapperScan {
+  std::size_t next = 0;  // the wrapped command's word; 0: no wrapper, or nothing wrapped here
+  bool unknown_option = false;
+  std::optional<std::string> split_string;  // `env -S STRING`, `--split-string[=]STRING`
+};
+WrapperScan scan_wrapper(const ShellPart& part, std::size_t at);
 
 class Parser {
  public:
@@ -576,6 +740,10 @@ class Parser {
         t.kind = ShellToken::Kind::assignment;
       } else {
         command_seen = true;
+        if (!t.word.braces.empty()) {
+          expand_braces(std::move(t), part);
+          continue;
+        }
       }
       part.tokens.push_back(std::move(t));
     }
@@ -583,6 +751,38 @@ class Parser {
     part.tokens.front().space_before = false;
     push_part(part);
     after_command(part);
+  }
+
+  // A word with a brace expansion becomes the words bash makes of it (policy.md 2.4.1), each
+  // read again as a word; more than kMaxBraceWords of them, or one around an opaque word, make
+  // the part uncertain and leave the word as written.
+  void expand_braces(ShellToken t, ShellPart& part) {
+    std::vector<std::string> words;
+    const BraceResult r = brace_expand(t.word.raw, t.word.braces, words);
+    if (r == BraceResult::none) {
+      part.tokens.push_back(std::move(t));
+      return;
+    }
+    if (r == BraceResult::too_many || t.word.opaque) {
+      part.uncertain = true;
+      part.tokens.push_back(std::move(t));
+      return;
+    }
+    bool first = true;
+    for (const std::string& raw : words) {
+      if (raw.empty()) continue;  // an empty unquoted word is removed
+      Parser reader(raw, base_ + i_, sh_);
+      ShellToken e;
+      e.space_before = first ? t.space_before : true;
+      e.word = reader.read_word();
+      e.word.braces.clear();
+      if (!reader.at_end()) {
+        part.uncertain = true;
+        continue;
+      }
+      first = false;
+      part.tokens.push_back(std::move(e));
+    }
   }
 
   static bool is_assignment(const std::string& raw) {
@@ -594,13 +794,24 @@ class Parser {
     return j < raw.size() && raw[j] == '=';
   }
 
-  // The strings a part runs as commands (`sh -c`, `eval`), and its directory changes.
+  // The strings a part runs as commands (`sh -c`, `eval`, `env -S`), and its directory changes.
   void after_command(const ShellPart& part) {
+    const std::size_t self = sh_.parts.size() - 1;  // `part` as pushed
+    const auto mark_uncertain = [this, self] { sh_.parts[self].uncertain = true; };
     std::size_t c = command_word(part);
     while (c < part.tokens.size()) {
-      const std::size_t inner = wrapped_command(part, c);
-      if (inner == 0) break;
-      c = inner;
+      WrapperScan scan = scan_wrapper(part, c);
+      if (scan.unknown_option) mark_uncertain();
+      if (scan.split_string) {
+        // `env -S STRING ARGS…` runs STRING's words followed by ARGS (policy.md 2.4.1).
+        std::string text = *scan.split_string;
+        for (std::size_t k = scan.next; k < part.tokens.size(); ++k)
+          text += ' ' + part.tokens[k].word.raw;
+        run_string(text, part.start);
+        return;
+      }
+      if (scan.next == 0 || scan.next >= part.tokens.size()) break;
+      c = scan.next;
     }
     if (c >= part.tokens.size()) return;
     const ShellWord& cmd = part.tokens[c].word;
@@ -612,26 +823,40 @@ class Parser {
     for (std::size_t k = c + 1; k < part.tokens.size(); ++k)
       if (part.tokens[k].kind == ShellToken::Kind::word) args.push_back(&part.tokens[k].word);
     if (name == "sh" || name == "bash" || name == "dash" || name == "zsh" || name == "ksh") {
+      // Options in any order before the first operand (`-e`, `-o NAME`, `+O NAME`, `-lc`, `--`,
+      // `--norc`); with `-c` among them the operand is the command string (policy.md 2.4.1).
       bool dash_c = false;
-      for (const ShellWord* a : args) {
-        if (!dash_c) {
-          if (a->opaque) return;  // e.g. `bash $SCRIPT`: nothing run from a string
-          if (a->value.size() > 1 && a->value[0] == '-' && a->value[1] != '-' &&
-              a->value.find('c') != std::string::npos) {
-            dash_c = true;
-          } else if (a->value.empty() || (a->value[0] != '-' && a->value[0] != '+')) {
-            return;  // a script file
+      for (std::size_t k = 0; k < args.size(); ++k) {
+        const ShellWord* a = args[k];
+        if (a->opaque) {
+          if (dash_c) fail("a non-literal " + name + " -c string");
+          mark_uncertain();  // `bash $OPTS -c …`: what runs is not known
+          return;
+        }
+        const std::string& v = a->value;
+        if (v.size() > 1 && (v[0] == '-' || v[0] == '+')) {
+          if (v[0] == '-' && v[1] == '-') {
+            if (v == "--rcfile" || v == "--init-file") ++k;
+            continue;
           }
+          bool takes = false;
+          for (std::size_t j = 1; j < v.size(); ++j) {
+            if (v[j] == 'c' && v[0] == '-') dash_c = true;
+            if (v[j] == 'o' || v[j] == 'O') takes = true;
+          }
+          if (takes) ++k;  // the option's name
           continue;
         }
-        if (a->opaque) fail("a non-literal " + name + " -c string");
-        run_string(a->value, part.start);
+        if (!dash_c) return;  // a script file
+        run_string(v, part.start);
         return;
       }
       if (dash_c) fail(name + " -c without a string");
       return;
     }
     if (name == "eval") {
+      if (!args.empty() && !args.front()->opaque && args.front()->value == "--")
+        args.erase(args.begin());
       std::string text;
       for (const ShellWord* a : args) {
         if (a->opaque) fail("a non-literal eval string");
@@ -708,6 +933,7 @@ class Parser {
         backquote();
         w.opaque = true;
       } else {
+        if (c == '{' || c == ',' || c == '}') w.braces.push_back(i_ - from);
         if (c == '*' || c == '?' || c == '[') {
           w.glob = true;
           w.value += c;
@@ -884,6 +1110,35 @@ class Parser {
           add_literal(w, static_cast<char>(v));
           break;
         }
+        case 'u':
+        case 'U': {  // up to 4 or 8 hex digits, the code point in UTF-8
+          std::uint32_t v = 0;
+          int k = 0;
+          const int most = e == 'u' ? 4 : 8;
+          while (k < most && std::isxdigit(static_cast<unsigned char>(at()))) {
+            const char h = at();
+            v = v * 16 + static_cast<std::uint32_t>(is_digit(h) ? h - '0'
+                                                              : (std::tolower(h) - 'a' + 10));
+            ++i_;
+            ++k;
+          }
+          if (k == 0) {
+            add_literal(w, '\\');
+            add_literal(w, e);
+          } else {
+            add_utf8(w, v);
+          }
+          break;
+        }
+        case 'c':  // \cX: the control character of X
+          if (at_end()) {
+            add_literal(w, '\\');
+            add_literal(w, 'c');
+          } else {
+            add_literal(w, static_cast<char>(at() & 0x1f));
+            ++i_;
+          }
+          break;
         default:
           if (e >= '0' && e <= '7') {
             int v = e - '0', k = 1;
@@ -894,7 +1149,7 @@ class Parser {
             }
             add_literal(w, static_cast<char>(v));
           } else {
-            // \\, \', \", \? and anything else: the character itself (u/U/c: kept verbatim).
+            // \\, \', \", \? and anything else: the character itself.
             if (e != '\\' && e != '\'' && e != '"' && e != '?') add_literal(w, '\\');
             add_literal(w, e);
           }
@@ -951,6 +1206,137 @@ std::size_t next_word(const ShellPart& part, std::size_t k) {
   return part.tokens.size();
 }
 
+// What each wrapper accepts (policy.md 2.4 form c and 2.4.1): short options that take a value
+// (joined or the next word), short flags, long options that take a value (`--x V`, `--x=V`),
+// long flags; `any_dash`: every word starting with `-` is an option.
+struct WrapperOptions {
+  std::string_view name;
+  std::string_view short_value;
+  std::string_view short_flags;
+  std::initializer_list<std::string_view> long_value;
+  std::initializer_list<std::string_view> long_flags;
+  bool any_dash = false;
+};
+
+const WrapperOptions* wrapper_options(std::string_view name) {
+  static const std::array<WrapperOptions, 10> kWrappers = {{
+      {"env", "uCS", "i0v", {"--unset", "--chdir", "--split-string"}, {}, true},
+      {"command", "", "pvV", {}, {}, false},
+      {"builtin", "", "", {}, {}, false},
+      {"nohup", "", "", {}, {}, false},
+      {"exec", "a", "cl", {}, {}, false},
+      {"nice", "n", "", {"--adjustment"}, {}, false},
+      {"time", "", "p", {}, {}, false},
+      {"timeout", "sk", "v", {"--signal", "--kill-after"}, {}, true},
+      {"stdbuf", "ioe", "", {"--input", "--output", "--error"}, {}, false},
+      {"setsid", "", "cfw", {}, {"--ctty", "--fork", "--wait"}, false},
+  }};
+  for (const auto& w : kWrappers)
+    if (w.name == name) return &w;
+  return nullptr;
+}
+
+bool is_in(std::string_view v, std::initializer_list<std::string_view> list) {
+  return std::find(list.begin(), list.end(), v) != list.end();
+}
+
+WrapperScan scan_wrapper(const ShellPart& part, std::size_t at) {
+  WrapperScan out;
+  if (!word_at(part, at) || part.tokens[at].word.opaque) return out;
+  const WrapperOptions* spec = wrapper_options(part.tokens[at].word.value);
+  if (!spec) return out;
+  const std::size_t n = part.tokens.size();
+  auto value = [&](std::size_t k) -> const std::string& { return part.tokens[k].word.value; };
+  std::size_t k = next_word(part, at);
+  const bool env = spec->name == "env";
+  const auto is_assignment_word = [&](std::size_t k) {
+    // NAME=value, the value possibly opaque (`PATH="$PATH"`)
+    const std::string& raw = part.tokens[k].word.raw;
+    std::size_t j = 0;
+    while (j < raw.size() && (j == 0 ? is_name_start(raw[j]) : is_name_char(raw[j])))
+      ++j;
+    return j > 0 && j < raw.size() && raw[j] == '=';
+  };
+  while (k < n) {
+    if (env && is_assignment_word(k)) {
+      k = next_word(part, k);
+      continue;
+    }
+    if (part.tokens[k].word.opaque) break;
+    const std::string& v = value(k);
+    if (v == "--") {
+      k = next_word(part, k);
+      break;
+    }
+    if (env && v == "-") {  // the same as -i
+      k = next_word(part, k);
+      continue;
+    }
+    if (v.size() > 2 && v[0] == '-' && v[1] == '-') {
+      const std::size_t eq = v.find('=');
+      const std::string_view option = std::string_view(v).substr(0, eq);
+      if (is_in(option, spec->long_value)) {
+        std::optional<std::string> argument;
+        if (eq != std::string::npos) {
+          argument = v.substr(eq + 1);
+          k = next_word(part, k);
+        } else {
+          k = next_word(part, k);
+          if (k < n) {
+            argument = part.tokens[k].word.opaque ? part.tokens[k].word.raw : value(k);
+            k = next_word(part, k);
+          }
+        }
+        if (option == "--split-string" && argument) {
+          out.split_string = argument;
+          out.next = k;
+          return out;
+        }
+        continue;
+      }
+      if (!is_in(option, spec->long_flags) && !spec->any_dash) out.unknown_option = true;
+      k = next_word(part, k);
+      continue;
+    }
+    if (v.size() > 1 && v[0] == '-') {
+      const bool numeric =
+          spec->name == "nice" && v.find_first_not_of("0123456789", 1) == std::string::npos;
+      std::size_t skip = 1;  // words this option takes
+      for (std::size_t j = 1; j < v.size() && !numeric; ++j) {
+        if (spec->short_value.find(v[j]) != std::string_view::npos) {
+          std::optional<std::string> argument;
+          if (j + 1 < v.size()) {
+            argument = v.substr(j + 1);
+          } else {
+            const std::size_t arg = next_word(part, k);
+            if (arg < n) argument = value(arg);
+            skip = 2;
+          }
+          if (env && v[j] == 'S' && argument) {
+            out.split_string = argument;
+            k = next_word(part, k);
+            if (skip == 2 && k < n) k = next_word(part, k);
+            out.next = k;
+            return out;
+          }
+          break;
+        }
+        if (spec->short_flags.find(v[j]) == std::string_view::npos && !spec->any_dash)
+          out.unknown_option = true;
+        if (spec->name == "command" && (v[j] == 'v' || v[j] == 'V'))
+          return out;  // `command -v NAME` describes NAME, runs nothing
+      }
+      k = next_word(part, k);
+      if (skip == 2 && k < n) k = next_word(part, k);
+      continue;
+    }
+    break;
+  }
+  if (spec->name == "timeout" && k < n) k = next_word(part, k);  // the duration
+  out.next = k < n ? k : 0;
+  return out;
+}
+
 }  // namespace
 
 ShellAnalysis analyse_shell(std::string_view command, const std::string& home) {
@@ -984,58 +1370,20 @@ std::size_t command_word(const ShellPart& part, std::size_t from) {
   return part.tokens.size();
 }
 
-std::size_t wrapped_command(const ShellPart& part, std::size_t at) {
-  if (!word_at(part, at) || part.tokens[at].word.opaque) return 0;
-  const std::string& name = part.tokens[at].word.value;
-  auto value = [&](std::size_t k) -> const std::string& { return part.tokens[k].word.value; };
-  const auto starts_dash = [&](std::size_t k) {
-    return !part.tokens[k].word.opaque && value(k).size() > 1 && value(k)[0] == '-';
-  };
-  std::size_t k = next_word(part, at);
-  const std::size_t n = part.tokens.size();
-  auto skip_options = [&](std::initializer_list<std::string_view> with_value) {
-    while (k < n && starts_dash(k)) {
-      bool takes = false;
-      for (auto o : with_value)
-        takes = takes || value(k) == o;
-      k = next_word(part, k);
-      if (takes && k < n) k = next_word(part, k);
-    }
-  };
-  if (name == "env") {
-    for (;;) {
-      if (k >= n) break;
-      if (starts_dash(k) || value(k) == "-") {
-        const bool takes = value(k) == "-u" || value(k) == "-C" || value(k) == "-S";
-        k = next_word(part, k);
-        if (takes && k < n) k = next_word(part, k);
-      } else if (!part.tokens[k].word.opaque && value(k).find('=') != std::string::npos &&
-                 is_name_start(value(k)[0])) {
-        k = next_word(part, k);
-      } else {
-        break;
-      }
-    }
-  } else if (name == "command") {
-    skip_options({});
-  } else if (name == "builtin" || name == "nohup") {
-  } else if (name == "exec") {
-    skip_options({"-a"});
-  } else if (name == "nice") {
-    skip_options({"-n"});
-  } else if (name == "time") {
-    skip_options({});
-  } else if (name == "timeout") {
-    skip_options({"-s", "-k"});
-    if (k < n) k = next_word(part, k);  // the duration
-  } else if (name == "stdbuf") {
-    skip_options({"-i", "-o", "-e"});
-  } else if (name == "setsid") {
-    skip_options({});
-  } else {
-    return 0;
+std::size_t wrapped_command(const ShellPart& part, std::size_t at, bool* unknown_option) {
+  const WrapperScan scan = scan_wrapper(part, at);
+  if (unknown_option && scan.unknown_option) *unknown_option = true;
+  return scan.split_string ? 0 : scan.next;
+}
+
+std::string decoded_text(const ShellPart& part, std::size_t from) {
+  std::string out;
+  for (std::size_t k = from; k < part.tokens.size(); ++k) {
+    if (k > from) out += ' ';
+    const ShellWord& w = part.tokens[k].word;
+    out += w.opaque || part.test_form ? w.raw : w.value;
   }
-  return k < n ? k : 0;
+  return out;
 }
 
 }  // namespace rebound::policy

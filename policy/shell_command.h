@@ -20,6 +20,8 @@ struct ShellWord {
   bool glob = false;
   /// `value` with every quoted `*`, `?`, `[`, `\` escaped by `\` (a glob(3) pattern).
   std::string pattern;
+  /// The offsets in `raw` of its unquoted `{`, `,` and `}` (where a brace expansion may be).
+  std::vector<std::size_t> braces;
 };
 
 struct ShellToken {
@@ -38,6 +40,9 @@ struct ShellPart {
   /// `cd -`, `popd`, or a `cd` with an opaque word.
   std::vector<std::string> cd_path;
   bool cwd_known = true;
+  /// Some word cannot be read for certain (policy.md 2.4.1): a brace expansion of more than
+  /// 256 words or one around an opaque word, a wrapper option the analysis does not know.
+  bool uncertain = false;
 };
 
 struct ShellAnalysis {
@@ -56,8 +61,14 @@ std::string part_text(const ShellPart& part, std::size_t from = 0);
 /// redirection (the command word), or tokens.size().
 std::size_t command_word(const ShellPart& part, std::size_t from = 0);
 
-/// For a wrapper (`env`, `timeout`, `nice`, …, section 2.4 form c) at token `at`: the index of
-/// the wrapped command's word, or 0 when `at` is no wrapper or nothing is wrapped.
-std::size_t wrapped_command(const ShellPart& part, std::size_t at);
+/// The part's words from token `from` on after quote removal, backslash removal and `$'…'`
+/// decoding, joined by single spaces (policy.md 2.4.1 form d); an opaque word stays as written.
+std::string decoded_text(const ShellPart& part, std::size_t from = 0);
+
+/// For a wrapper (`env`, `timeout`, `nice`, …, section 2.4 form c, 2.4.1) at token `at`: the
+/// index of the wrapped command's word, or 0 when `at` is no wrapper or nothing is wrapped in
+/// this part (`env -S STRING` wraps the commands of its string, parts of their own).
+/// `unknown_option` becomes true when the wrapper has an option the analysis does not know.
+std::size_t wrapped_command(const ShellPart& part, std::size_t at, bool* unknown_option = nullptr);
 
 }  // namespace rebound::policy
