@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <cstdlib>
+#include <string>
 
 namespace rebound::sandbox {
 
@@ -40,7 +41,8 @@ bool at_or_below(const std::string& path, const std::string& dir) {
                          path[dir.size()] == '/');
 }
 
-void scan(const std::string& dir, int depth, std::vector<std::string>& out) {
+void scan(const std::string& dir, int depth, std::size_t limit, std::vector<std::string>& out) {
+  if (out.size() > limit) return;
   DIR* d = ::opendir(dir.c_str());
   if (!d) return;
   std::vector<std::pair<std::string, bool>> children;
@@ -62,14 +64,14 @@ void scan(const std::string& dir, int depth, std::vector<std::string>& out) {
   ::closedir(d);
   if (depth >= kGitDepth) return;
   for (const auto& [path, directory] : children)
-    scan(path, depth + 1, out);
+    scan(path, depth + 1, limit, out);
 }
 
 }  // namespace
 
-std::vector<std::string> find_git_entries(const std::string& root) {
+std::vector<std::string> find_git_entries(const std::string& root, std::size_t limit) {
   std::vector<std::string> out;
-  scan(root, 1, out);
+  scan(root, 1, limit, out);
   return out;
 }
 
@@ -91,7 +93,9 @@ std::string workspace_problem(const SandboxConfig& config, const std::string& wo
   return {};
 }
 
-std::vector<std::string> bwrap_options(const SandboxConfig& config, const std::string& workspace) {
+std::variant<std::vector<std::string>, std::string> bwrap_options(
+    const SandboxConfig& config, const std::string& workspace,
+    const std::vector<std::string>& hidden) {
   std::vector<std::string> a{"--tmpfs", "/"};
   for (const char* d :
        {"/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc", "/opt"}) {
@@ -119,13 +123,36 @@ std::vector<std::string> bwrap_options(const SandboxConfig& config, const std::s
     a.insert(a.end(), {"--bind", w, w});
   // Every .git read-only again: its hooks and config run outside at the user's next git.
   std::vector<std::string> gits;
-  for (const auto& w : writable)
-    for (auto& g : find_git_entries(w))
+  for (const auto& w : writable) {
+    for (auto& g : find_git_entries(w, kMaxGitEntries - gits.size()))
       gits.push_back(std::move(g));
+    if (gits.size() > kMaxGitEntries)
+      return "Sandbox: more than " + std::to_string(kMaxGitEntries) + " .git entries below " + w +
+             "; remove some to run commands in the sandbox";
+  }
   if (!tree.empty()) gits.push_back(tree + "/.git");
-  for (const auto& g : gits)
-    if (exists(g)) a.insert(a.end(), {"--ro-bind", g, g});
-  for (const auto& p : config.deny_read) {
+  for (const auto& g : gits) {
+    struct stat st {};
+    if (::lstat(g.c_str(), &st) != 0) continue;
+    if (!S_ISLNK(st.st_mode)) {
+      a.insert(a.end(), {"--ro-bind", g, g});
+      continue;
+    }
+    // A `.git` symlink: its target read-only when it lies in a writable root (elsewhere nothing
+    // can write it); a dangling one or one pointing outside is left alone (binding over a
+    // symlink follows it, and a target that is not there would stop every later call).
+    const std::string target = real(g);
+    if (target.empty()) continue;
+    for (const auto& w : writable) {
+      if (at_or_below(target, w)) {
+        a.insert(a.end(), {"--ro-bind", target, target});
+        break;
+      }
+    }
+  }
+  std::vector<std::string> denied = config.deny_read;
+  denied.insert(denied.end(), hidden.begin(), hidden.end());
+  for (const auto& p : denied) {
     const std::string r = real(p);
     if (r.empty()) continue;
     if (is_dir(r)) {

@@ -14,6 +14,7 @@
 #include <cstdlib>
 
 #include "sandbox/bwrap_args.h"
+#include "tools/command_watch.h"
 
 namespace rebound::sandbox {
 
@@ -142,8 +143,9 @@ std::string resolve_components(const std::string& abs, bool follow_last) {
   return done.empty() ? "/" : done;
 }
 
-FileRoots::FileRoots(const SandboxConfig& config, std::string output_dir)
-    : output_dir_(real_or_same(output_dir)) {
+FileRoots::FileRoots(const SandboxConfig& config, std::string output_dir,
+                     std::shared_ptr<const DeniedFiles> denied_files)
+    : output_dir_(real_or_same(output_dir)), denied_files_(std::move(denied_files)) {
   const std::string ws = real_or_same(config.workspace);
   for (const char* d :
        {"/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc", "/opt"})
@@ -165,6 +167,12 @@ FileRoots::FileRoots(const SandboxConfig& config, std::string output_dir)
 bool FileRoots::denied(const std::string& real) const {
   for (const auto& d : deny_)
     if (at_or_below(real, d)) return true;
+  if (!denied_files_) return false;
+  // A denied file or directory under another name (renamed, linked, its parent moved).
+  for (std::string p = real; !p.empty() && p != "/"; p = p.substr(0, p.rfind('/'))) {
+    struct stat st {};
+    if (::lstat(p.c_str(), &st) == 0 && denied_files_->contains(st.st_dev, st.st_ino)) return true;
+  }
   return false;
 }
 
@@ -174,8 +182,11 @@ bool FileRoots::readable(const std::string& real) const {
   // The bash tool's full-output files (written outside the sandbox by this process).
   if (at_or_below(real, output_dir_)) {
     const std::string name = real.substr(real.rfind('/') + 1);
+    struct stat st {};
     if (name.rfind("rebound-bash-", 0) == 0 && name.size() > 4 &&
-        name.compare(name.size() - 4, 4, ".log") == 0)
+        name.compare(name.size() - 4, 4, ".log") == 0 && ::stat(real.c_str(), &st) == 0 &&
+        tools::is_own_output_file(static_cast<unsigned long>(st.st_dev),
+                                  static_cast<unsigned long>(st.st_ino)))
       return true;
   }
   return false;
@@ -219,7 +230,24 @@ int FileRoots::open_beneath(const std::string& abs, int flags, unsigned mode, bo
     errno = EACCES;
     return -1;
   }
-  return open_below(*root, real, flags, mode);
+  const int fd = open_below(*root, real, flags, mode);
+  if (struct stat st {}; fd >= 0 && denied_files_ && ::fstat(fd, &st) == 0 &&
+                         denied_files_->contains(st.st_dev, st.st_ino)) {
+    ::close(fd);  // what the name held at the open was a denied file
+    errno = EACCES;
+    return -1;
+  }
+  if (fd >= 0 && root == &output_dir_) {
+    // The file opened is one this process wrote, whatever replaced the name since the check.
+    struct stat st {};
+    if (::fstat(fd, &st) != 0 || !tools::is_own_output_file(static_cast<unsigned long>(st.st_dev),
+                                                            static_cast<unsigned long>(st.st_ino))) {
+      ::close(fd);
+      errno = EACCES;
+      return -1;
+    }
+  }
+  return fd;
 }
 
 bool FileRoots::hidden(const std::string& abs) const {

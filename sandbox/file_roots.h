@@ -5,18 +5,22 @@
 // last component), with the section's refusal texts. Pure apart from reading the file system
 // (lstat, readlink); safe on any thread.
 
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "sandbox/denied_files.h"
 #include "sandbox/sandbox_config.h"
 
 namespace rebound::sandbox {
 
 class FileRoots {
  public:
-  /// `output_dir` is where the bash tool writes its full-output files (rebound-bash-*.log).
-  FileRoots(const SandboxConfig& config, std::string output_dir);
+  /// `output_dir` is where the bash tool writes its full-output files (rebound-bash-*.log);
+  /// `denied_files`, the sandbox's: a file denied by `denyRead` is refused under any name.
+  FileRoots(const SandboxConfig& config, std::string output_dir,
+            std::shared_ptr<const DeniedFiles> denied_files = nullptr);
 
   /// The refusal text for reading (`write` false) or writing `abs` (absolute, normalised), or
   /// nothing when it lies within the roots.
@@ -40,6 +44,7 @@ class FileRoots {
 
   std::vector<std::string> readable_, writable_, deny_;
   std::string output_dir_;
+  std::shared_ptr<const DeniedFiles> denied_files_;
 };
 
 /// `abs` with every symlink of its existing part resolved (component by component; the last

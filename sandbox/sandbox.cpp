@@ -167,7 +167,7 @@ int memfd_with(const std::string& bytes) {
 }  // namespace
 
 void close_launch_fds(Launch& l, bool keep_status_read) {
-  for (int* fd : {&l.seccomp_fd, &l.status_write}) {
+  for (int* fd : {&l.seccomp_fd, &l.status_write, &l.args_fd}) {
     if (*fd >= 0) ::close(*fd);
     *fd = -1;
   }
@@ -210,6 +210,12 @@ Sandbox::Sandbox(SandboxConfig config, std::vector<std::string> env)
     : config_(std::move(config)), env_(std::move(env)) {
   workspace_ = real(config_.workspace);
   if (workspace_.empty()) workspace_ = config_.workspace;
+  std::vector<std::string> denied;
+  for (const auto& p : config_.deny_read) {
+    const std::string r = real(p);
+    denied.push_back(r.empty() ? p : r);
+  }
+  denied_ = std::make_shared<DeniedFiles>(std::move(denied));
 }
 
 Sandbox::~Sandbox() {
@@ -307,7 +313,7 @@ SandboxCheck Sandbox::run_check() const {
   std::string trial_out;
   int trial_status = -1;
   if (auto* l = std::get_if<Launch>(&trial)) {
-    trial_status = run_captured(l->argv, l->env, {l->seccomp_fd, l->status_write}, trial_out,
+    trial_status = run_captured(l->argv, l->env, {l->seccomp_fd, l->status_write, l->args_fd}, trial_out,
                                 std::chrono::milliseconds(10000));
     close_launch_fds(*l, false);
   }
@@ -340,10 +346,34 @@ std::variant<Launch, std::string> Sandbox::build(const SandboxCheck& c,
   }
   l.status_read = status[0];
   l.status_write = status[1];
-  l.argv.push_back(c.bwrap);
-  for (auto& o : bwrap_options(config_, workspace))
-    l.argv.push_back(std::move(o));
-  l.argv.insert(l.argv.end(), {"--seccomp", "3", "--json-status-fd", "4", "--chdir", cwd, "--"});
+  // Denied files moved or linked inside the writable roots by earlier commands are hidden where
+  // they are now (amendment A18).
+  denied_->refresh();
+  std::vector<std::string> roots{workspace};
+  for (const auto& p : config_.writable_roots)
+    if (const std::string r = real(p); !r.empty()) roots.push_back(r);
+  const auto moved = denied_->moved(roots);
+  if (!moved) {
+    close_launch_fds(l, false);
+    return std::string("Sandbox: too many files to check for moved denied files");
+  }
+  auto options = bwrap_options(config_, workspace, *moved);
+  if (auto* refusal = std::get_if<std::string>(&options)) {
+    close_launch_fds(l, false);
+    return *refusal;
+  }
+  std::string packed;
+  for (const auto& o : std::get<std::vector<std::string>>(options)) {
+    packed += o;
+    packed += '\0';
+  }
+  l.args_fd = memfd_with(packed);
+  if (l.args_fd < 0) {
+    close_launch_fds(l, false);
+    return std::string("Sandbox failed to start: memfd_create: ") + std::strerror(errno);
+  }
+  l.argv = {c.bwrap, "--args", "5",  "--seccomp", "3", "--json-status-fd",
+            "4",     "--chdir", cwd, "--"};
   l.argv.insert(l.argv.end(), command.begin(), command.end());
   l.env = env_;
   return l;

@@ -12,6 +12,7 @@
 #include <variant>
 #include <vector>
 
+#include "sandbox/denied_files.h"
 #include "sandbox/sandbox_config.h"
 
 namespace rebound::sandbox {
@@ -25,12 +26,15 @@ struct SandboxCheck {
 };
 
 /// One sandboxed command's start: the argv (bwrap first), its environment, and the descriptors
-/// it gets as 3 (the seccomp program) and 4 (bubblewrap's status), owned by the caller.
+/// it gets as 3 (the seccomp program), 4 (bubblewrap's status) and 5 (bubblewrap's mount
+/// options, NUL-separated: `--args 5`, so no number of them makes the command line too long),
+/// owned by the caller.
 struct Launch {
   std::vector<std::string> argv;
   std::vector<std::string> env;
   int seccomp_fd = -1;
   int status_write = -1;
+  int args_fd = -1;
   int status_read = -1;  // the caller's end of the status pipe
 };
 
@@ -60,6 +64,8 @@ class Sandbox {
                                                   std::vector<std::string> env,
                                                   const std::string& path);
   const SandboxConfig& config() const { return config_; }
+  /// The files `sandbox.denyRead` holds, by identity (policy.md 2.4.1, amendment A18).
+  std::shared_ptr<const DeniedFiles> denied_files() const { return denied_; }
 
  private:
   SandboxCheck run_check() const;
@@ -69,6 +75,7 @@ class Sandbox {
   SandboxConfig config_;
   std::string workspace_;  // the workspace's real path
   std::vector<std::string> env_;
+  std::shared_ptr<DeniedFiles> denied_;
   std::shared_future<SandboxCheck> check_;
   bool started_ = false;
 };

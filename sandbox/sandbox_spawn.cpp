@@ -97,7 +97,7 @@ tools::ShellSpawner::Spawn sandboxed_spawn(boost::asio::any_io_executor executor
     spec.argv = l.argv;
     spec.env = l.env;
     if (!cwd.empty()) spec.cwd = cwd;
-    spec.pass_fds = {l.seccomp_fd, l.status_write};
+    spec.pass_fds = {l.seccomp_fd, l.status_write, l.args_fd};
     auto child = process::ChildProcess::spawn(executor, spec, error);
     close_launch_fds(l, child != nullptr);
     if (!child) return nullptr;

@@ -1,5 +1,7 @@
 #include "tools/command_watch.h"
 
+#include <sys/stat.h>
+
 #include <fcntl.h>
 #include <signal.h>
 #include <unistd.h>
@@ -10,6 +12,9 @@
 #include <cstdlib>
 #include <cstring>
 #include <random>
+#include <utility>
+#include <set>
+#include <mutex>
 
 #include "tools/file_io.h"
 
@@ -130,6 +135,26 @@ std::shared_ptr<CommandWatch> ShellSpawner::start(const std::vector<std::string>
   return CommandWatch::start(scheduler_, std::move(child), lingering_, std::move(handlers));
 }
 
+namespace {
+
+struct OwnFiles {
+  std::mutex mutex;
+  std::set<std::pair<unsigned long, unsigned long>> ids;
+};
+
+OwnFiles& own_files() {
+  static OwnFiles files;
+  return files;
+}
+
+}  // namespace
+
+bool is_own_output_file(unsigned long device, unsigned long inode) {
+  OwnFiles& f = own_files();
+  const std::lock_guard<std::mutex> lock(f.mutex);
+  return f.ids.count({device, inode}) != 0;
+}
+
 bool OutputFile::open(std::string_view so_far) {
   const char* tmp = std::getenv("TMPDIR");
   std::string dir = tmp && *tmp ? tmp : "/tmp";
@@ -139,6 +164,11 @@ bool OutputFile::open(std::string_view so_far) {
     const std::string name = dir + "/rebound-bash-" + random_hex16() + ".log";
     fd_ = ::open(name.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
     if (fd_ >= 0) path_ = name;
+  }
+  if (struct stat st {}; fd_ >= 0 && ::fstat(fd_, &st) == 0) {
+    OwnFiles& f = own_files();
+    const std::lock_guard<std::mutex> lock(f.mutex);
+    f.ids.insert({static_cast<unsigned long>(st.st_dev), static_cast<unsigned long>(st.st_ino)});
   }
   if (fd_ < 0) {
     failed_ = true;

@@ -127,6 +127,11 @@ class ShellSpawner {
   std::shared_ptr<Lingering> lingering_ = std::make_shared<Lingering>();
 };
 
+/// Whether (device, inode) is a full-output file this process created: the only files of that
+/// name outside the roots that the sandboxed file tools may read (issue 50: another process's
+/// output, or a file merely named like one, is not). Thread-safe.
+bool is_own_output_file(unsigned long device, unsigned long inode);
+
 /// The whole output of a command once it is cut: all bytes from the first, written as they come.
 class OutputFile {
  public:

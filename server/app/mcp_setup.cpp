@@ -133,7 +133,7 @@ mcp::Spawner child_process_spawner(boost::asio::any_io_executor executor,
       launch = std::move(std::get<sandbox::Launch>(launched));
       child.argv = launch->argv;
       child.env = launch->env;
-      child.pass_fds = {launch->seccomp_fd, launch->status_write};
+      child.pass_fds = {launch->seccomp_fd, launch->status_write, launch->args_fd};
     }
     auto process = process::ChildProcess::spawn(executor, child, error);
     if (launch) sandbox::close_launch_fds(*launch, process != nullptr);

@@ -3,6 +3,8 @@
 #include <spdlog/spdlog.h>
 
 #include <cstdlib>
+#include <tuple>
+#include <utility>
 
 #include "config/json_file.h"
 
@@ -21,6 +23,7 @@ struct FileSettings {
   std::string path;
   bool read = false;
   Json permissions, sandbox;
+  Json shell_path, shell_command_prefix;  // tools.md 4.4, when strings
 };
 
 std::string settings_error(const std::string& file, const std::string& what) {
@@ -35,6 +38,11 @@ FileSettings read_file(const fs::path& path) {
     f.read = true;
     f.permissions = config::settings_member(r.value, "permissions");
     f.sandbox = config::settings_member(r.value, "sandbox");
+    for (auto [key, into] : {std::pair{"shellPath", &f.shell_path},
+                             std::pair{"shellCommandPrefix", &f.shell_command_prefix}}) {
+      Json v = config::settings_member(r.value, key);
+      if (v.is_string()) *into = std::move(v);
+    }
     return f;
   }
   if (r.status == config::JsonFileStatus::missing) return f;
@@ -139,11 +147,6 @@ std::vector<std::string> paths(const Json& list, const std::string& home, const 
   return out;
 }
 
-bool inside(const std::string& path, const std::string& dir) {
-  return path == dir || (path.size() > dir.size() && path.compare(0, dir.size(), dir) == 0 &&
-                         path[dir.size()] == '/');
-}
-
 void add_rules(std::vector<policy::Rule>& out, const std::vector<std::string>& texts,
                policy::Behavior behavior, const std::string& where_prefix, const std::string& file,
                const std::string& source, const policy::RuleSyntax& syntax) {
@@ -211,18 +214,11 @@ SandboxSettings combine_sandbox(const CliOptions& options, const FileSettings& g
   if (flag(p, "network") == true && !flag(g, "network").value_or(false)) ignored("network", true);
   s.writable_roots = paths(member(g, "writableRoots"), home, cwd);
   s.read_only_paths = paths(member(g, "readOnlyPaths"), home, cwd);
+  // A project's roots never count, trusted or not (amendment A17): inside the workspace they
+  // add nothing, outside (a symlink in the repository included) they would loosen.
   for (const char* key : {"writableRoots", "readOnlyPaths"}) {
     const Json list = member(p, key);
-    if (!list.is_array()) continue;
-    auto& into = std::string(key) == "writableRoots" ? s.writable_roots : s.read_only_paths;
-    for (const auto& e : list) {
-      const std::string path = expand_path(e.get<std::string>(), home, cwd);
-      if (inside(path, cwd)) {
-        into.push_back(path);
-      } else {
-        ignored(key, e);
-      }
-    }
+    if (list.is_array() && !list.empty()) ignored(key, list);
   }
   s.deny_read = paths(member(g, "denyRead"), home, cwd);
   for (auto& d : paths(member(p, "denyRead"), home, cwd))
@@ -273,7 +269,7 @@ std::variant<PolicySetup, std::string> read_policy_setup(const CliOptions& optio
     add_rules(s.rules, options.disallowed_tools, policy::Behavior::deny, "--disallowed-tools", "",
               "cli", syntax);
     // The mode: the command line, else the project's (when it counts), else the user's.
-    std::vector<std::string> skipped;
+    std::vector<std::string> skipped, skipped_shell;
     if (!trusted && !strings(member(project.permissions, "allow")).empty())
       skipped.push_back("permissions.allow");
     const Json global_mode = member(global.permissions, "defaultMode");
@@ -301,10 +297,25 @@ std::variant<PolicySetup, std::string> read_policy_setup(const CliOptions& optio
         skipped.push_back("permissions.defaultMode " + project_mode.get<std::string>());
       }
     }
+    // The shell settings run code on every bash call: a project's count only when it is
+    // trusted (policy.md 1.2, amendment A17).
+    for (auto [key, global_value, project_value, into] :
+         {std::tuple{"shellPath", &global.shell_path, &project.shell_path, &out.shell_path},
+          std::tuple{"shellCommandPrefix", &global.shell_command_prefix,
+                     &project.shell_command_prefix, &out.shell_command_prefix}}) {
+      if (global_value->is_string()) *into = global_value->get<std::string>();
+      if (!project_value->is_string()) continue;
+      if (trusted)
+        *into = project_value->get<std::string>();
+      else
+        skipped_shell.push_back(key);
+    }
+    s.shell_command_prefix = out.shell_command_prefix.value_or("");
     if (options.permission_mode) {
       s.mode = *policy::parse_mode(*options.permission_mode);
       s.mode_source = "cli";
     }
+    skipped.insert(skipped.end(), skipped_shell.begin(), skipped_shell.end());
     if (!skipped.empty()) {
       std::string what;
       for (const auto& k : skipped)

@@ -32,6 +32,9 @@ struct PolicySetup {
   policy::AskSettings ask;
   SandboxSettings sandbox;
   protocol::Json sources = protocol::Json::array();  // get_policy's `sources`
+  /// Settings `shellPath` and `shellCommandPrefix`: the global file's, a trusted project's over
+  /// them (policy.md 1.2).
+  std::optional<std::string> shell_path, shell_command_prefix;
 };
 
 /// The policy of a session working in `cwd` (rpc: the process's cwd; acp: the session's), or

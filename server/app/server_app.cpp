@@ -95,7 +95,7 @@ class FdFlagsGuard {
 struct StartupSettings {
   session::Settings settings;
   std::vector<std::string> active_tools;
-  tools::BashToolOptions bash;
+  tools::BashToolOptions bash;  // from the policy set-up, which applies the trust rule
 };
 
 StartupSettings read_startup_settings(const CliOptions& options, const fs::path& agent_dir,
@@ -108,7 +108,6 @@ StartupSettings read_startup_settings(const CliOptions& options, const fs::path&
   out.active_tools = tools::active_tool_names(options.tools, options.no_tools, json, warnings);
   for (const auto& w : warnings)
     spdlog::warn("{}", w);
-  out.bash = tools::bash_tool_options_from(json);
   return out;
 }
 
@@ -232,6 +231,9 @@ int run_server(const CliOptions& options) {
     spdlog::error("{}", *error);
     return 2;
   }
+  // The shell settings as the policy's trust rule leaves them (policy.md 1.2).
+  startup.bash.shell_path = std::get<PolicySetup>(policy_read).shell_path;
+  startup.bash.command_prefix = std::get<PolicySetup>(policy_read).shell_command_prefix;
 
   std::optional<JsonlAppender> script_log;
   if (options.script_log) {

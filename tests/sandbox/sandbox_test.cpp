@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdlib>
 
 #include <algorithm>
 #include <boost/asio/io_context.hpp>
@@ -18,6 +19,7 @@
 #include "sandbox/sandbox.h"
 #include "sandbox/sandbox_spawn.h"
 #include "tests/support/temp_dir.h"
+#include "tools/command_watch.h"
 #include "tools/file_io.h"
 
 using namespace rebound::sandbox;
@@ -60,6 +62,25 @@ TEST_CASE("resolve_components follows symlinks one component at a time") {
   (void)resolve_components(root + "/loop/x", true);
 }
 
+namespace {
+
+// A full-output file of the bash tool, made by this process in `dir`.
+std::string own_output_file(const std::string& dir, const std::string& text) {
+  const char* before = std::getenv("TMPDIR");
+  const std::string saved = before ? before : "";
+  ::setenv("TMPDIR", dir.c_str(), 1);
+  rebound::tools::OutputFile f;
+  REQUIRE(f.open(text));
+  f.close();
+  if (before)
+    ::setenv("TMPDIR", saved.c_str(), 1);
+  else
+    ::unsetenv("TMPDIR");
+  return f.path();
+}
+
+}  // namespace
+
 TEST_CASE("the file tools' roots and their texts") {
   TempDir d;
   const std::string root = real_dir(d.path());
@@ -81,7 +102,12 @@ TEST_CASE("the file tools' roots and their texts") {
   CHECK_FALSE(roots.check(root + "/ws/src/a.txt", false));
   CHECK_FALSE(roots.check("/etc/hostname", false));
   CHECK_FALSE(roots.check(root + "/cache/x", true));
-  CHECK_FALSE(roots.check(root + "/tmp/rebound-bash-0123456789abcdef.log", false));
+  // A full-output file this process wrote is readable; one only named like it is not.
+  const std::string own = own_output_file(root + "/tmp", "log");
+  CHECK_FALSE(roots.check(own, false));
+  CHECK(roots.check(root + "/tmp/rebound-bash-0123456789abcdef.log", false) ==
+        "Sandbox: " + root +
+            "/tmp/rebound-bash-0123456789abcdef.log is outside the paths this session may read");
   CHECK(roots.check(root + "/tmp/other.log", false) ==
         "Sandbox: " + root + "/tmp/other.log is outside the paths this session may read");
   CHECK(roots.check("/proc/self/environ", false) ==
@@ -128,8 +154,15 @@ TEST_CASE("the file tools open beneath their root, checked again at the open") {
     return std::string(buf, n > 0 ? static_cast<std::size_t>(n) : 0);
   };
   CHECK(read_all(roots.open_beneath(root + "/ws/src/a.txt", O_RDONLY, 0, false)) == "alpha");
-  CHECK(read_all(roots.open_beneath(root + "/tmp/rebound-bash-0123456789abcdef.log", O_RDONLY, 0,
-                                    false)) == "log");
+  const std::string own = own_output_file(root + "/tmp", "log");
+  CHECK(read_all(roots.open_beneath(own, O_RDONLY, 0, false)) == "log");
+  // Named like one, not written by this process: refused.
+  CHECK(roots.open_beneath(root + "/tmp/rebound-bash-0123456789abcdef.log", O_RDONLY, 0, false) ==
+        -1);
+  // The own file's name now holding another file: refused at the open.
+  d.write("tmp/replacement", "replaced");
+  fs::rename(root + "/tmp/replacement", own);
+  CHECK(roots.open_beneath(own, O_RDONLY, 0, false) == -1);
   const int ws_dir = roots.open_beneath(root + "/ws", O_RDONLY | O_DIRECTORY, 0, false);
   CHECK(ws_dir >= 0);
   ::close(ws_dir);
@@ -219,7 +252,7 @@ TEST_CASE("bubblewrap's options: mounts in order, every .git read-only, no netwo
   c.workspace = root + "/repo/ws";
   c.home = root + "/home";
   c.deny_read = {root + "/repo/ws/deny", root + "/repo/ws/deny-file", root + "/missing"};
-  const auto a = bwrap_options(c, root + "/repo/ws");
+  const auto a = std::get<std::vector<std::string>>(bwrap_options(c, root + "/repo/ws"));
   CHECK(a[0] == "--tmpfs");
   CHECK(a[1] == "/");
   CHECK(has_pair(a, "--ro-bind", "/usr"));
@@ -248,7 +281,7 @@ TEST_CASE("bubblewrap's options: mounts in order, every .git read-only, no netwo
     CHECK(std::find(a.begin(), a.end(), flag) != a.end());
   CHECK(has_pair(a, "--cap-drop", "ALL"));
   c.network = true;
-  const auto net = bwrap_options(c, root + "/repo/ws");
+  const auto net = std::get<std::vector<std::string>>(bwrap_options(c, root + "/repo/ws"));
   CHECK(std::find(net.begin(), net.end(), "--unshare-net") == net.end());
 }
 

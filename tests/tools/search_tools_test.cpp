@@ -144,6 +144,22 @@ TEST_CASE("grep: context blocks, limit, long lines, CRLF") {
                                 kNotCancelled)) == "f.txt:5: five");
 }
 
+TEST_CASE("grep: a large counted pattern on a 400 KB line gives up with the file and line") {
+  // Issue 50: each unit of PCRE2's match limit walks the whole compiled group, so a pattern of
+  // 40 KB compiled spent about a second per call at the plain limit (minutes with several
+  // calls and larger patterns); the limit is now shared out by the compiled size.
+  TempDir dir;
+  dir.write("big.txt", std::string(399999, 'a') + "!\n");
+  const auto start = std::chrono::steady_clock::now();
+  auto r = tools::run_grep(Json{{"pattern", "(?:a?){5000}a{5000}$"}}, context_in(dir),
+                           kNotCancelled);
+  const auto took = std::chrono::steady_clock::now() - start;
+  CHECK(r.is_error);
+  CHECK(text_of(r) == "Regular expression too complex (match limit exceeded in big.txt:1)");
+  MESSAGE("the large pattern gave up after "
+          << std::chrono::duration_cast<std::chrono::milliseconds>(took).count() << " ms");
+}
+
 TEST_CASE("grep: a catastrophically backtracking pattern fails fast with the file and line") {
   TempDir dir;
   dir.write("ok.txt", "fine\n");
