@@ -39,10 +39,6 @@ std::set<pid_t>& watched_pids() {
   static std::set<pid_t> pids;
   return pids;
 }
-void watch(pid_t pid) {
-  std::lock_guard lock(watched_mutex());
-  watched_pids().insert(pid);
-}
 void unwatch(pid_t pid) {
   std::lock_guard lock(watched_mutex());
   watched_pids().erase(pid);
@@ -130,12 +126,17 @@ struct ChildProcess::State : std::enable_shared_from_this<ChildProcess::State> {
         });
   }
 
+  // Never a blocking wait on the loop (issue 50: one sat in waitpid on a hook still running,
+  // and no timer acted again): the pidfd says when to look, WNOHANG looks; a pidfd that
+  // reports readiness without a child to reap, or fails, gives way to polling.
   void watch_exit() {
-    if (pidfd) {
+    if (pidfd && !poll_only) {
       pidfd->async_wait(asio::posix::stream_descriptor::wait_read,
                         [self = shared_from_this()](const boost::system::error_code& ec) {
                           if (ec == asio::error::operation_aborted) return;
-                          if (!self->reap(0)) self->watch_exit();
+                          if (self->reap(WNOHANG)) return;
+                          self->poll_only = true;
+                          self->watch_exit();
                         });
       return;
     }
@@ -155,6 +156,7 @@ struct ChildProcess::State : std::enable_shared_from_this<ChildProcess::State> {
       r = ::waitpid(pid, &status, flags);
     } while (r < 0 && errno == EINTR);
     if (r == 0) return false;
+    if (r < 0) status = 0;  // reaped elsewhere (ECHILD): its status is not known
     reaped = true;
     unwatch(pid);
     wait_status = status;
@@ -180,6 +182,7 @@ struct ChildProcess::State : std::enable_shared_from_this<ChildProcess::State> {
   asio::steady_timer reap_timer;
   Exit on_exit;
   bool watching = false;
+  bool poll_only = false;
   bool reaped = false;
   bool keep_group = false;
   int wait_status = 0;
@@ -263,8 +266,14 @@ std::unique_ptr<ChildProcess> ChildProcess::spawn(asio::any_io_executor executor
     envp.push_back(nullptr);
   }
   pid_t pid = 0;
-  const int rc =
-      ::posix_spawnp(&pid, argv[0], &actions, &attr, argv.data(), spec.env ? envp.data() : environ);
+  int rc = 0;
+  {
+    // Watched before the reaper can see it exit.
+    std::lock_guard lock(watched_mutex());
+    rc = ::posix_spawnp(&pid, argv[0], &actions, &attr, argv.data(),
+                        spec.env ? envp.data() : environ);
+    if (rc == 0) watched_pids().insert(pid);
+  }
   posix_spawn_file_actions_destroy(&actions);
   posix_spawnattr_destroy(&attr);
   for (int fd : passed)
@@ -276,13 +285,23 @@ std::unique_ptr<ChildProcess> ChildProcess::spawn(asio::any_io_executor executor
 
   auto state = std::make_shared<State>(executor);
   state->pid = pid;
-  watch(pid);
   if (out.read >= 0) state->out.pipe.emplace(executor, out.read);
   if (err.read >= 0) state->err.pipe.emplace(executor, err.read);
   if (in.write >= 0) state->input.emplace(executor, in.write);
   const int pid_fd = static_cast<int>(::syscall(SYS_pidfd_open, pid, 0));
   if (pid_fd >= 0) state->pidfd.emplace(executor, pid_fd);
   return std::unique_ptr<ChildProcess>(new ChildProcess(std::move(state)));
+}
+
+pid_t ChildProcess::watched_start(const std::function<pid_t()>& start) {
+  std::lock_guard lock(watched_mutex());
+  const pid_t pid = start();
+  if (pid > 0) watched_pids().insert(pid);
+  return pid;
+}
+
+void ChildProcess::unwatch_pid(pid_t pid) {
+  unwatch(pid);
 }
 
 bool ChildProcess::is_watched(pid_t pid) {
@@ -301,13 +320,18 @@ ChildProcess::~ChildProcess() {
   s.out.eof = nullptr;
   s.err.data = nullptr;
   s.err.eof = nullptr;
-  if (!(s.keep_group && s.reaped)) kill_group(SIGKILL);
+  if (!(s.keep_group && s.reaped)) {
+    kill_group(SIGKILL);
+    if (!s.reaped) ::kill(s.pid, SIGKILL);
+  }
   close_output();
   boost::system::error_code ignored;
   if (s.input) s.input->close(ignored);
   if (s.pidfd) s.pidfd->close(ignored);
   s.reap_timer.cancel();
-  if (!s.reaped) s.reap(0);  // killed just now: the wait is short
+  // Killed just now: usually gone at once; if not, the server's orphan reaper (which looks at
+  // unwatched children) reaps it later. Never a blocking wait here.
+  if (!s.reaped && !s.reap(WNOHANG)) unwatch(s.pid);
 }
 
 pid_t ChildProcess::pid() const {

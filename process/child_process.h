@@ -47,6 +47,11 @@ class ChildProcess {
   pid_t pid() const;
   /// Whether some ChildProcess still waits for `pid` (not reaped yet): others' orphans are not.
   static bool is_watched(pid_t pid);
+  /// For a child started without a ChildProcess (the sandbox check's, on a thread of its own):
+  /// runs `start` (which returns the new pid, or -1) so that the orphan reaper never takes the
+  /// child before its own waitpid does; unwatch_pid() once it was reaped.
+  static pid_t watched_start(const std::function<pid_t()>& start);
+  static void unwatch_pid(pid_t pid);
   /// The group outlives this object: once the child was reaped, the destructor no longer kills
   /// its process group (a completed command's background processes keep running; the server
   /// ends them at exit).

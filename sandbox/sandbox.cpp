@@ -18,6 +18,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include "process/child_process.h"
 #include "sandbox/bwrap_args.h"
 #include "sandbox/file_roots.h"
 #include "sandbox/seccomp_program.h"
@@ -69,7 +70,12 @@ int run_captured(const std::vector<std::string>& argv, const std::vector<std::st
   posix_spawnattr_init(&attr);
   posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSID);
   pid_t pid = 0;
-  const int rc = ::posix_spawn(&pid, av[0], &actions, &attr, av.data(), ev.data());
+  int rc = 0;
+  // Watched, so that the server's orphan reaper never takes it (its status decides the check).
+  process::ChildProcess::watched_start([&] {
+    rc = ::posix_spawn(&pid, av[0], &actions, &attr, av.data(), ev.data());
+    return rc == 0 ? pid : -1;
+  });
   posix_spawn_file_actions_destroy(&actions);
   posix_spawnattr_destroy(&attr);
   for (int fd : high)
@@ -105,8 +111,11 @@ int run_captured(const std::vector<std::string>& argv, const std::vector<std::st
   }
   ::close(out[0]);
   int status = 0;
-  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  pid_t r;
+  while ((r = ::waitpid(pid, &status, 0)) < 0 && errno == EINTR) {
   }
+  process::ChildProcess::unwatch_pid(pid);
+  if (r != pid) return -1;  // not ours to judge: the check fails closed
   return killed ? -1 : status;
 }
 

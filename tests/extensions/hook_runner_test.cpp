@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "extensions/hook_runner.h"
+#include "process/descendants.h"
 #include "server/io/asio_scheduler.h"
 #include "tests/support/proc_status.h"
 #include "tests/support/temp_dir.h"
@@ -179,4 +180,26 @@ TEST_CASE("hook runner: a hook that cannot start, none at all, and cancel") {
   h.io.run_for(300ms);  // a window in which a wrong answer would come
   CHECK(!answered);
   CHECK(::kill(pid, 0) != 0);  // killed and reaped
+}
+
+TEST_CASE("hook runner: 60 occurrences in a row never wait on a child (issue 50)") {
+  // The mix of the server's hook runs: a hook that reads its stdin, one that exits without
+  // reading 200 KB of it, one that leaves a child, one killed by its timeout; with the server's
+  // orphan reaper between occurrences. Every occurrence ends; a blocking wait would hang here.
+  Harness h;
+  h.add("cat > /dev/null; exit 0");
+  h.add("exit 0");
+  h.add("(sleep 2 &); echo left");
+  h.add("exec sleep 5", 20);
+  const std::string input = "{\"big\":\"" + std::string(200 * 1024, 'x') + "\"}";
+  for (int i = 0; i < 60; ++i) {
+    INFO("occurrence " << i);
+    const auto runs = h.run(HookEvent::post_tool_use, input);
+    REQUIRE(runs.size() == 4);
+    CHECK(runs[0].code == 0);
+    CHECK(runs[2].out == "left\n");
+    CHECK(runs[3].end == HookRun::End::timed_out);
+    rebound::process::reap_orphans();
+  }
+  ::system("pkill -f '^sleep 2$' >/dev/null 2>&1");
 }

@@ -1075,3 +1075,33 @@ TEST_CASE("UserPromptSubmit: the hook sees the text as typed, the model its temp
   const Json sent = r.jsonl("script-log.jsonl")[0]["messages"];
   CHECK(sent[0]["content"][0]["text"] == "Hello bob, welcome.");
 }
+
+TEST_CASE("hooks on 40 consecutive tool calls: the loop never waits on a hook (issue 50)") {
+  // Hooks that read their stdin, ones that exit without reading it, ones that leave a child
+  // behind, ones killed by their timeout, on every call of a 40-step batch; two rounds. A
+  // blocking wait on any of them would hang the server (it did about one run in three).
+  Json steps = Json::array();
+  for (int i = 0; i < 40; ++i)
+    steps.push_back(Json{{"toolCalls", Json::array({testing::call(
+                                           "bash", {{"command", "echo " + std::to_string(i)}})})}});
+  steps.push_back(Json{{"text", "done"}});
+  const std::string hooks = R"j({"hooks":{
+    "PreToolUse":[{"matcher":"bash","hooks":[
+      {"type":"command","command":"cat > /dev/null; exit 0"},
+      {"type":"command","command":"exit 0"},
+      {"type":"command","command":"(sleep 30 &); exit 0"}]}],
+    "PostToolUse":[{"matcher":"bash","hooks":[
+      {"type":"command","command":"exec sleep 30","timeout":0.05},
+      {"type":"command","command":"head -c 1 > /dev/null; exit 0"}]}]}})j";
+  for (int round = 0; round < 2; ++round) {
+    INFO("round " << round);
+    ReboundProcess r = testing::tool_server(steps.dump(), {}, {}, hooks);
+    r.send(testing::prompt());
+    const auto events = r.read_until_type("agent_end", 60000ms);
+    for (int i = 0; i < 40; ++i)
+      CHECK(testing::text_of(testing::end_of(events, "call_" + std::to_string(i + 1))["result"]) ==
+            std::to_string(i) + "\n");
+    // The loop still answers at once.
+    CHECK(r.command(Json{{"id", "s"}, {"type", "get_state"}})["success"] == true);
+  }
+}
