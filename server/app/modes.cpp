@@ -87,7 +87,9 @@ std::shared_ptr<SessionExtensions> make_extensions(AppParts& app, const fs::path
                                                    std::shared_ptr<session::WaitBoard> waits = {}) {
   auto configs = read_extension_configs(app.options, app.agent_dir, cwd, app.getenv);
   auto ext = std::make_shared<SessionExtensions>();
-  if (configs.empty()) return ext;
+  // Hooks alone still get a set: get_extensions lists them, with a failed one's lastError
+  // (issue 50: `"hooks":[]` when no extension process was configured).
+  if (configs.empty() && (!hooks || hooks->config.handlers.empty())) return ext;
   SessionExtensions* e = ext.get();
   e->host.error = [e, written](const std::string& name, std::string_view method,
                                const std::string& error) {

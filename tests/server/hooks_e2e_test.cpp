@@ -1105,3 +1105,22 @@ TEST_CASE("hooks on 40 consecutive tool calls: the loop never waits on a hook (i
     CHECK(r.command(Json{{"id", "s"}, {"type", "get_state"}})["success"] == true);
   }
 }
+
+TEST_CASE("get_extensions lists hooks and a timed-out hook's lastError without extensions") {
+  ReboundProcess r = testing::tool_server(
+      testing::script_of(Json::array({testing::call("bash", {{"command", "echo ran"}})})), {}, {},
+      R"j({"hooks":{"PreToolUse":[{"matcher":"bash","hooks":[
+           {"type":"command","command":"exec sleep 5","timeout":0.2}]}]}})j");
+  const Json before = r.command(Json{{"id", "e"}, {"type", "get_extensions"}})["data"];
+  REQUIRE(before["hooks"].size() == 1);
+  CHECK(before["hooks"][0]["command"] == "exec sleep 5");
+  CHECK(before["hooks"][0]["timeoutMs"] == 200);
+  CHECK_FALSE(before["hooks"][0].contains("lastError"));
+  r.send(testing::prompt());
+  const auto events = r.read_until_type("agent_end", 20000ms);
+  CHECK(testing::text_of(testing::end_of(events, "call_1")["result"]) == "ran\n");
+  const Json after = r.command(Json{{"id", "e2"}, {"type", "get_extensions"}})["data"];
+  CHECK(after["extensions"] == Json::array());
+  REQUIRE(after["hooks"].size() == 1);
+  CHECK(after["hooks"][0]["lastError"] == "Hook timed out after 200 ms");
+}
