@@ -45,6 +45,7 @@ void unwatch(pid_t pid) {
 }
 
 constexpr auto kReapPoll = std::chrono::milliseconds(20);  // without a pidfd
+constexpr int kReapLaterTries = 250;                         // 5 s after a kill
 
 struct Pipe {
   int read = -1, write = -1;
@@ -144,6 +145,19 @@ struct ChildProcess::State : std::enable_shared_from_this<ChildProcess::State> {
     reap_timer.async_wait([self = shared_from_this()](const boost::system::error_code& ec) {
       if (ec) return;
       if (!self->reap(WNOHANG)) self->watch_exit();
+    });
+  }
+
+  // After the owner is gone: WNOHANG every kReapPoll, `tries` times, then the orphan reaper's.
+  void reap_later(int tries) {
+    reap_timer.expires_after(kReapPoll);
+    reap_timer.async_wait([self = shared_from_this(), tries](const boost::system::error_code&) {
+      if (self->reap(WNOHANG)) return;
+      if (tries <= 0) {
+        unwatch(self->pid);
+        return;
+      }
+      self->reap_later(tries - 1);
     });
   }
 
@@ -329,9 +343,9 @@ ChildProcess::~ChildProcess() {
   if (s.input) s.input->close(ignored);
   if (s.pidfd) s.pidfd->close(ignored);
   s.reap_timer.cancel();
-  // Killed just now: usually gone at once; if not, the server's orphan reaper (which looks at
-  // unwatched children) reaps it later. Never a blocking wait here.
-  if (!s.reaped && !s.reap(WNOHANG)) unwatch(s.pid);
+  // Killed just now: usually gone at once; if not, looked at again on the loop for a while,
+  // then left to the server's orphan reaper. Never a blocking wait here.
+  if (!s.reaped && !s.reap(WNOHANG)) s.reap_later(kReapLaterTries);
 }
 
 pid_t ChildProcess::pid() const {
