@@ -1,5 +1,7 @@
 #include "session/prompt_library.h"
 
+#include <algorithm>
+
 #include <cstdint>
 
 #include "session/session_tree.h"
@@ -205,11 +207,14 @@ std::vector<std::string> split_template_args(std::string_view line) {
   return out;
 }
 
-std::string substitute_template_args(std::string_view body, const std::vector<std::string>& args) {
+constexpr std::size_t kMinExpansionLimit = 1024 * 1024;
+
+std::string substitute_template_args(std::string_view body, const std::vector<std::string>& args,
+                                     std::size_t max_bytes) {
   std::string out;
-  out.reserve(body.size());
+  out.reserve(std::min(body.size(), max_bytes));
   const std::size_t all = args.size();
-  for (std::size_t i = 0; i < body.size();) {
+  for (std::size_t i = 0; i < body.size() && out.size() <= max_bytes;) {
     if (body[i] != '$') {
       out += body[i++];
       continue;
@@ -306,7 +311,16 @@ std::optional<std::string> PromptLibrary::expand(std::string_view text, const Re
     std::string_view first_line;
     if (end < text.size() && text[end] == ' ')
       first_line = text.substr(end + 1, lf == std::string_view::npos ? text.npos : lf - end - 1);
-    std::string out = substitute_template_args(t.body, split_template_args(first_line));
+    // Bounded (issue 50: a 100 KB template of `$ARGUMENTS` became a 50 MB message): at most
+    // four times what the template and the typed text hold together, or 1 MiB.
+    const std::size_t limit = std::max<std::size_t>(kMinExpansionLimit, 4 * (t.body.size() + text.size()));
+    std::string out = substitute_template_args(t.body, split_template_args(first_line), limit);
+    if (out.size() > limit) {
+      if (warning)
+        *warning = "the template /" + t.name + " expands to more than " + std::to_string(limit) +
+                   " bytes";
+      return std::nullopt;
+    }
     if (lf != std::string_view::npos) out += text.substr(lf);
     return out;
   }

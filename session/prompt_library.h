@@ -4,6 +4,7 @@
 // system prompt and get_commands' entries. Pure: finding and reading the files is the caller's
 // (config/prompt_discovery.h finds them; a skill file is read through `ReadText` when used).
 
+#include <cstdint>
 #include <functional>
 #include <map>
 #include <optional>
@@ -55,7 +56,9 @@ std::string template_description(const Frontmatter& fm);
 /// The message's first line after `/<name>`, split as section 9.3 says.
 std::vector<std::string> split_template_args(std::string_view line);
 /// One left-to-right pass of section 9.3's placeholders over `body`.
-std::string substitute_template_args(std::string_view body, const std::vector<std::string>& args);
+/// Stops once the result is longer than `max_bytes` (the caller refuses such a result).
+std::string substitute_template_args(std::string_view body, const std::vector<std::string>& args,
+                                     std::size_t max_bytes = SIZE_MAX);
 
 /// `&`, `<`, `>`, `"`, `'` as XML entities.
 std::string xml_escape(std::string_view text);

@@ -94,3 +94,22 @@ TEST_CASE("session names are trimmed of Unicode white space only") {
         "\u200B x");  // ZERO WIDTH SPACE is not White_Space
   CHECK(session::trim_unicode_space("\xFF ") == "\xFF");
 }
+
+TEST_CASE("expansion is bounded: a 100 KB template of $ARGUMENTS is refused with a warning") {
+  std::string body;
+  while (body.size() < 100 * 1024)
+    body += "$ARGUMENTS";
+  session::PromptTemplate big{"big", "", "", body, {}};
+  session::PromptTemplate twice{"twice", "", "", "$ARGUMENTS and $ARGUMENTS", {}};
+  session::PromptLibrary lib({big, twice}, {});
+  const auto read = [](const std::string&) -> std::optional<std::string> { return std::nullopt; };
+  std::string warning;
+  // 10,240 placeholders times 500 bytes would be 5 MB: more than 4 times the inputs.
+  CHECK(lib.expand("/big " + std::string(500, 'x'), read, &warning) == std::nullopt);
+  CHECK(warning.starts_with("the template /big expands to more than "));
+  // Large arguments used a few times still expand in full (2 MB from a 1 MB argument).
+  const std::string arg(1024 * 1024, 'y');
+  const auto out = lib.expand("/twice " + arg, read);
+  REQUIRE(out.has_value());
+  CHECK(out->size() == 2 * arg.size() + 5);
+}
