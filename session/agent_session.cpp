@@ -12,6 +12,10 @@ using protocol::ThinkingLevel;
 
 namespace {
 
+// What may wait in the steering and follow-up queues together.
+constexpr std::size_t kMaxQueued = 100;
+constexpr std::size_t kMaxQueuedBytes = 4 * 1024 * 1024;
+
 constexpr const char* kBusy =
     "Agent is already processing. Specify streamingBehavior ('steer' or 'followUp') to queue "
     "the message.";
@@ -238,6 +242,24 @@ void AgentSession::submission_judged(std::uint64_t generation, PromptVerdict ver
 }
 
 void AgentSession::deliver(Submission s) {
+  // The queue is bounded (issue 50: each queue_update carries every queued text, so an
+  // unbounded queue made the output grow with its square).
+  const bool waiting = retry_.in_backoff() || compaction_;
+  const bool queues = waiting || queued_count() > 0 ||
+                      (run_ && (s.kind != SubmitKind::prompt || s.behavior.has_value()));
+  if (queues) {
+    std::size_t bytes = s.input.text.size();
+    for (const auto* queue : {&steering_, &follow_up_})
+      for (const auto& q : *queue)
+        bytes += q.input.text.size();
+    if (queued_count() >= kMaxQueued || bytes > kMaxQueuedBytes) {
+      s.answered(Error{ErrorKind::failed,
+                       "Queue is full: at most " + std::to_string(kMaxQueued) + " messages and " +
+                           std::to_string(kMaxQueuedBytes / (1024 * 1024)) +
+                           " MiB of text may wait"});
+      return;
+    }
+  }
   bool answered = false;
   const auto accepted = [&] {
     answered = true;

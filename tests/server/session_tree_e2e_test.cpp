@@ -5,6 +5,7 @@
 #include <doctest/doctest.h>
 
 #include <filesystem>
+#include <algorithm>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <thread>
@@ -473,4 +474,30 @@ TEST_CASE("export_html with --no-session works from memory and names the session
   CHECK(x["data"]["path"] == r.dir().path().string() + "/rebound-session-" + id + ".html");
   CHECK(r.dir().read("rebound-session-" + id + ".html").find("<dd>(in memory)</dd>") !=
         std::string::npos);
+}
+
+TEST_CASE("the follow-up queue holds at most 100 messages: the 101st is refused, the run goes on") {
+  ReboundProcess r = testing::tool_server(R"([{"text":"slow","delayMs":30000},{"text":"next"}])");
+  r.send(testing::prompt());
+  r.read_until_type("agent_start");
+  for (int i = 0; i <= 100; ++i)
+    r.send(Json{{"id", "f" + std::to_string(i)},
+                {"type", "follow_up"},
+                {"message", "queued " + std::to_string(i)}});
+  const auto lines = r.read_until_response("f100");
+  std::size_t updates = 0, largest = 0;
+  for (const auto& l : lines) {
+    if (l.value("type", "") != "queue_update") continue;
+    ++updates;
+    largest = std::max(largest, l["followUp"].size());
+  }
+  CHECK(updates == 100);
+  CHECK(largest == 100);
+  const Json refused = lines.back();
+  CHECK(refused["success"] == false);
+  CHECK(refused["error"] == "Queue is full: at most 100 messages and 4 MiB of text may wait");
+  const Json state = r.command(Json{{"id", "s"}, {"type", "get_state"}})["data"];
+  CHECK(state["queuedMessageCount"] == 100);
+  CHECK(state["isStreaming"] == true);
+  r.command(Json{{"id", "a"}, {"type", "abort"}});
 }
