@@ -1,4 +1,5 @@
 #include "export/html_export.h"
+#include "protocol/json_line.h"
 
 #include <cmark.h>
 
@@ -357,6 +358,13 @@ footer{text-align:center;font-size:12px;color:#8a93a6;padding:20px}
 }  // namespace
 
 std::string escape_html(std::string_view text, bool attribute) {
+  std::string cleaned;
+  if (text.find("\xEE\x80\x80") != std::string_view::npos) {
+    // A lone surrogate from a client shows as U+FFFD (sessions.md), not as the marker.
+    cleaned = std::string(text);
+    protocol::replace_surrogate_markers(cleaned);
+    text = cleaned;
+  }
   std::string out;
   out.reserve(text.size() + text.size() / 8);
   for (std::size_t i = 0; i < text.size();) {

@@ -2,6 +2,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include "protocol/json_line.h"
 #include "session/credential_store.h"
 #include "session/llm/request_codec.h"
 #include "session/llm/secret_text.h"
@@ -129,6 +130,7 @@ std::unique_ptr<session::llm::StreamHandle> HttpProvider::stream(
   add_model_headers(request.model, http);
   http.body = api.request_body(request, config_.wire_options)
                   .dump(-1, ' ', false, nlohmann::detail::error_handler_t::replace);
+  protocol::replace_surrogate_markers(http.body);  // a client's lone surrogate goes as U+FFFD
 
   std::weak_ptr<Exchange> weak = x;
   HttpCallbacks cb;

@@ -213,7 +213,10 @@ std::string mark_lone_surrogates(std::string_view text) {
   });
 }
 
-void unmark_lone_surrogates(std::string& text) {
+namespace {
+
+// Each marker in `text` replaced: by its `\udxxx` escape (in serialized JSON) or by U+FFFD.
+void replace_markers(std::string& text, bool escape) {
   const std::string& prefix = marker_prefix();
   std::size_t at = text.find(prefix);
   if (at == std::string::npos) return;
@@ -232,15 +235,38 @@ void unmark_lone_surrogates(std::string& text) {
       continue;
     }
     out.append(text, copied, at - copied);
-    out += "\\u";
-    for (std::size_t i = 0; i < 4; ++i) {
-      out.push_back(static_cast<char>(std::tolower(text[at + prefix.size() + i])));
+    if (escape) {
+      out += "\\u";
+      for (std::size_t i = 0; i < 4; ++i)
+        out.push_back(static_cast<char>(std::tolower(text[at + prefix.size() + i])));
+    } else {
+      out += "\xEF\xBF\xBD";  // U+FFFD
     }
     copied = at + prefix.size() + 4;
     at = text.find(prefix, copied);
   }
   out.append(text, copied, std::string::npos);
   text = std::move(out);
+}
+
+}  // namespace
+
+void unmark_lone_surrogates(std::string& text) {
+  replace_markers(text, true);
+}
+
+void replace_surrogate_markers(std::string& text) {
+  if (text.find(kMarkerLead) != std::string::npos) replace_markers(text, false);
+}
+
+void replace_surrogate_markers(Json& value) {
+  if (value.is_string()) {
+    auto& s = value.get_ref<std::string&>();
+    replace_surrogate_markers(s);
+  } else if (value.is_array() || value.is_object()) {
+    for (auto& v : value)
+      replace_surrogate_markers(v);
+  }
 }
 
 JsonLine parse_json_line(std::string_view line) {

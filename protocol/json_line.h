@@ -69,4 +69,10 @@ std::string mark_lone_surrogates(std::string_view json_text);
 /// Marker bytes back to `\udxxx` escapes in serialized JSON (exposed for tests).
 void unmark_lone_surrogates(std::string& json_text);
 
+/// Every lone surrogate read by parse_json_line() as U+FFFD: for text that leaves the protocol
+/// (a provider's request, a file, a command, the HTML export), where no escape can stand for it
+/// and the marker must never appear (issue 50). In a string, or in every string of a value.
+void replace_surrogate_markers(std::string& text);
+void replace_surrogate_markers(Json& value);
+
 }  // namespace rebound::protocol

@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "session/agent_run.h"
+#include "protocol/json_line.h"
 #include "session/tool_arguments.h"
 
 namespace rebound::session {
@@ -452,8 +453,11 @@ void AgentSession::start_calls(std::uint64_t generation) {
     context.tool_call_id = call.block.id;
     call.ran = true;
     call.started_ms = deps_.scheduler.now_epoch_ms();
+    // What a tool gets holds U+FFFD where a client's lone surrogate was (never the marker).
+    Json input = call.input;
+    protocol::replace_surrogate_markers(input);
     call.handle = call.tool->start(
-        call.input, context,
+        input, context,
         [this, alive, generation, i](ToolResult partial) {
           if (alive.expired()) return;
           if (!call_open(generation, i)) return;

@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "session/agent_run.h"
+#include "protocol/json_line.h"
 #include "session/session_id.h"
 
 namespace rebound::session {
@@ -162,7 +163,10 @@ Status AgentSession::bash(const std::string& command, BashDone done) {
     bash_jobs_.erase(generation);  // the runner allows this from inside its completion
     done(m);
   };
-  auto job = deps_.shell.start(command, std::move(on_done), error);
+  // A lone surrogate the client sent runs as U+FFFD, never as the protocol's private marker.
+  std::string runs = command;
+  protocol::replace_surrogate_markers(runs);
+  auto job = deps_.shell.start(runs, std::move(on_done), error);
   if (!job) return Error{ErrorKind::failed, error.empty() ? std::string("Cannot run bash") : error};
   bash_jobs_[generation] = std::move(job);
   return ok();

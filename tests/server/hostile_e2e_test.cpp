@@ -478,3 +478,37 @@ TEST_CASE("a settings write goes through a symlinked settings.json to its target
     ++files;
   CHECK(files == 1);
 }
+
+TEST_CASE("a client's lone surrogate leaves as U+FFFD: the request, a command, the export") {
+  // On stdout it is echoed as the same escape (protocol.md section 1); everywhere else the
+  // internal marker (U+E000 and a per-process tag) used to appear instead of U+FFFD.
+  FakeLlmServer fake({hello()});
+  ReboundProcess r = openai_server(fake, {}, {"--api-key", "sk-test", "--session-dir", "@DIR@/s"});
+  r.send_raw(R"({"id":"p","type":"prompt","message":"a\ud800b"})" "\n");
+  // Raw lines: the echo holds the escape, which the test's JSON reader refuses.
+  bool echoed = false;
+  for (;;) {
+    const auto line = r.proc().read_line(20000ms);
+    REQUIRE(line.has_value());
+    echoed = echoed || line->find(R"("text":"a\ud800b")") != std::string::npos;
+    if (line->find(R"("type":"agent_end")") != std::string::npos) break;
+  }
+  CHECK(echoed);
+  const std::string kMarkerLead = "\xEE\x80\x80";
+  const std::string kFffd = "\xEF\xBF\xBD";
+  REQUIRE(fake.requests().size() == 1);
+  const std::string body = fake.requests()[0].body;
+  CHECK(body.find("a" + kFffd + "b") != std::string::npos);
+  CHECK(body.find(kMarkerLead) == std::string::npos);
+  // The rpc bash command runs it as U+FFFD too.
+  r.send_raw(R"({"id":"b","type":"bash","command":"printf 'x\ud800y' > out.txt"})" "\n");
+  const auto bash = r.read_until_response("b");
+  CHECK(bash.back()["success"] == true);
+  CHECK(r.dir().read("out.txt") == "x" + kFffd + "y");
+  // The export shows U+FFFD.
+  const Json x = r.command(Json{{"id", "x"}, {"type", "export_html"}, {"outputPath", "e.html"}});
+  REQUIRE(x["success"] == true);
+  const std::string page = r.dir().read("e.html");
+  CHECK(page.find("a" + kFffd + "b") != std::string::npos);
+  CHECK(page.find(kMarkerLead) == std::string::npos);
+}
