@@ -465,3 +465,47 @@ TEST_CASE("bash that cannot start its process ends the call with an error, not t
     CHECK(r.proc().wait(10000ms) == 0);
   }
 }
+
+TEST_CASE("bash that cannot start: through a hook's updatedInput, and out of descriptors") {
+  const std::string huge(200 * 1024, 'x');
+  SUBCASE("rpc: a PreToolUse hook's updatedInput over the argument limit") {
+    // The hook's answer holds a 200 KiB command, written by a shell script from the test.
+    const std::string hook = "head -c 0; printf '{\"hookSpecificOutput\":{\"hookEventName\":"
+                             "\"PreToolUse\",\"updatedInput\":{\"command\":\"echo %s\"}}}' "
+                             "\"$(head -c 204800 /dev/zero | tr '\\0' x)\"";
+    const std::string settings = R"j({"hooks":{"PreToolUse":[{"matcher":"bash","hooks":[
+      {"type":"command","command":)j" + Json(hook).dump() + "}]}]}}";
+    ReboundProcess r =
+        tool_server(script_of(Json::array({call("bash", {{"command", "echo small"}})})), {},
+                    kAllTools, settings);
+    r.send(prompt());
+    const auto events = r.read_until_type("agent_end", 30000ms);
+    const Json failed = end_of(events, "call_1");
+    CHECK(failed["isError"] == true);
+    CHECK(text_of(failed["result"]).find("Cannot run") != std::string::npos);
+    CHECK(still_answers(r));
+  }
+  SUBCASE("rpc: 300 parallel calls under a limit of 64 descriptors") {
+    Json calls = Json::array();
+    for (int i = 0; i < 300; ++i)
+      calls.push_back(call("bash", {{"command", "echo n" + std::to_string(i)}}));
+    testing::SubprocessOptions o;
+    o.launcher = {"/bin/sh", "-c", "ulimit -n 64 && exec \"$@\"", "sh"};
+    ReboundProcess r = tool_server(script_of(calls), {}, kAllTools, "{}", o);
+    r.send(prompt());
+    const auto events = r.read_until_type("agent_end", 60000ms);
+    int ran = 0, refused = 0;
+    for (int i = 0; i < 300; ++i) {
+      const Json end = end_of(events, "call_" + std::to_string(i + 1));
+      if (end["isError"] == true) {
+        ++refused;
+      } else {
+        CHECK(text_of(end["result"]) == "n" + std::to_string(i) + "\n");
+        ++ran;
+      }
+    }
+    CHECK(ran + refused == 300);
+    MESSAGE(ran << " calls ran, " << refused << " could not start");
+    CHECK(still_answers(r));
+  }
+}
