@@ -151,13 +151,14 @@ TEST_CASE("sandbox: .git symlinks do not stop later calls, too many .git entries
   CHECK(bash["data"]["output"] == "back\n");
 }
 
-TEST_CASE("sandbox: denyRead holds on the files when their directories are renamed") {
+TEST_CASE("sandbox: denyRead holds on the files: renamed directories and hard links") {
   const Json calls = Json::array(
       {bash_call("mv secrets s2 && mv parent p2 && echo moved"),
        bash_call("cat s2/key.txt p2/hdir/x.txt; ls p2/hdir; true"),
        call("read", {{"path", "s2/key.txt"}}), call("read", {{"path", "p2/hdir/x.txt"}}),
        call("grep", {{"pattern", "KEY-CONTENT|X-CONTENT"}, {"path", "."}}),
-       bash_call("mv s2 s3 && cat s3/key.txt; true")});
+       bash_call("mv s2 s3 && cat s3/key.txt; true"), bash_call("cat hl.txt; true"),
+       call("read", {{"path", "hl.txt"}})});
   ReboundProcess::Files files{
       {"agent/settings.json", R"j({"sandbox":{"denyRead":["secrets/key.txt","parent/hdir"]}})j"},
       {"script.json", one_by_one(calls)},
@@ -168,14 +169,16 @@ TEST_CASE("sandbox: denyRead holds on the files when their directories are renam
   options.cwd = "@DIR@/work";
   ReboundProcess r(scripted_args({"--no-session", "--sandbox", "--tools", "read,bash,grep"}),
                    options, files);
+  // A hard link to the denied file, made before the calls (by anyone outside the sandbox).
+  fs::create_hard_link(r.dir().path() / "work/secrets/key.txt", r.dir().path() / "work/hl.txt");
   const auto events = run(r);
   CHECK(result_text(events, "call_1") == "moved\n");
-  for (const char* id : {"call_2", "call_5", "call_6"}) {
+  for (const char* id : {"call_2", "call_5", "call_6", "call_7", "call_8"}) {
     INFO(id);
     CHECK(result_text(events, id).find("KEY-CONTENT") == std::string::npos);
     CHECK(result_text(events, id).find("X-CONTENT") == std::string::npos);
   }
-  for (const char* id : {"call_3", "call_4"}) {
+  for (const char* id : {"call_3", "call_4", "call_8"}) {
     INFO(id);
     CHECK(end_of(events, id)["isError"] == true);
     CHECK(result_text(events, id).find("is hidden by sandbox.denyRead") != std::string::npos);
