@@ -108,7 +108,8 @@ std::optional<std::vector<std::string>> brace_sequence(const BraceText& body, st
   std::size_t from = 0;
   for (;;) {
     const std::size_t dots = text.find("..", from);
-    fields.push_back(text.substr(from, dots == std::string::npos ? std::string::npos : dots - from));
+    fields.push_back(
+        text.substr(from, dots == std::string::npos ? std::string::npos : dots - from));
     if (dots == std::string::npos) break;
     from = dots + 2;
   }
@@ -1117,8 +1118,8 @@ class Parser {
           const int most = e == 'u' ? 4 : 8;
           while (k < most && std::isxdigit(static_cast<unsigned char>(at()))) {
             const char h = at();
-            v = v * 16 + static_cast<std::uint32_t>(is_digit(h) ? h - '0'
-                                                              : (std::tolower(h) - 'a' + 10));
+            v = v * 16 +
+                static_cast<std::uint32_t>(is_digit(h) ? h - '0' : (std::tolower(h) - 'a' + 10));
             ++i_;
             ++k;
           }

@@ -45,7 +45,7 @@ void unwatch(pid_t pid) {
 }
 
 constexpr auto kReapPoll = std::chrono::milliseconds(20);  // without a pidfd
-constexpr int kReapLaterTries = 250;                         // 5 s after a kill
+constexpr int kReapLaterTries = 250;                       // 5 s after a kill
 
 struct Pipe {
   int read = -1, write = -1;

@@ -91,8 +91,7 @@ const DeniedFiles::Listing* DeniedFiles::listing(const std::string& dir) {
     entry.directory = e->d_type == DT_DIR;
     if (e->d_type == DT_UNKNOWN) {
       struct stat est {};
-      entry.directory =
-          ::lstat(child(dir, entry.name).c_str(), &est) == 0 && S_ISDIR(est.st_mode);
+      entry.directory = ::lstat(child(dir, entry.name).c_str(), &est) == 0 && S_ISDIR(est.st_mode);
     }
     fresh.entries.push_back(std::move(entry));
   }

@@ -231,8 +231,8 @@ int FileRoots::open_beneath(const std::string& abs, int flags, unsigned mode, bo
     return -1;
   }
   const int fd = open_below(*root, real, flags, mode);
-  if (struct stat st {}; fd >= 0 && denied_files_ && ::fstat(fd, &st) == 0 &&
-                         denied_files_->contains(st.st_dev, st.st_ino)) {
+  if (struct stat st{}; fd >= 0 && denied_files_ && ::fstat(fd, &st) == 0 &&
+                        denied_files_->contains(st.st_dev, st.st_ino)) {
     ::close(fd);  // what the name held at the open was a denied file
     errno = EACCES;
     return -1;
@@ -240,8 +240,9 @@ int FileRoots::open_beneath(const std::string& abs, int flags, unsigned mode, bo
   if (fd >= 0 && root == &output_dir_) {
     // The file opened is one this process wrote, whatever replaced the name since the check.
     struct stat st {};
-    if (::fstat(fd, &st) != 0 || !tools::is_own_output_file(static_cast<unsigned long>(st.st_dev),
-                                                            static_cast<unsigned long>(st.st_ino))) {
+    if (::fstat(fd, &st) != 0 ||
+        !tools::is_own_output_file(static_cast<unsigned long>(st.st_dev),
+                                   static_cast<unsigned long>(st.st_ino))) {
       ::close(fd);
       errno = EACCES;
       return -1;

@@ -322,8 +322,8 @@ SandboxCheck Sandbox::run_check() const {
   std::string trial_out;
   int trial_status = -1;
   if (auto* l = std::get_if<Launch>(&trial)) {
-    trial_status = run_captured(l->argv, l->env, {l->seccomp_fd, l->status_write, l->args_fd}, trial_out,
-                                std::chrono::milliseconds(10000));
+    trial_status = run_captured(l->argv, l->env, {l->seccomp_fd, l->status_write, l->args_fd},
+                                trial_out, std::chrono::milliseconds(10000));
     close_launch_fds(*l, false);
   }
   std::filesystem::remove_all(scratch, ec);
@@ -381,7 +381,7 @@ std::variant<Launch, std::string> Sandbox::build(const SandboxCheck& c,
     close_launch_fds(l, false);
     return std::string("Sandbox failed to start: memfd_create: ") + std::strerror(errno);
   }
-  l.argv = {c.bwrap, "--args", "5",  "--seccomp", "3", "--json-status-fd",
+  l.argv = {c.bwrap, "--args",  "5", "--seccomp", "3", "--json-status-fd",
             "4",     "--chdir", cwd, "--"};
   l.argv.insert(l.argv.end(), command.begin(), command.end());
   l.env = env_;

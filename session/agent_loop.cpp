@@ -5,8 +5,8 @@
 #include <nlohmann/json.hpp>
 #include <utility>
 
-#include "session/agent_run.h"
 #include "protocol/json_line.h"
+#include "session/agent_run.h"
 #include "session/tool_arguments.h"
 
 namespace rebound::session {

@@ -253,10 +253,10 @@ void AgentSession::deliver(Submission s) {
       for (const auto& q : *queue)
         bytes += q.input.text.size();
     if (queued_count() >= kMaxQueued || bytes > kMaxQueuedBytes) {
-      s.answered(Error{ErrorKind::failed,
-                       "Queue is full: at most " + std::to_string(kMaxQueued) + " messages and " +
-                           std::to_string(kMaxQueuedBytes / (1024 * 1024)) +
-                           " MiB of text may wait"});
+      s.answered(Error{ErrorKind::failed, "Queue is full: at most " + std::to_string(kMaxQueued) +
+                                              " messages and " +
+                                              std::to_string(kMaxQueuedBytes / (1024 * 1024)) +
+                                              " MiB of text may wait"});
       return;
     }
   }

@@ -8,8 +8,8 @@
 #include <algorithm>
 #include <nlohmann/json.hpp>
 
-#include "session/agent_run.h"
 #include "protocol/json_line.h"
+#include "session/agent_run.h"
 #include "session/session_id.h"
 
 namespace rebound::session {

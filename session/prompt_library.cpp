@@ -313,12 +313,13 @@ std::optional<std::string> PromptLibrary::expand(std::string_view text, const Re
       first_line = text.substr(end + 1, lf == std::string_view::npos ? text.npos : lf - end - 1);
     // Bounded (issue 50: a 100 KB template of `$ARGUMENTS` became a 50 MB message): at most
     // four times what the template and the typed text hold together, or 1 MiB.
-    const std::size_t limit = std::max<std::size_t>(kMinExpansionLimit, 4 * (t.body.size() + text.size()));
+    const std::size_t limit =
+        std::max<std::size_t>(kMinExpansionLimit, 4 * (t.body.size() + text.size()));
     std::string out = substitute_template_args(t.body, split_template_args(first_line), limit);
     if (out.size() > limit) {
       if (warning)
-        *warning = "the template /" + t.name + " expands to more than " + std::to_string(limit) +
-                   " bytes";
+        *warning =
+            "the template /" + t.name + " expands to more than " + std::to_string(limit) + " bytes";
       return std::nullopt;
     }
     if (lf != std::string_view::npos) out += text.substr(lf);

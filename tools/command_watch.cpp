@@ -11,10 +11,10 @@
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
-#include <random>
-#include <utility>
-#include <set>
 #include <mutex>
+#include <random>
+#include <set>
+#include <utility>
 
 #include "tools/file_io.h"
 
@@ -165,7 +165,7 @@ bool OutputFile::open(std::string_view so_far) {
     fd_ = ::open(name.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
     if (fd_ >= 0) path_ = name;
   }
-  if (struct stat st {}; fd_ >= 0 && ::fstat(fd_, &st) == 0) {
+  if (struct stat st{}; fd_ >= 0 && ::fstat(fd_, &st) == 0) {
     OwnFiles& f = own_files();
     const std::lock_guard<std::mutex> lock(f.mutex);
     f.ids.insert({static_cast<unsigned long>(st.st_dev), static_cast<unsigned long>(st.st_ino)});

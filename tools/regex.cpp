@@ -62,8 +62,8 @@ std::shared_ptr<const Regex> Regex::compile(std::string_view pattern, Options op
   impl->jit = pcre2_jit_compile(re, PCRE2_JIT_COMPLETE) == 0;
   std::size_t size = 0;
   if (pcre2_pattern_info(re, PCRE2_INFO_SIZE, &size) == 0 && size > 0)
-    impl->match_limit = static_cast<std::uint32_t>(std::clamp<std::uint64_t>(
-        kMatchBudget / size, kMinMatchLimit, kMatchLimit));
+    impl->match_limit = static_cast<std::uint32_t>(
+        std::clamp<std::uint64_t>(kMatchBudget / size, kMinMatchLimit, kMatchLimit));
   return std::shared_ptr<const Regex>(new Regex(std::move(impl)));
 }
 

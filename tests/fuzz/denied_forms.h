@@ -88,8 +88,7 @@ inline std::string write_piece(const std::string& piece, Choices& in) {
 inline std::string write_command_word(Choices& in, bool braces = true) {
   const std::string word = "rm";
   const std::size_t cut = in.pick(3);  // 0, 1 or 2: where the word is split in two pieces
-  std::string out =
-      write_piece(word.substr(0, cut), in) + write_piece(word.substr(cut), in);
+  std::string out = write_piece(word.substr(0, cut), in) + write_piece(word.substr(cut), in);
   switch (braces ? in.pick(5) : 4) {
     case 0:
       return "{" + out + ",}";  // `rm` and an empty word, removed
@@ -112,14 +111,34 @@ inline std::string build_rm_command(Choices& in, bool& oracle, int depth = 0) {
   const std::size_t layers = depth > 3 ? 0 : in.pick(4);
   bool simple = true;  // a simple command running a program: a wrapper can run it
   for (std::size_t l = 0; l < layers; ++l) {
-    static const std::vector<std::string> kWrappers = {
-        "env ",           "env -i PATH=\"$PATH\" RM_LOG=\"$RM_LOG\" ",     "env --unset X ",   "env -u X ",
-        "env A=1 ",       "env -- ",                    "nice ",            "nice -n 5 ",
-        "nice --adjustment 5 ", "nice --adjustment=5 ", "timeout 5 ",       "timeout --signal KILL 5 ",
-        "timeout -k 1 5 ", "timeout --kill-after 1 -- 5 ", "stdbuf -oL ",   "stdbuf --output L ",
-        "stdbuf --input=0 ", "setsid -w ",              "setsid --wait ",   "command ",
-        "command -p ",    "nohup ",                     "time -p ",         "X=1 ",
-        "command -- ",    "env --chdir . ",             "env -C . ",        "exec -a name "};
+    static const std::vector<std::string> kWrappers = {"env ",
+                                                       "env -i PATH=\"$PATH\" RM_LOG=\"$RM_LOG\" ",
+                                                       "env --unset X ",
+                                                       "env -u X ",
+                                                       "env A=1 ",
+                                                       "env -- ",
+                                                       "nice ",
+                                                       "nice -n 5 ",
+                                                       "nice --adjustment 5 ",
+                                                       "nice --adjustment=5 ",
+                                                       "timeout 5 ",
+                                                       "timeout --signal KILL 5 ",
+                                                       "timeout -k 1 5 ",
+                                                       "timeout --kill-after 1 -- 5 ",
+                                                       "stdbuf -oL ",
+                                                       "stdbuf --output L ",
+                                                       "stdbuf --input=0 ",
+                                                       "setsid -w ",
+                                                       "setsid --wait ",
+                                                       "command ",
+                                                       "command -p ",
+                                                       "nohup ",
+                                                       "time -p ",
+                                                       "X=1 ",
+                                                       "command -- ",
+                                                       "env --chdir . ",
+                                                       "env -C . ",
+                                                       "exec -a name "};
     std::size_t kind = in.pick(10);
     if (!simple && kind < 3) kind = 3;
     simple = kind < 4;
@@ -141,10 +160,18 @@ inline std::string build_rm_command(Choices& in, bool& oracle, int depth = 0) {
         break;
       }
       case 3: {
-        static const std::vector<std::string> kShells = {
-            "bash -c ",         "bash -e -c ",        "bash -o errexit -c ", "bash +o posix -c ",
-            "bash -O extglob -c ", "bash +O extglob -c ", "bash -ec ",        "bash -c -- ",
-            "bash --norc -c ",  "bash -xc ",          "bash -e -o pipefail -c ", "bash -x -c "};
+        static const std::vector<std::string> kShells = {"bash -c ",
+                                                         "bash -e -c ",
+                                                         "bash -o errexit -c ",
+                                                         "bash +o posix -c ",
+                                                         "bash -O extglob -c ",
+                                                         "bash +O extglob -c ",
+                                                         "bash -ec ",
+                                                         "bash -c -- ",
+                                                         "bash --norc -c ",
+                                                         "bash -xc ",
+                                                         "bash -e -o pipefail -c ",
+                                                         "bash -x -c "};
         cmd = kShells[in.pick(kShells.size())] + single_quoted(cmd);
         break;
       }

@@ -28,8 +28,8 @@ Policy make_policy(const std::string& workspace, Behavior behavior, const std::s
   s.home = "/nonexistent-home";
   s.mode = Mode::default_mode;
   s.shell_command_prefix = prefix;
-  for (const auto& [text, b] : {std::pair{std::string("Bash"), Behavior::allow},
-                                std::pair{rule, behavior}}) {
+  for (const auto& [text, b] :
+       {std::pair{std::string("Bash"), Behavior::allow}, std::pair{rule, behavior}}) {
     auto parsed = parse_rule(text, b, RuleSyntax{});
     REQUIRE_MESSAGE(std::holds_alternative<Rule>(parsed), text);
     Rule r = std::get<Rule>(parsed);
@@ -164,9 +164,9 @@ TEST_CASE("policy 2.4.1: what cannot be known is uncertain") {
   const Policy p = make_policy(dir.path().string(), Behavior::deny, "Bash(rm:*)");
   // More than 256 words from one brace expansion, one around an opaque word, a wrapper option
   // the analysis does not know, an opaque shell option before -c.
-  for (const std::string c : {"echo {1..300}", "echo {a,b}{c,d}{e,f}{g,h}{i,j}{k,l}{m,n}{o,p}{q,r}",
-                        "{$X,-f,x}", "nice --frobnicate rm2 x", "stdbuf -q ls",
-                        "setsid --session ls", "bash $OPTS -c 'ls'"}) {
+  for (const std::string c :
+       {"echo {1..300}", "echo {a,b}{c,d}{e,f}{g,h}{i,j}{k,l}{m,n}{o,p}{q,r}", "{$X,-f,x}",
+        "nice --frobnicate rm2 x", "stdbuf -q ls", "setsid --session ls", "bash $OPTS -c 'ls'"}) {
     INFO(c);
     const Verdict v = verdict(p, c);
     CHECK(v.kind == Verdict::Kind::ask);
@@ -182,8 +182,9 @@ TEST_CASE("policy 2.4.1: a Read deny rule sees the paths of a brace expansion") 
   dir.write("secrets/a.txt", "s");
   dir.write("x/a.txt", "x");
   const Policy p = make_policy(dir.path().string(), Behavior::deny, "Read(./secrets/**)");
-  for (const std::string c : {"cat {secrets,x}/a.txt", "cat {x,secrets}/a.txt", "cat secret{s,}/a.txt",
-                        "cat 'secrets'/a.txt", "cat {secrets/a.txt,}", "head -n1 s{e,}crets/a.txt"}) {
+  for (const std::string c :
+       {"cat {secrets,x}/a.txt", "cat {x,secrets}/a.txt", "cat secret{s,}/a.txt",
+        "cat 'secrets'/a.txt", "cat {secrets/a.txt,}", "head -n1 s{e,}crets/a.txt"}) {
     INFO(c);
     CHECK(judge(p, c) == Verdict::Kind::deny);
   }
@@ -232,10 +233,11 @@ TEST_CASE("policy 2.4.1: 300 random rm commands run rm in real bash and are all 
     if (!oracle) continue;
     const std::string log = ws + "/rm.log";
     std::filesystem::remove(log);
-    const std::string script = "cd " + rebound::fuzz::single_quoted(ws) + " && PATH=" +
-                               rebound::fuzz::single_quoted(ws + "/bin") + ":\"$PATH\" RM_LOG=" +
-                               rebound::fuzz::single_quoted(log) + " bash -c " +
-                               rebound::fuzz::single_quoted(command) + " </dev/null >/dev/null 2>&1";
+    const std::string script = "cd " + rebound::fuzz::single_quoted(ws) +
+                               " && PATH=" + rebound::fuzz::single_quoted(ws + "/bin") +
+                               ":\"$PATH\" RM_LOG=" + rebound::fuzz::single_quoted(log) +
+                               " bash -c " + rebound::fuzz::single_quoted(command) +
+                               " </dev/null >/dev/null 2>&1";
     CHECK(std::system(script.c_str()) == 0);
     std::ifstream in_log(log);
     std::string line;

@@ -484,7 +484,8 @@ TEST_CASE("a client's lone surrogate leaves as U+FFFD: the request, a command, t
   // internal marker (U+E000 and a per-process tag) used to appear instead of U+FFFD.
   FakeLlmServer fake({hello()});
   ReboundProcess r = openai_server(fake, {}, {"--api-key", "sk-test", "--session-dir", "@DIR@/s"});
-  r.send_raw(R"({"id":"p","type":"prompt","message":"a\ud800b"})" "\n");
+  r.send_raw(R"({"id":"p","type":"prompt","message":"a\ud800b"})"
+             "\n");
   // Raw lines: the echo holds the escape, which the test's JSON reader refuses.
   bool echoed = false;
   for (;;) {
@@ -501,7 +502,8 @@ TEST_CASE("a client's lone surrogate leaves as U+FFFD: the request, a command, t
   CHECK(body.find("a" + kFffd + "b") != std::string::npos);
   CHECK(body.find(kMarkerLead) == std::string::npos);
   // The rpc bash command runs it as U+FFFD too.
-  r.send_raw(R"({"id":"b","type":"bash","command":"printf 'x\ud800y' > out.txt"})" "\n");
+  r.send_raw(R"({"id":"b","type":"bash","command":"printf 'x\ud800y' > out.txt"})"
+             "\n");
   const auto bash = r.read_until_response("b");
   CHECK(bash.back()["success"] == true);
   CHECK(r.dir().read("out.txt") == "x" + kFffd + "y");

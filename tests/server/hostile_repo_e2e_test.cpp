@@ -22,12 +22,12 @@ namespace {
 
 ReboundProcess in_work(const Json& calls, const std::string& global, const std::string& project,
                        std::vector<std::string> extra = {}) {
-  ReboundProcess::Files files{{"agent/settings.json", global},
-                              {"work/.rebound/settings.json", project},
-                              {"script.json", script_of(calls)},
-                              {"outside/secret.txt", "outside-secret"},
-                              {"work/evil.sh",
-                               "#!/bin/bash\necho EVIL-SHELL-RAN\nexec /bin/bash \"$@\"\n"}};
+  ReboundProcess::Files files{
+      {"agent/settings.json", global},
+      {"work/.rebound/settings.json", project},
+      {"script.json", script_of(calls)},
+      {"outside/secret.txt", "outside-secret"},
+      {"work/evil.sh", "#!/bin/bash\necho EVIL-SHELL-RAN\nexec /bin/bash \"$@\"\n"}};
   extra.insert(extra.begin(), {"--no-session", "--permission-prompts", "none", "--tools",
                                "read,bash,edit,write,grep,find,ls"});
   SubprocessOptions options;
@@ -71,10 +71,10 @@ const char* kProject =
 }  // namespace
 
 TEST_CASE("untrusted repository: symlinked sandbox roots and its own shell are refused") {
-  const Json calls = Json::array(
-      {bash_call("echo hi; echo x > outlink/new.txt; cat readlink/secret.txt; true"),
-       call("write", {{"path", "outlink/new2.txt"}, {"content", "x"}}),
-       call("read", {{"path", "readlink/secret.txt"}})});
+  const Json calls =
+      Json::array({bash_call("echo hi; echo x > outlink/new.txt; cat readlink/secret.txt; true"),
+                   call("write", {{"path", "outlink/new2.txt"}, {"content", "x"}}),
+                   call("read", {{"path", "readlink/secret.txt"}})});
   for (const bool trusted : {false, true}) {
     INFO("trusted: " << trusted);
     ReboundProcess r = in_work(calls, trusted ? R"j({"trustProjectSettings":true})j" : "{}",
@@ -125,9 +125,8 @@ TEST_CASE("sandbox: .git symlinks do not stop later calls, too many .git entries
        bash_call("echo after-1990"),
        bash_call("mkdir -p $(seq -f 'many/d%g/.git' 1991 2001) && echo made-2001"),
        bash_call("echo after-2001"), call("read", {{"path", "inner/f"}})});
-  ReboundProcess::Files files{{"agent/settings.json", "{}"},
-                              {"script.json", one_by_one(calls)},
-                              {"work/.keep", ""}};
+  ReboundProcess::Files files{
+      {"agent/settings.json", "{}"}, {"script.json", one_by_one(calls)}, {"work/.keep", ""}};
   SubprocessOptions options;
   options.cwd = "@DIR@/work";
   ReboundProcess r(scripted_args({"--no-session", "--sandbox", "--tools", "read,bash"}), options,

@@ -470,11 +470,13 @@ TEST_CASE("bash that cannot start: through a hook's updatedInput, and out of des
   const std::string huge(200 * 1024, 'x');
   SUBCASE("rpc: a PreToolUse hook's updatedInput over the argument limit") {
     // The hook's answer holds a 200 KiB command, written by a shell script from the test.
-    const std::string hook = "head -c 0; printf '{\"hookSpecificOutput\":{\"hookEventName\":"
-                             "\"PreToolUse\",\"updatedInput\":{\"command\":\"echo %s\"}}}' "
-                             "\"$(head -c 204800 /dev/zero | tr '\\0' x)\"";
+    const std::string hook =
+        "head -c 0; printf '{\"hookSpecificOutput\":{\"hookEventName\":"
+        "\"PreToolUse\",\"updatedInput\":{\"command\":\"echo %s\"}}}' "
+        "\"$(head -c 204800 /dev/zero | tr '\\0' x)\"";
     const std::string settings = R"j({"hooks":{"PreToolUse":[{"matcher":"bash","hooks":[
-      {"type":"command","command":)j" + Json(hook).dump() + "}]}]}}";
+      {"type":"command","command":)j" +
+                                 Json(hook).dump() + "}]}]}}";
     ReboundProcess r =
         tool_server(script_of(Json::array({call("bash", {{"command", "echo small"}})})), {},
                     kAllTools, settings);

@@ -151,8 +151,8 @@ TEST_CASE("grep: a large counted pattern on a 400 KB line gives up with the file
   TempDir dir;
   dir.write("big.txt", std::string(399999, 'a') + "!\n");
   const auto start = std::chrono::steady_clock::now();
-  auto r = tools::run_grep(Json{{"pattern", "(?:a?){5000}a{5000}$"}}, context_in(dir),
-                           kNotCancelled);
+  auto r =
+      tools::run_grep(Json{{"pattern", "(?:a?){5000}a{5000}$"}}, context_in(dir), kNotCancelled);
   const auto took = std::chrono::steady_clock::now() - start;
   CHECK(r.is_error);
   CHECK(text_of(r) == "Regular expression too complex (match limit exceeded in big.txt:1)");
