@@ -1,9 +1,8 @@
 #include "tools/command_watch.h"
 
-#include <sys/stat.h>
-
 #include <fcntl.h>
 #include <signal.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <spdlog/spdlog.h>
