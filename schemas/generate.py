@@ -387,6 +387,9 @@ edefs = {
  "queue_update": obj({"type": {"const": "queue_update"}, "steering": {"type": "array", "items": S},
                       "followUp": {"type": "array", "items": S}}),
  "session_info_changed": obj({"type": {"const": "session_info_changed"}, "name": {"type": "string", "minLength": 1}}),
+ # runtime.md section 8 (amendment A7): a loaded session's call that has no result
+ "tool_outcome_unknown": obj({"type": {"const": "tool_outcome_unknown"}, "toolCallId": {"type": "string", "minLength": 1},
+                              "toolName": S, "startedAt": {"type": "integer", "minimum": 0}}),
  # extensions.md section 7.3: a hook ("hook:<command>") or an extension (its name) failed.
  "extension_error": obj({"type": {"const": "extension_error"}, "extensionPath": {"type": "string", "minLength": 1},
                          "event": {"type": "string", "minLength": 1}, "error": S}),

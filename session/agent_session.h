@@ -430,6 +430,9 @@ class AgentSession {
   // session files (agent_session_files.cpp)
   void start_new_recorder(std::optional<std::string> file, std::optional<std::string> parent);
   void take_up(std::string path, LoadedSession loaded, bool restore_model);
+  /// runtime.md section 8: every call of a `toolUse`/`length` assistant message in the loaded
+  /// context without a result gets an "Outcome unknown" result entry and the event (A7, A8).
+  void settle_unknown_outcomes();
   void cancel_everything();
   void refresh_system_prompt();
   /// Runs `next` once no tool batch runs: at once, or after aborting the batch.

@@ -6,10 +6,12 @@
 #include <malloc.h>
 
 #include <algorithm>
+#include <set>
 #include <nlohmann/json.hpp>
 
 #include "protocol/json_line.h"
 #include "session/agent_run.h"
+#include "session/session_file.h"
 #include "session/session_id.h"
 
 namespace rebound::session {
@@ -43,6 +45,7 @@ void AgentSession::take_up(std::string path, LoadedSession loaded, bool restore_
   recorder_ = std::make_unique<SessionRecorder>(
       deps_.storage, [this] { return deps_.scheduler.now_epoch_ms(); }, std::move(path),
       std::move(loaded));
+  settle_unknown_outcomes();
   // A large load freed most of what it allocated (the file's text, its entries, the messages
   // left out of the context), much of it in the loading thread's malloc arena: handed back to
   // the system now rather than held as resident memory for the session's life.
@@ -60,6 +63,45 @@ void AgentSession::take_up(std::string path, LoadedSession loaded, bool restore_
   }
   chosen_thinking_level_ = restored.thinking_level.value_or(chosen_thinking_level_);
   thinking_level_ = clamped_thinking_level(chosen_thinking_level_);
+}
+
+void AgentSession::settle_unknown_outcomes() {
+  // The calls Rebound may have been running when it stopped: those of an assistant message that
+  // asked for tools (or was cut at its length) with no result after it (A8: an error's or an
+  // abort's calls keep runtime.md section 2's "No result provided").
+  struct Open {
+    std::string id, name;
+    std::int64_t started_at;
+  };
+  std::vector<Open> open;
+  std::set<std::string> answered;
+  for (const auto& m : context_) {
+    if (m.role == protocol::Role::tool_result) answered.insert(m.tool_call_id);
+    if (!m.is_assistant() || (m.stop_reason != protocol::StopReason::tool_use &&
+                              m.stop_reason != protocol::StopReason::length))
+      continue;
+    for (const auto& b : m.content)
+      if (b.kind == protocol::ContentBlock::Kind::tool_call)
+        open.push_back({b.id, b.name, m.timestamp});
+  }
+  for (const auto& call : open) {
+    if (answered.count(call.id)) continue;
+    answered.insert(call.id);  // a repeated id is answered once
+    AgentMessage m;
+    m.role = protocol::Role::tool_result;
+    m.tool_call_id = call.id;
+    m.tool_name = call.name;
+    m.is_error = true;
+    m.details = Json{{"outcome", "unknown"}};
+    m.timestamp = deps_.scheduler.now_epoch_ms();
+    m.content.push_back(protocol::ContentBlock::make_text(
+        "Outcome unknown: Rebound stopped while this call was running (started " +
+        iso_timestamp(call.started_at) +
+        "). It may have taken effect, fully or in part. Check the current state before "
+        "repeating it."));
+    record(m);
+    emit(ev::ToolOutcomeUnknown{call.id, call.name, call.started_at});
+  }
 }
 
 void AgentSession::cancel_everything() {

@@ -172,6 +172,14 @@ struct SessionInfoChanged {
   std::string_view name;
 };
 
+/// A loaded session had a tool call without a result: Rebound stopped while it ran, and its
+/// result entry now says the outcome is unknown (runtime.md section 8, amendment A7).
+struct ToolOutcomeUnknown {
+  static constexpr std::string_view kName = "tool_outcome_unknown";
+  std::string_view tool_call_id, tool_name;
+  std::int64_t started_at = 0;  // epoch ms
+};
+
 }  // namespace ev
 
 /// One alternative per event of protocol.md section 5 (and tool updates of tools.md section 6).
@@ -181,7 +189,7 @@ using EventBody =
                  ev::ToolExecutionEnd, ev::AutoRetryStart, ev::AutoRetryEnd,
                  ev::AutoCompactionStart, ev::AutoCompactionEnd, ev::McpServerUpdate,
                  ev::ExtensionError, ev::ExtensionUiRequest, ev::QueueUpdate,
-                 ev::SessionInfoChanged>;
+                 ev::SessionInfoChanged, ev::ToolOutcomeUnknown>;
 
 /// Each event's wire name (its `type`, the JSON-RPC method of its notification), by its
 /// EventBody alternative: declared beside each type as kName.

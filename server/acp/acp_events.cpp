@@ -53,7 +53,9 @@ void AcpConnection::on_event(const session::Event& event) {
                             std::is_same_v<T, ev::TurnStart> || std::is_same_v<T, ev::TurnEnd> ||
                             std::is_same_v<T, ev::McpServerUpdate> ||
                             std::is_same_v<T, ev::QueueUpdate> ||
-                            std::is_same_v<T, ev::SessionInfoChanged>,
+                            std::is_same_v<T, ev::SessionInfoChanged> ||
+                            // A7: session/load's replay shows such a call failed, with its text.
+                            std::is_same_v<T, ev::ToolOutcomeUnknown>,
                         "acp: decide how this event is shown");
         }
       },

@@ -116,6 +116,13 @@ Json pi_event_json(const session::Event& event) {
           j["steering"] = e.steering;
           j["followUp"] = e.follow_up;
           return j;
+        } else if constexpr (std::is_same_v<T, ev::ToolOutcomeUnknown>) {
+          Json j = Json::object();
+          j["type"] = T::kName;
+          j["toolCallId"] = e.tool_call_id;
+          j["toolName"] = e.tool_name;
+          j["startedAt"] = e.started_at;
+          return j;
         } else if constexpr (std::is_same_v<T, ev::SessionInfoChanged>) {
           Json j = Json::object();
           j["type"] = T::kName;

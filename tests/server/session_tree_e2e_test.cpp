@@ -3,6 +3,7 @@
 // get_entries, queue_update, and how fork/clone settle a running turn or a backoff.
 
 #include <doctest/doctest.h>
+#include <signal.h>
 
 #include <algorithm>
 #include <filesystem>
@@ -500,4 +501,55 @@ TEST_CASE("the follow-up queue holds at most 100 messages: the 101st is refused,
   CHECK(state["queuedMessageCount"] == 100);
   CHECK(state["isStreaming"] == true);
   r.command(Json{{"id", "a"}, {"type", "abort"}});
+}
+
+TEST_CASE("a call left running by a crash gets an unknown outcome when switch_session loads it") {
+  // runtime.md section 8 (A7, A8): the first server is killed with SIGKILL while its bash call
+  // runs; a second one switches to the file. The event comes before the response, the result
+  // entry is on the file, and nothing is run again.
+  testing::TempDir dir;
+  const std::string file = (dir.path() / "crashed.jsonl").string();
+  const std::string marker = (dir.path() / "ran").string();
+  {
+    ReboundProcess first(
+        testing::scripted_args({"--session", file}), {},
+        {{"agent/settings.json", "{}"},
+         {"script.json",
+          testing::script_of(Json::array({testing::call(
+              "bash", {{"command", "echo x >> " + marker + "; sleep 30"}})}))}});
+    first.send(testing::prompt());
+    first.read_until_type("tool_execution_start", 20000ms);
+    for (int i = 0; i < 1000 && !fs::exists(marker); ++i)
+      std::this_thread::sleep_for(10ms);  // the command has begun
+    first.proc().send_signal(SIGKILL);
+    first.expect_any_exit();
+    first.proc().wait(10000ms);
+  }
+  ReboundProcess second(testing::scripted_args({"--no-session"}), {},
+                        {{"agent/settings.json", "{}"}, {"script.json", R"([{"text":"x"}])"}});
+  second.send(Json{{"id", "w"}, {"type", "switch_session"}, {"sessionPath", file}});
+  const auto lines = second.read_until_response("w", 20000ms);
+  REQUIRE(lines.size() >= 2);
+  const Json& event = lines[lines.size() - 2];
+  CHECK(event["type"] == "tool_outcome_unknown");
+  CHECK(event["toolCallId"] == "call_1");
+  CHECK(event["toolName"] == "bash");
+  CHECK(event["startedAt"].get<std::int64_t>() > 0);
+  CHECK(lines.back()["success"] == true);
+  const Json messages =
+      second.command(Json{{"id", "m"}, {"type", "get_messages"}})["data"]["messages"];
+  const Json& last = messages.back();
+  CHECK(last["role"] == "toolResult");
+  CHECK(last["toolCallId"] == "call_1");
+  CHECK(last["isError"] == true);
+  CHECK(last["details"] == Json{{"outcome", "unknown"}});
+  CHECK(last["content"][0]["text"].get<std::string>().starts_with(
+      "Outcome unknown: Rebound stopped while this call was running (started 20"));
+  std::ifstream ran(marker);
+  std::string all((std::istreambuf_iterator<char>(ran)), {});
+  CHECK(all == "x\n");  // the command ran once, before the crash, and never again
+  // A second switch reports nothing: the entry is on the file.
+  second.send(Json{{"id", "w2"}, {"type", "switch_session"}, {"sessionPath", file}});
+  const auto again = second.read_until_response("w2", 20000ms);
+  CHECK(again.size() == 1);
 }
