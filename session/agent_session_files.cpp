@@ -6,8 +6,8 @@
 #include <malloc.h>
 
 #include <algorithm>
-#include <set>
 #include <nlohmann/json.hpp>
+#include <set>
 
 #include "protocol/json_line.h"
 #include "session/agent_run.h"

@@ -514,9 +514,8 @@ TEST_CASE("a call left running by a crash gets an unknown outcome when switch_se
     ReboundProcess first(
         testing::scripted_args({"--session", file}), {},
         {{"agent/settings.json", "{}"},
-         {"script.json",
-          testing::script_of(Json::array({testing::call(
-              "bash", {{"command", "echo x >> " + marker + "; sleep 30"}})}))}});
+         {"script.json", testing::script_of(Json::array({testing::call(
+                             "bash", {{"command", "echo x >> " + marker + "; sleep 30"}})}))}});
     first.send(testing::prompt());
     first.read_until_type("tool_execution_start", 20000ms);
     for (int i = 0; i < 1000 && !fs::exists(marker); ++i)
