@@ -206,18 +206,6 @@ class FailedCall : public session::ToolCall {
 
 }  // namespace
 
-BashToolOptions bash_tool_options_from(const Json& settings) {
-  BashToolOptions o;
-  auto text = [&](const char* key) -> std::optional<std::string> {
-    if (settings.is_object() && settings.contains(key) && settings[key].is_string())
-      return settings[key].get<std::string>();
-    return std::nullopt;
-  };
-  o.shell_path = text("shellPath");
-  o.command_prefix = text("shellCommandPrefix");
-  return o;
-}
-
 BashTool::BashTool(session::Scheduler& scheduler, ShellSpawner::Spawn spawn,
                    BashToolOptions options)
     : options_(std::move(options)), spawner_(scheduler, std::move(spawn)) {}

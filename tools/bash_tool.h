@@ -24,9 +24,6 @@ struct BashToolOptions {
   std::optional<std::string> command_prefix;  // settings shellCommandPrefix
 };
 
-/// Settings `shellPath` and `shellCommandPrefix`, when strings.
-BashToolOptions bash_tool_options_from(const protocol::Json& settings);
-
 class BashTool : public session::Tool {
  public:
   BashTool(session::Scheduler& scheduler, ShellSpawner::Spawn spawn, BashToolOptions options);
