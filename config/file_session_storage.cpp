@@ -1,4 +1,5 @@
 #include "config/file_session_storage.h"
+#include "config/session_lock.h"
 
 #include "protocol/json.h"
 
@@ -208,6 +209,7 @@ std::optional<std::string> FileSessionStorage::most_recent_session(std::string& 
     const fs::path& p = it->path();
     std::error_code e;
     if (p.extension() != ".jsonl" || !it->is_regular_file(e)) continue;
+    if (session_file_locked_elsewhere(p.string())) continue;  // another process runs it (A3)
     // The header is the first line: read a bounded piece of it.
     std::ifstream in(p, std::ios::binary);
     std::string line(64 * 1024, '\0');
@@ -275,6 +277,17 @@ std::variant<session::LoadedSession, std::string> load_file(const std::string& p
   return parsed;
 }
 
+// A load for taking the session up: the file's lock first (amendments A3), then the file.
+std::variant<session::LoadedSession, std::string> load_locked(const std::string& path,
+                                                              const std::atomic<bool>* cancelled) {
+  auto lock = lock_session_file(path);
+  if (auto* error = std::get_if<std::string>(&lock)) return *error;
+  auto loaded = load_file(path, cancelled, true);
+  if (auto* s = std::get_if<session::LoadedSession>(&loaded))
+    s->lock = std::move(std::get<std::shared_ptr<void>>(lock));
+  return loaded;
+}
+
 }  // namespace
 
 // The threads of load_async: each runs one load with its own cancel flag; finished ones are
@@ -322,7 +335,11 @@ std::variant<session::LoadedSession, std::string> FileSessionStorage::load(
 
 std::variant<session::LoadedSession, std::string> FileSessionStorage::load_restored(
     const std::string& path) {
-  return load_file(path, nullptr, true);
+  return load_locked(path, nullptr);
+}
+
+std::variant<std::shared_ptr<void>, std::string> FileSessionStorage::lock(const std::string& path) {
+  return lock_session_file(path);
 }
 
 std::shared_ptr<const session::FileBytes> FileSessionStorage::read_back(
@@ -350,7 +367,7 @@ void FileSessionStorage::load_async(const std::string& path, LoadDone done) {
   auto cancelled = std::make_shared<std::atomic<bool>>(false);
   std::lock_guard lock(loads_->mutex);
   std::thread thread([&scheduler, finished, cancelled, path, done = std::move(done)]() mutable {
-    auto result = load_file(path, cancelled.get(), true);
+    auto result = load_locked(path, cancelled.get());
     // Posted also when cancelled: the caller's answer is an error then, never nothing.
     // `done` moves on with the result: what it holds (the storage itself, maybe) is released
     // on the loop, never on this thread, which the storage's destructor joins.

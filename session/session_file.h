@@ -7,6 +7,7 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -118,6 +119,9 @@ struct LoadedSession {
   std::vector<std::string> warnings;  // what was skipped, with line numbers
   /// restore_session(entries), when the loader computed it already (off the event loop).
   std::optional<RestoredSession> restored;
+  /// The file's writer lock (amendments A3), taken by a load for taking the session up; held
+  /// by its recorder until it lets go of the file. Null from a storage without locks.
+  std::shared_ptr<void> lock;
 };
 
 /// Parses a session file's text. The error text says why a file cannot be used at all (no

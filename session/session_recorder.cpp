@@ -27,6 +27,7 @@ SessionRecorder::SessionRecorder(SessionStorage& storage, Clock now, std::string
       header_(std::move(loaded.header)),
       path_(std::move(path)),
       on_disk_(true) {
+  lock_ = std::move(loaded.lock);
   // The file's entries stay on disk: only their ids (unique ids for new entries) and the
   // leaf's are kept, not a second copy of the whole conversation.
   for (const auto& e : loaded.entries)
@@ -84,6 +85,7 @@ std::unique_ptr<SessionRecorder> SessionRecorder::write_copy(
   std::string error;
   r->sink_ = storage.open_for_append(path, error);
   if (!r->sink_) return nullptr;
+  r->take_lock();
   const std::string head = protocol::to_line(to_json(r->header_));
   std::vector<std::string_view> parts;
   parts.reserve(lines.size() + 1);
@@ -205,6 +207,16 @@ std::string SessionRecorder::append_message(const protocol::AgentMessage& messag
   return append(message_entry(message));
 }
 
+void SessionRecorder::take_lock() {
+  if (lock_ || !path_) return;
+  auto lock = storage_.lock(*path_);
+  if (auto* error = std::get_if<std::string>(&lock)) {
+    spdlog::warn("{}; writing it anyway", *error);  // a new file's name: nobody else's to hold
+    return;
+  }
+  lock_ = std::move(std::get<std::shared_ptr<void>>(lock));
+}
+
 void SessionRecorder::write_pending() {
   if (!path_) return;  // --no-session
   if (!sink_) {
@@ -215,6 +227,7 @@ void SessionRecorder::write_pending() {
       warned_ = true;
       return;
     }
+    take_lock();
   }
   std::string lines;
   if (header_pending_) lines += protocol::to_line(to_json(header_));

@@ -86,6 +86,8 @@ class SessionRecorder {
  private:
   std::string new_id();
   void write_pending();
+  /// A file this recorder creates: its writer lock (amendments A3), taken once it exists.
+  void take_lock();
 
   SessionStorage& storage_;
   Clock now_;
@@ -105,6 +107,7 @@ class SessionRecorder {
   std::size_t written_ = 0;      // entries_[0, written_) are on disk
   std::unique_ptr<SessionFileSink> sink_;
   bool warned_ = false;
+  std::shared_ptr<void> lock_;  // the file's writer lock while this recorder may append
 };
 
 }  // namespace rebound::session

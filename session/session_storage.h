@@ -56,7 +56,9 @@ class SessionStorage {
   /// Reads and parses a session file; the error text when it does not exist or cannot be used.
   virtual std::variant<LoadedSession, std::string> load(const std::string& path) = 0;
   /// load() with its result restored (LoadedSession::restored), for taking the session up: a
-  /// storage that can keeps only ids, types and line places of the message entries then.
+  /// storage that can keeps only ids, types and line places of the message entries then, and
+  /// one with locks takes the file's (LoadedSession::lock) or fails when another process
+  /// holds it.
   virtual std::variant<LoadedSession, std::string> load_restored(const std::string& path) {
     auto loaded = load(path);
     if (auto* s = std::get_if<LoadedSession>(&loaded)) s->restored = restore_session_releasing(*s);
@@ -75,6 +77,11 @@ class SessionStorage {
   }
   /// The loads running now end soon with an error ("cancelled"), still through their `done`.
   virtual void cancel_loads() {}
+  /// The writer lock of a file this process is about to create (amendments A3): the holder,
+  /// or why it cannot be used (another process holds it). This one locks nothing.
+  virtual std::variant<std::shared_ptr<void>, std::string> lock(const std::string& /*path*/) {
+    return std::shared_ptr<void>();
+  }
   /// Opens a file for appending, creating it and its directory. An existing file's torn last
   /// line is cut off first, and a complete last line without LF gets one.
   virtual std::unique_ptr<SessionFileSink> open_for_append(const std::string& path,

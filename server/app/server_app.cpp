@@ -17,6 +17,7 @@
 
 #include "config/auth_store.h"
 #include "config/file_settings_store.h"
+#include "config/session_lock.h"
 #include "net/http_client.h"
 #include "process/descendants.h"
 #include "process/stop_signals.h"
@@ -321,7 +322,9 @@ int run_server(const CliOptions& options) {
   ModeStart started = mode->start(app);
   if (auto* error = std::get_if<std::string>(&started)) {
     // A --resume PATH that does not load is a bad command line (oneshot.md section 2).
-    if (options.resume && error->rfind("--resume: ", 0) == 0) {
+    // So is a session another process is running (amendments A3).
+    const bool in_use = error->find(config::session_in_use_text("")) != std::string::npos;
+    if ((options.resume && error->rfind("--resume: ", 0) == 0) || in_use) {
       std::fputs(("rebound: " + *error + "\n").c_str(), stderr);
       return 2;
     }

@@ -190,7 +190,9 @@ TEST_CASE("a session file entry nested 100,000 deep is skipped like a torn line"
   CHECK(r.read_until_response("m").back()["data"]["messages"].size() == 2);
   CHECK(r.proc().stderr_text().find("nesting deeper than 512 levels, skipped") !=
         std::string::npos);
-  // Opened again at start-up, too.
+  // Opened again at start-up, too, once the first server has let go of it (amendments A3).
+  r.proc().close_stdin();
+  REQUIRE(r.proc().wait(10000ms) == 0);
   ReboundProcess again({"--session", file});
   CHECK(still_answers(again));
 }
