@@ -24,19 +24,26 @@ import sys
 import tempfile
 import time
 
-args = sys.argv[1:]
 sizes = [1000, 10000, 100000]
 reps = 5
-if "--sizes" in args:
-    i = args.index("--sizes")
-    sizes = [int(x) for x in args[i + 1].split(",")]
-    del args[i:i + 2]
-if "--reps" in args:
-    i = args.index("--reps")
-    reps = int(args[i + 1])
-    del args[i:i + 2]
-rebound = os.path.abspath(args[0])
-pi_cli = os.path.abspath(args[1]) if len(args) > 1 else None
+rebound = None
+pi_cli = None
+
+
+def parse_args(argv):
+    global sizes, reps, rebound, pi_cli
+    args = list(argv)
+    if "--sizes" in args:
+        i = args.index("--sizes")
+        sizes = [int(x) for x in args[i + 1].split(",")]
+        del args[i:i + 2]
+    if "--reps" in args:
+        i = args.index("--reps")
+        reps = int(args[i + 1])
+        del args[i:i + 2]
+    rebound = os.path.abspath(args[0])
+    pi_cli = os.path.abspath(args[1]) if len(args) > 1 else None
+
 
 USAGE = {"input": 1200, "output": 80, "cacheRead": 0, "cacheWrite": 0, "totalTokens": 1280,
          "cost": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "total": 0}}
@@ -177,17 +184,23 @@ def measure(impl, n, work):
     return out
 
 
-impls = ["rebound"] + (["pi"] if pi_cli else [])
-print(f"reps {reps}; medians in ms; {time.strftime('%Y-%m-%d %H:%M')}", flush=True)
-print("| entries | file | implementation | open (--session) | get_entries | fork | export_html |")
-print("| --- | --- | --- | --- | --- | --- | --- |")
-for n in sizes:
-    for impl in impls:
-        work = tempfile.mkdtemp(prefix=f"rebound-tree-bench-{impl}-")
-        try:
-            r = measure(impl, n, work)
-        finally:
-            shutil.rmtree(work, ignore_errors=True)
-        ge = "Unknown command" if r["get_entries"] is None else f"{r['get_entries']:.1f}"
-        print(f"| {n:,} | {r['size_mb']:.1f} MB | {impl} | {r['open']:.1f} | {ge} | {r['fork']:.1f} | "
-              f"{r['export']:.1f} |", flush=True)
+def main():
+    parse_args(sys.argv[1:])
+    impls = ["rebound"] + (["pi"] if pi_cli else [])
+    print(f"reps {reps}; medians in ms; {time.strftime('%Y-%m-%d %H:%M')}", flush=True)
+    print("| entries | file | implementation | open (--session) | get_entries | fork | export_html |")
+    print("| --- | --- | --- | --- | --- | --- | --- |")
+    for n in sizes:
+        for impl in impls:
+            work = tempfile.mkdtemp(prefix=f"rebound-tree-bench-{impl}-")
+            try:
+                r = measure(impl, n, work)
+            finally:
+                shutil.rmtree(work, ignore_errors=True)
+            ge = "Unknown command" if r["get_entries"] is None else f"{r['get_entries']:.1f}"
+            print(f"| {n:,} | {r['size_mb']:.1f} MB | {impl} | {r['open']:.1f} | {ge} | {r['fork']:.1f} | "
+                  f"{r['export']:.1f} |", flush=True)
+
+
+if __name__ == "__main__":
+    main()

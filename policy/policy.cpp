@@ -266,9 +266,14 @@ bool Policy::inside_working_directories(const std::string& real) const {
 }
 
 Verdict Policy::judge(const Call& call) const {
-  if (call.tool == "bash") return finish(judge_bash(call), call.tool);
-  if (is_builtin(call.tool)) return finish(judge_path_tool(call), call.tool);
-  return finish(judge_named_tool(call), call.tool);
+  Verdict v = call.tool == "bash"     ? judge_bash(call)
+              : is_builtin(call.tool) ? judge_path_tool(call)
+                                      : judge_named_tool(call);
+  // A repeat of a call whose outcome is unknown asks as an ask rule would: no allow rule, grant
+  // or hook's allow passes it (amendments A8); a deny stands.
+  if (call.repeats_unknown && settings_.mode != Mode::bypass && v.kind == Verdict::Kind::allow)
+    v = Verdict{Verdict::Kind::ask, repeat_ask_text(call.tool), "repeat", false};
+  return finish(std::move(v), call.tool);
 }
 
 // dontAsk: every ask is denied at once with its text (section 3).

@@ -36,6 +36,9 @@ struct Call {
   bool extension = false;        // an extension's tool
   std::optional<Behavior> hook;  // a PreToolUse hook's allow or ask
   std::string hook_reason;       // its permissionDecisionReason
+  /// It repeats a call whose outcome is unknown (runtime.md section 8, amendments A8): judged
+  /// `ask` as an ask rule is, in every mode but bypassPermissions.
+  bool repeats_unknown = false;
 };
 
 struct Verdict {
@@ -43,7 +46,8 @@ struct Verdict {
   Kind kind = Kind::allow;
   /// deny: the call's result text; ask: the text when nobody answers (section 5).
   std::string text;
-  /// ask: `mode <mode>`, `rule <rule> (<source>)`, `uncertain` or `hook` (section 6.1).
+  /// ask: `mode <mode>`, `rule <rule> (<source>)`, `uncertain`, `hook` (section 6.1) or
+  /// `repeat` (a call repeating one whose outcome is unknown).
   std::string reason;
   bool offer_always = false;  // the mode asked: "Always allow" is offered
 };

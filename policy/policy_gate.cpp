@@ -60,6 +60,7 @@ class PolicyGate::Preflight : public session::ToolPreflight {
     st->mcp_server = call.mcp_server;
     st->extension = call.extension;
     st->read_only_hint = call.read_only_hint;
+    st->repeats_unknown = call.repeats_unknown;
     st->validate = call.validate;
     st->done = std::move(done);
     std::optional<std::string> sandbox_text;
@@ -101,7 +102,7 @@ class PolicyGate::Preflight : public session::ToolPreflight {
   struct State {
     std::string id, name, mcp_server, extension;
     Json input;
-    bool read_only_hint = false;
+    bool read_only_hint = false, repeats_unknown = false;
     std::function<std::optional<std::string>(const Json&)> validate;
     std::function<void(session::PreflightVerdict)> done;
     std::unique_ptr<session::Waiting> waiting;
@@ -125,6 +126,7 @@ class PolicyGate::Preflight : public session::ToolPreflight {
   Verdict judge(const State& st, const session::PreflightVerdict& hooks) const {
     Call call(st.name, st.input, st.mcp_server);
     call.read_only_hint = st.read_only_hint;
+    call.repeats_unknown = st.repeats_unknown;
     call.extension = !st.extension.empty();
     if (hooks.hook_permission == session::HookPermission::allow) call.hook = Behavior::allow;
     if (hooks.hook_permission == session::HookPermission::ask) call.hook = Behavior::ask;

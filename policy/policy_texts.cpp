@@ -59,6 +59,12 @@ std::string use_ask_text(std::string_view tool) {
          ", but you haven't granted it yet.";
 }
 
+std::string repeat_ask_text(std::string_view tool) {
+  return "Rebound requested permissions to repeat a " + std::string(tool) +
+         " call whose outcome is unknown, but you haven't granted it yet. Check the current "
+         "state instead.";
+}
+
 std::string user_denied_text() {
   return "Permission denied by the user";
 }

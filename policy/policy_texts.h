@@ -20,6 +20,8 @@ std::string bash_ask_rule_text();
 std::string write_ask_text(std::string_view abs);
 std::string read_ask_text(std::string_view abs);
 std::string use_ask_text(std::string_view tool);
+/// Nobody answers a repeat of a call whose outcome is unknown (amendments A8).
+std::string repeat_ask_text(std::string_view tool);
 std::string user_denied_text();
 std::string no_answer_text(long long ms);
 

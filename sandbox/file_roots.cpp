@@ -143,9 +143,8 @@ std::string resolve_components(const std::string& abs, bool follow_last) {
   return done.empty() ? "/" : done;
 }
 
-FileRoots::FileRoots(const SandboxConfig& config, std::string output_dir,
-                     std::shared_ptr<const DeniedFiles> denied_files)
-    : output_dir_(real_or_same(output_dir)), denied_files_(std::move(denied_files)) {
+FileRoots::FileRoots(const SandboxConfig& config, std::shared_ptr<const DeniedFiles> denied_files)
+    : denied_files_(std::move(denied_files)) {
   const std::string ws = real_or_same(config.workspace);
   for (const char* d :
        {"/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc", "/opt"})
@@ -179,17 +178,16 @@ bool FileRoots::denied(const std::string& real) const {
 bool FileRoots::readable(const std::string& real) const {
   for (const auto& r : readable_)
     if (at_or_below(real, r)) return true;
-  // The bash tool's full-output files (written outside the sandbox by this process).
-  if (at_or_below(real, output_dir_)) {
-    const std::string name = real.substr(real.rfind('/') + 1);
-    struct stat st {};
-    if (name.rfind("rebound-bash-", 0) == 0 && name.size() > 4 &&
-        name.compare(name.size() - 4, 4, ".log") == 0 && ::stat(real.c_str(), &st) == 0 &&
-        tools::is_own_output_file(static_cast<unsigned long>(st.st_dev),
-                                  static_cast<unsigned long>(st.st_ino)))
-      return true;
-  }
-  return false;
+  return own_output(real);
+}
+
+bool FileRoots::own_output(const std::string& real) const {
+  // The bash tool's full-output files (its $TMPDIR logs and its spool files beside the session
+  // file), written outside the sandbox by this process: known by identity, never by name.
+  struct stat st {};
+  return ::lstat(real.c_str(), &st) == 0 && S_ISREG(st.st_mode) &&
+         tools::is_own_output_file(static_cast<unsigned long>(st.st_dev),
+                                   static_cast<unsigned long>(st.st_ino));
 }
 
 std::optional<std::string> FileRoots::check(const std::string& abs, bool write) const {
@@ -218,10 +216,13 @@ int FileRoots::open_beneath(const std::string& abs, int flags, unsigned mode, bo
   // (what is checked is where entries will be made).
   const std::string real = resolve_components(abs, !write || (flags & O_DIRECTORY) != 0);
   const std::string* root = nullptr;
+  std::string output_dir;  // the folder of one of the bash tool's full-output files
   if (!write) {
     if (!denied(real)) root = holding_root(readable_, real);
-    // The bash tool's full-output files.
-    if (!root && !denied(real) && readable(real)) root = &output_dir_;
+    if (!root && !denied(real) && own_output(real)) {
+      output_dir = real.substr(0, std::max<std::size_t>(1, real.rfind('/')));
+      root = &output_dir;
+    }
   } else if (!denied(real)) {
     root = holding_root(writable_, real);
     if (root && has_git_component(real, *root)) root = nullptr;
@@ -237,7 +238,7 @@ int FileRoots::open_beneath(const std::string& abs, int flags, unsigned mode, bo
     errno = EACCES;
     return -1;
   }
-  if (fd >= 0 && root == &output_dir_) {
+  if (fd >= 0 && root == &output_dir) {
     // The file opened is one this process wrote, whatever replaced the name since the check.
     struct stat st {};
     if (::fstat(fd, &st) != 0 ||

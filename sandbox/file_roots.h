@@ -17,10 +17,11 @@ namespace rebound::sandbox {
 
 class FileRoots {
  public:
-  /// `output_dir` is where the bash tool writes its full-output files (rebound-bash-*.log);
   /// `denied_files`, the sandbox's: a file denied by `denyRead` is refused under any name.
-  FileRoots(const SandboxConfig& config, std::string output_dir,
-            std::shared_ptr<const DeniedFiles> denied_files = nullptr);
+  /// Beside the roots, the bash tool's full-output files this process wrote (its $TMPDIR logs,
+  /// its spool files) may be read, known by (device, inode).
+  explicit FileRoots(const SandboxConfig& config,
+                     std::shared_ptr<const DeniedFiles> denied_files = nullptr);
 
   /// The refusal text for reading (`write` false) or writing `abs` (absolute, normalised), or
   /// nothing when it lies within the roots.
@@ -41,9 +42,9 @@ class FileRoots {
  private:
   bool readable(const std::string& real) const;
   bool denied(const std::string& real) const;
+  bool own_output(const std::string& real) const;
 
   std::vector<std::string> readable_, writable_, deny_;
-  std::string output_dir_;
   std::shared_ptr<const DeniedFiles> denied_files_;
 };
 

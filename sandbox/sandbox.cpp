@@ -411,7 +411,7 @@ std::variant<Launch, std::string> Sandbox::launch_server(std::vector<std::string
   }
   // What the server is started from must be there inside: its program, its directory, the
   // absolute paths it is given (scripts, data).
-  const FileRoots roots(config_, "");
+  const FileRoots roots(config_);
   std::vector<std::string> needed{argv[0], cwd};
   for (std::size_t i = 1; i < argv.size(); ++i) {
     struct stat st {};

@@ -605,6 +605,8 @@ odefs = {
                  "output_tokens": NN}),
    "permission_denials": {"type": "array", "items": obj({"tool_name": S, "tool_use_id": S,
                                                           "tool_input": {}, "message": S})},
+   "unknown_outcomes": {"type": "array", "items": S, "minItems": 1,
+                        "description": "the calls the session's load gave an unknown outcome (runtime.md section 8)"},
    "terminal_reason": {"enum": ["completed", "hook_stopped", "internal_error", "invalid_input", "api_error",
                                 "retries_exhausted", "usage_limit", "context_overflow", "max_turns",
                                 "budget_exhausted", "timeout", "structured_output_invalid", "interrupted"]},

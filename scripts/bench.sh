@@ -36,6 +36,8 @@ if [ ! -f "$pi_cli" ]; then
   (cd "$pi_dir" && npm install --no-audit --no-fund @mariozechner/pi-coding-agent@0.73.1 >&2)
 fi
 python3 "$root/bench/session_tree_bench.py" "$build/server/rebound" "$pi_cli"
+# get_entries on 100,000 entries: memory against the answer, and a command waiting behind it.
+python3 "$root/bench/get_entries_bench.py" "$build/server/rebound"
 # A 30-turn tool session's input cost on Claude with and without prompt caching, beside pi, on
 # the strict fake (providers.md section 7.3).
 "$build/bench/bench_cache" 30 "$pi_cli"

@@ -5,9 +5,11 @@
 #include <nlohmann/json.hpp>
 #include <utility>
 
+#include "protocol/json_access.h"
 #include "protocol/json_line.h"
 #include "session/agent_run.h"
 #include "session/tool_arguments.h"
+#include "session/tool_spool.h"
 
 namespace rebound::session {
 
@@ -394,6 +396,8 @@ void AgentSession::preflight_calls(std::uint64_t generation) {
                         tool->definition().mcp_server);
     asked.extension = tool->definition().extension;
     asked.read_only_hint = tool->read_only_hint();
+    asked.repeats_unknown = !unknown_calls_.empty() &&
+                            unknown_calls_.count(call_key(call.block.name, call.block.arguments));
     // Each replacement of the input is checked as the model's was (extensions.md section 4.4).
     asked.validate = [tool](const protocol::Json& replaced) -> std::optional<std::string> {
       auto checked = tool_input(*tool, replaced);
@@ -442,6 +446,7 @@ void AgentSession::start_calls(std::uint64_t generation) {
   context.model_images = model_.takes_images();
   if (walk_filter_) context.hidden = walk_filter_();
   if (file_opener_) context.open_file = file_opener_();
+  context.spool_dir = spool_dir();
   std::weak_ptr<bool> alive = alive_;
   context.skip_for_steering = [this, alive] {
     return !alive.expired() && interrupt_mode_ == protocol::InterruptMode::immediate &&
@@ -541,6 +546,7 @@ void AgentSession::complete_tool_batch() {
   Run& run = *run_;
   // The handles may be inside their own completion now: they go once this call stack is done.
   auto handles = std::make_shared<std::vector<std::unique_ptr<ToolCall>>>();
+  const std::string spool = spool_dir();
   for (auto& call : run.batch) {
     if (call.handle) handles->push_back(std::move(call.handle));
     AgentMessage r;
@@ -553,6 +559,9 @@ void AgentSession::complete_tool_batch() {
     r.timestamp = deps_.scheduler.now_epoch_ms();
     emit(ev::MessageStart{r});
     record(r);  // the results follow the assistant message in the context
+    // Its spool file goes now that its result is on file, unless the result names it.
+    if (call.ran && !spool.empty())
+      release_spool(spool, r.tool_call_id, protocol::get_string(r.details, "fullOutputPath"));
     emit(ev::MessageEnd{r});
     run.tool_results.push_back(r);
     run.produced.push_back(std::move(r));

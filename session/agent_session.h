@@ -11,6 +11,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <variant>
 #include <vector>
@@ -101,10 +102,14 @@ struct ForkMessage {
   std::string text;
 };
 
-/// get_entries' answer (sessions.md section 6).
-struct EntriesPage {
-  std::vector<protocol::Json> entries;
-  std::optional<std::string> leaf_id;
+/// get_entries' answer (sessions.md section 6), written as text: the file's entries as their
+/// lines read back (never parsed), those held in memory as their JSON. It points into the
+/// session's recorder: write it before anything is appended.
+struct EntriesText {
+  EntryTree tree;
+  std::size_t from = 0;  // the first node answered
+  /// Appends `{"entries":[…],"leafId":…}`.
+  void append_json(std::string& out) const;
 };
 
 /// What `compact` answers with: the result, or the error.
@@ -239,7 +244,10 @@ class AgentSession {
   /// get_fork_messages: the user messages of the active path, root first.
   Result<std::vector<ForkMessage>> fork_messages() const;
   /// get_entries: every entry in append order, or those after `since`.
-  Result<EntriesPage> entries(const std::optional<std::string>& since) const;
+  /// The unknown-outcome results the last load or copy appended (runtime.md section 8), for a
+  /// replay of the conversation made before it (ACP session/load).
+  const std::vector<protocol::AgentMessage>& settled_outcomes() const { return settled_; }
+  Result<EntriesText> entries(const std::optional<std::string>& since) const;
   /// fork: validates, settles running work as new_session does, then continues in a new
   /// session holding the path up to the selected user message's parent; `done` gets that
   /// message's text, or the error (and nothing changed).
@@ -432,7 +440,14 @@ class AgentSession {
   void take_up(std::string path, LoadedSession loaded, bool restore_model);
   /// runtime.md section 8: every call of a `toolUse`/`length` assistant message in the loaded
   /// context without a result gets an "Outcome unknown" result entry and the event (A7, A8).
+  /// The spooled output of such a bash call follows the text; its start time is its spool
+  /// file's birth time where there is one.
   void settle_unknown_outcomes();
+  /// Where this session's tool calls spool their output (session/tool_spool.h); empty
+  /// without a session file.
+  std::string spool_dir() const;
+  /// A call's tool name and its arguments as compact JSON with sorted keys (amendments A8).
+  static std::string call_key(const std::string& name, const protocol::Json& arguments);
   void cancel_everything();
   void refresh_system_prompt();
   /// Runs `next` once no tool batch runs: at once, or after aborting the batch.
@@ -529,6 +544,9 @@ class AgentSession {
   std::optional<DelayDecision> planned_;  // decided before agent_end, used by schedule_retry
   std::deque<Queued> steering_;
   std::deque<Queued> follow_up_;
+  // The calls of the context whose outcome is unknown (call_key), which a repeat asks for.
+  std::set<std::string> unknown_calls_;
+  std::vector<protocol::AgentMessage> settled_;  // settled_outcomes()
   std::unique_ptr<SessionRecorder> recorder_;
   std::unique_ptr<Compaction> compaction_;
   bool overflow_compacted_ = false;  // this prompt had its one overflow compaction

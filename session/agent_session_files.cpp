@@ -6,13 +6,16 @@
 #include <malloc.h>
 
 #include <algorithm>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <set>
 
+#include "protocol/json_access.h"
 #include "protocol/json_line.h"
 #include "session/agent_run.h"
 #include "session/session_file.h"
 #include "session/session_id.h"
+#include "session/tool_spool.h"
 
 namespace rebound::session {
 
@@ -75,18 +78,43 @@ void AgentSession::settle_unknown_outcomes() {
   };
   std::vector<Open> open;
   std::set<std::string> answered;
+  std::map<std::string, std::string> keys;  // call id -> call_key, for the repeat rule
+  unknown_calls_.clear();
+  settled_.clear();
   for (const auto& m : context_) {
-    if (m.role == protocol::Role::tool_result) answered.insert(m.tool_call_id);
+    if (m.role == protocol::Role::tool_result) {
+      answered.insert(m.tool_call_id);
+      // One settled by an earlier load still counts.
+      if (protocol::get_string(m.details, "outcome") == "unknown")
+        if (auto k = keys.find(m.tool_call_id); k != keys.end()) unknown_calls_.insert(k->second);
+    }
     if (!m.is_assistant() || (m.stop_reason != protocol::StopReason::tool_use &&
                               m.stop_reason != protocol::StopReason::length))
       continue;
     for (const auto& b : m.content)
-      if (b.kind == protocol::ContentBlock::Kind::tool_call)
+      if (b.kind == protocol::ContentBlock::Kind::tool_call) {
         open.push_back({b.id, b.name, m.timestamp});
+        keys[b.id] = call_key(b.name, b.arguments);
+      }
   }
+  const std::string spool = spool_dir();
   for (const auto& call : open) {
     if (answered.count(call.id)) continue;
     answered.insert(call.id);  // a repeated id is answered once
+    // What the call spooled before the stop: its start time, and (bash) its output.
+    std::int64_t started_at = call.started_at;
+    std::optional<Tool::SpooledOutput> output;
+    std::string spool_file;
+    if (!spool.empty()) {
+      spool_file = spool_path(spool, call.id);
+      if (auto born = spool_birth_ms(spool_file)) started_at = *born;
+      if (const Tool* tool = deps_.tools.find(call.name)) output = tool->spooled_output(spool_file);
+    }
+    std::string text = "Outcome unknown: Rebound stopped while this call was running (started " +
+                       iso_timestamp(started_at) +
+                       "). It may have taken effect, fully or in part. Check the current state "
+                       "before repeating it.";
+    if (output && !output->text.empty()) text += "\n\n" + output->text;
     AgentMessage m;
     m.role = protocol::Role::tool_result;
     m.tool_call_id = call.id;
@@ -94,14 +122,24 @@ void AgentSession::settle_unknown_outcomes() {
     m.is_error = true;
     m.details = Json{{"outcome", "unknown"}};
     m.timestamp = deps_.scheduler.now_epoch_ms();
-    m.content.push_back(protocol::ContentBlock::make_text(
-        "Outcome unknown: Rebound stopped while this call was running (started " +
-        iso_timestamp(call.started_at) +
-        "). It may have taken effect, fully or in part. Check the current state before "
-        "repeating it."));
+    m.content.push_back(protocol::ContentBlock::make_text(std::move(text)));
     record(m);
-    emit(ev::ToolOutcomeUnknown{call.id, call.name, call.started_at});
+    settled_.push_back(m);
+    unknown_calls_.insert(keys[call.id]);
+    if (!spool_file.empty() && !(output && output->keep_file)) release_spool(spool, call.id, "");
+    emit(ev::ToolOutcomeUnknown{call.id, call.name, started_at});
   }
+}
+
+std::string AgentSession::call_key(const std::string& name, const protocol::Json& arguments) {
+  // nlohmann's unordered json keeps its object keys sorted.
+  const nlohmann::json sorted = nlohmann::json::parse(protocol::to_line(arguments), nullptr, false);
+  return name + '\n' + sorted.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
+std::string AgentSession::spool_dir() const {
+  const auto& path = recorder_->path();
+  return path ? spool_dir_of(*path) : std::string();
 }
 
 void AgentSession::cancel_everything() {
@@ -120,6 +158,7 @@ void AgentSession::new_session(std::optional<std::string> parent_session) {
   session_id_ = new_session_id();
   prompt_id_.reset();
   context_.clear();
+  unknown_calls_.clear();
   stats_ = {};
   start_new_recorder(std::nullopt, std::move(parent_session));
   refresh_system_prompt();

@@ -65,20 +65,37 @@ Result<std::vector<ForkMessage>> AgentSession::fork_messages() const {
   return out;
 }
 
-Result<EntriesPage> AgentSession::entries(const std::optional<std::string>& since) const {
-  auto all = recorder_->all_entries();
-  if (!all) return all.error();
-  EntriesPage page;
-  if (!all->empty()) page.leaf_id = protocol::get_string(all->back(), "id");
-  std::size_t from = 0;
+Result<EntriesText> AgentSession::entries(const std::optional<std::string>& since) const {
+  auto tree = recorder_->tree();
+  if (!tree) return tree.error();
+  EntriesText page{std::move(*tree), 0};
   if (since) {
-    const auto at = find_entry(*all, *since);
+    const auto at = page.tree.find(*since);
     if (!at) return Error{ErrorKind::not_found, "Entry not found: " + *since};
-    from = *at + 1;
+    page.from = *at + 1;
   }
-  page.entries.assign(std::make_move_iterator(all->begin() + static_cast<std::ptrdiff_t>(from)),
-                      std::make_move_iterator(all->end()));
   return page;
+}
+
+void EntriesText::append_json(std::string& out) const {
+  // The answer is as large as the entries: sized once, then each line copied in.
+  // The brackets, the leaf id and what the envelope closes with, beside the entries.
+  std::size_t size = 64 + (tree.nodes.empty() ? 0 : 2 * tree.nodes.back().id.size());
+  for (std::size_t i = from; i < tree.nodes.size(); ++i)
+    size += tree.nodes[i].json ? 256 : tree.nodes[i].line.size() + 1;
+  out.reserve(out.size() + size);
+  out += "{\"entries\":[";
+  std::string held;
+  for (std::size_t i = from; i < tree.nodes.size(); ++i) {
+    if (i != from) out += ',';
+    held.clear();
+    std::string_view line = tree.line_of(i, held);
+    if (!line.empty() && line.back() == '\n') line.remove_suffix(1);
+    out += line;
+  }
+  out += "],\"leafId\":";
+  out += tree.nodes.empty() ? std::string("null") : Json(std::string(tree.nodes.back().id)).dump();
+  out += '}';
 }
 
 void AgentSession::fork(const std::string& entry_id,
@@ -300,6 +317,7 @@ void AgentSession::take_up_copy(const EntryTree& tree, const std::vector<std::si
   if (copied_level != chosen_thinking_level_) {
     recorder_->append(thinking_level_change_entry(chosen_thinking_level_));
   }
+  settle_unknown_outcomes();  // a copy that ends with calls without results (runtime.md 8)
   refresh_system_prompt();
   start_session_hooks("fork");
 }

@@ -65,6 +65,9 @@ struct ToolContext {
   /// O_DIRECTORY): with the sandbox's roots, beneath them (policy.md section 8.9); empty:
   /// open(2). Called from the tools' worker threads; -1 with errno set on failure.
   FileOpener open_file;
+  /// Where a call spools its output (session/tool_spool.h): the session file's spool folder,
+  /// empty without a session file.
+  std::string spool_dir;
 };
 
 class Tool {
@@ -85,6 +88,18 @@ class Tool {
   /// Whether the tool only reads (an MCP tool's annotations.readOnlyHint): acp mode runs it
   /// without asking (acp.md section 7.3).
   virtual bool read_only_hint() const { return false; }
+
+  /// What a call left in its spool file when Rebound stopped during it (runtime.md section 8):
+  /// the text to add to its unknown outcome, and whether the file stays (the text names it as
+  /// the full output). None for a tool that spools nothing.
+  struct SpooledOutput {
+    std::string text;
+    bool keep_file = false;
+  };
+  virtual std::optional<SpooledOutput> spooled_output(const std::string& spool_file) const {
+    (void)spool_file;
+    return std::nullopt;
+  }
 };
 
 /// A wait that can be dropped: destroying it means the callback never runs.
@@ -108,6 +123,8 @@ struct PreflightCall {
   const std::string& mcp_server;  // the tool's MCP server, or empty
   std::string extension = {};     // the tool's extension, or empty
   bool read_only_hint = false;    // an MCP tool's annotations.readOnlyHint
+  /// The same tool and arguments as a call whose outcome is unknown (amendments A8).
+  bool repeats_unknown = false;
   /// The tool's validation of a replaced input: its error text, or nothing when it is valid
   /// (empty: not offered).
   std::function<std::optional<std::string>(const protocol::Json&)> validate = {};

@@ -1,5 +1,6 @@
 #include "tools/bash_tool.h"
 
+#include <fcntl.h>
 #include <signal.h>
 #include <string.h>  // sigabbrev_np
 #include <sys/stat.h>
@@ -7,10 +8,12 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
 #include <cmath>
 #include <cstdlib>
 
+#include "session/tool_spool.h"
 #include "tools/command_watch.h"
 #include "tools/definitions.h"
 #include "tools/output_tail.h"
@@ -43,6 +46,22 @@ std::optional<std::string> on_path(const std::string& name) {
     rest.remove_prefix(colon + 1);
   }
   return std::nullopt;
+}
+
+// The notice after cut output (tools.md section 4.4); a spool file that reached its limit says
+// so (amendments A4).
+std::string truncation_notice(const Truncation& t, std::size_t last_line_size,
+                              const std::string& path, bool cut) {
+  const std::string full = "Full output: " + path + (cut ? " (full output cut at 256 MiB)" : "");
+  const std::size_t n = t.total_lines;
+  if (t.last_line_partial) {
+    return "\n\n[Showing last " + format_size(t.output_bytes) + " of line " + std::to_string(n) +
+           " (line is " + format_size(last_line_size) + "). " + full + "]";
+  }
+  return "\n\n[Showing lines " + std::to_string(n - t.output_lines + 1) + "-" + std::to_string(n) +
+         " of " + std::to_string(n) +
+         (t.by == Truncation::By::bytes ? " (" + format_size(kMaxBytes) + " limit)" : "") + ". " +
+         full + "]";
 }
 
 }  // namespace
@@ -128,19 +147,7 @@ struct BashCall : std::enable_shared_from_this<BashCall> {
   ToolResult result(int status) const {
     const Truncation t = tail.truncation();
     std::string text = t.content;
-    if (t.truncated) {
-      const std::size_t n = t.total_lines;
-      if (t.last_line_partial) {
-        text += "\n\n[Showing last " + format_size(t.output_bytes) + " of line " +
-                std::to_string(n) + " (line is " + format_size(tail.last_line_size()) +
-                "). Full output: " + file.path() + "]";
-      } else {
-        text += "\n\n[Showing lines " + std::to_string(n - t.output_lines + 1) + "-" +
-                std::to_string(n) + " of " + std::to_string(n) +
-                (t.by == Truncation::By::bytes ? " (" + format_size(kMaxBytes) + " limit)" : "") +
-                ". Full output: " + file.path() + "]";
-      }
-    }
+    if (t.truncated) text += truncation_notice(t, tail.last_line_size(), file.path(), file.cut());
     std::string ending;
     if (aborted) {
       ending = "Command aborted";
@@ -216,6 +223,37 @@ const session::ToolDefinition& BashTool::definition() const {
   return tools::builtin_definition("bash");
 }
 
+std::optional<session::Tool::SpooledOutput> BashTool::spooled_output(
+    const std::string& spool_file) const {
+  const int fd = ::open(spool_file.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+  if (fd < 0) return std::nullopt;
+  struct stat st {};
+  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    ::close(fd);
+    return std::nullopt;
+  }
+  // Through the same bounded tail as a running call: memory stays at its window.
+  OutputTail tail;
+  std::string buffer(64 * 1024, '\0');
+  for (ssize_t n; (n = ::read(fd, buffer.data(), buffer.size())) != 0;) {
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      break;
+    }
+    tail.append(std::string_view(buffer.data(), static_cast<std::size_t>(n)));
+  }
+  ::close(fd);
+  const Truncation t = tail.truncation();
+  SpooledOutput out;
+  out.text = t.content;
+  if (t.truncated) {
+    const bool cut = static_cast<std::uint64_t>(st.st_size) >= session::kSpoolMaxBytes;
+    out.text += truncation_notice(t, tail.last_line_size(), spool_file, cut);
+    out.keep_file = true;
+  }
+  return out;
+}
+
 void BashTool::kill_background() {
   spawner_.kill_background();
 }
@@ -256,6 +294,10 @@ std::unique_ptr<session::ToolCall> BashTool::start(const Json& args,
   auto call = std::make_shared<BashCall>(spawner_.scheduler(), timeout_value, std::move(progress),
                                          std::move(done));
   call->begin(timeout);  // first: its empty update is queued before any output can be read
+  // With a session file, the output is spooled beside it from the first byte (runtime.md 8).
+  if (!context.spool_dir.empty())
+    call->file.open_spool(context.spool_dir,
+                          session::spool_path(context.spool_dir, context.tool_call_id));
   std::string why;
   call->watch = spawner_.start({shell, "-c", command}, context.cwd, forward_to(call), why);
   if (!call->watch) {

@@ -32,6 +32,9 @@ class BashTool : public session::Tool {
   std::unique_ptr<session::ToolCall> start(const protocol::Json& args,
                                            const session::ToolContext& context, Progress progress,
                                            Done done) override;
+  /// A spool file's output as a result shows it: the tail truncation and its notice naming
+  /// the file (kept then).
+  std::optional<SpooledOutput> spooled_output(const std::string& spool_file) const override;
   /// Kills the process groups that finished commands left running.
   void kill_background();
 

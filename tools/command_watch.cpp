@@ -1,4 +1,5 @@
 #include "tools/command_watch.h"
+#include "session/tool_spool.h"
 
 #include <fcntl.h>
 #include <signal.h>
@@ -164,11 +165,7 @@ bool OutputFile::open(std::string_view so_far) {
     fd_ = ::open(name.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
     if (fd_ >= 0) path_ = name;
   }
-  if (struct stat st{}; fd_ >= 0 && ::fstat(fd_, &st) == 0) {
-    OwnFiles& f = own_files();
-    const std::lock_guard<std::mutex> lock(f.mutex);
-    f.ids.insert({static_cast<unsigned long>(st.st_dev), static_cast<unsigned long>(st.st_ino)});
-  }
+  remember();
   if (fd_ < 0) {
     failed_ = true;
     spdlog::warn("bash: cannot create a file for the full output in {}: {}", dir,
@@ -179,8 +176,43 @@ bool OutputFile::open(std::string_view so_far) {
   return true;
 }
 
+void OutputFile::remember() {
+  if (struct stat st{}; fd_ >= 0 && ::fstat(fd_, &st) == 0) {
+    OwnFiles& f = own_files();
+    const std::lock_guard<std::mutex> lock(f.mutex);
+    f.ids.insert({static_cast<unsigned long>(st.st_dev), static_cast<unsigned long>(st.st_ino)});
+  }
+}
+
+bool OutputFile::open_spool(const std::string& dir, const std::string& path) {
+  if (::mkdir(dir.c_str(), 0700) != 0 && errno != EEXIST) {
+    spdlog::warn("bash: cannot create the spool folder {}: {}", dir, std::strerror(errno));
+    return false;
+  }
+  // Replaced, not appended to: a name a stopped run left (its result is on file by now).
+  ::unlink(path.c_str());
+  fd_ = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
+  if (fd_ < 0) {
+    spdlog::warn("bash: cannot create the spool file {}: {}", path, std::strerror(errno));
+    return false;
+  }
+  path_ = path;
+  limit_ = session::kSpoolMaxBytes;
+  remember();
+  return true;
+}
+
 void OutputFile::write(std::string_view data) {
-  if (fd_ >= 0) tools::write_all(fd_, data);
+  if (fd_ < 0) return;
+  if (limit_ != 0) {
+    const std::uint64_t room = written_ < limit_ ? limit_ - written_ : 0;
+    if (data.size() > room) {
+      data = data.substr(0, static_cast<std::size_t>(room));
+      cut_ = true;
+    }
+    written_ += data.size();
+  }
+  if (!data.empty()) tools::write_all(fd_, data);
 }
 
 void OutputFile::close() {

@@ -7,6 +7,7 @@
 // The process sits behind WatchedProcess, so unit tests drive a watch on the manual clock with
 // a fake one. Event loop only.
 
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <optional>
@@ -132,21 +133,31 @@ class ShellSpawner {
 /// output, or a file merely named like one, is not). Thread-safe.
 bool is_own_output_file(unsigned long device, unsigned long inode);
 
-/// The whole output of a command once it is cut: all bytes from the first, written as they come.
+/// The whole output of a command: all bytes from the first, written as they come. Either a
+/// $TMPDIR/rebound-bash-<hex>.log made once the output is cut (open()), or the call's spool
+/// file beside the session file made when it starts (open_spool(), runtime.md section 8),
+/// which stops growing at session::kSpoolMaxBytes.
 class OutputFile {
  public:
   ~OutputFile() { close(); }
   /// Creates the file and writes `so_far`; false (and a warning) when it cannot.
   bool open(std::string_view so_far);
+  /// Creates `path` (0600; its folder `dir` 0700 when missing), replacing what a call of the
+  /// same id left; false (and a warning) when it cannot, failed() stays false then.
+  bool open_spool(const std::string& dir, const std::string& path);
   void write(std::string_view data);
   void close();
   bool is_open() const { return fd_ >= 0; }
   bool failed() const { return failed_; }
+  /// A spool file that reached its limit: later bytes were not written.
+  bool cut() const { return cut_; }
   const std::string& path() const { return path_; }
 
  private:
+  void remember();  // one of this process's own output files
   int fd_ = -1;
-  bool failed_ = false;
+  bool failed_ = false, cut_ = false;
+  std::uint64_t written_ = 0, limit_ = 0;  // limit_ 0: none
   std::string path_;
 };
 

@@ -25,6 +25,9 @@ class ToolGate::GatedTool : public session::Tool {
   bool read_only_hint() const override { return inner_.read_only_hint(); }
   const session::ToolDefinition& definition() const override { return inner_.definition(); }
   void prepare_arguments(Json& args) const override { inner_.prepare_arguments(args); }
+  std::optional<SpooledOutput> spooled_output(const std::string& spool_file) const override {
+    return inner_.spooled_output(spool_file);
+  }
   std::unique_ptr<session::ToolCall> start(const Json& args, const session::ToolContext& context,
                                            Progress progress, Done done) override {
     return gate_.start_call(slot_, inner_, args, context, std::move(progress), std::move(done));

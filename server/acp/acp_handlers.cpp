@@ -158,6 +158,7 @@ void AcpConnection::open_loaded(acp::OpenParams params, OpenKind kind, AcpReply 
     reply.ok(std::move(result));
     return advertise_commands(slot);
   }
+  acp::complete_replayed_calls(replay, s.session->settled_outcomes());
   for (auto& body : replay)
     update(s, std::move(body));
   replay.clear();

@@ -39,6 +39,27 @@ void text_chunks(const char* kind, const std::string& text, const std::string& m
   } while (from < text.size());
 }
 
+// A result as the replay shows it: its content (a long text cut) put in `body`, and returned.
+session::ToolResult result_content(const AgentMessage& result, Json& body) {
+  session::ToolResult tool_result;
+  tool_result.content = result.content;
+  // A long result text (an MCP server's) is cut for the replay: its content and rawOutput
+  // would make one line of twice its size. The session file keeps it whole.
+  for (auto& c : tool_result.content) {
+    if (c.kind != ContentBlock::Kind::text || c.text.size() <= kReplayChunkBytes) continue;
+    std::size_t cut = kReplayChunkBytes;
+    while (cut > 0 && (static_cast<unsigned char>(c.text[cut]) & 0xC0) == 0x80)
+      --cut;
+    const std::size_t rest = c.text.size() - cut;
+    c.text.resize(cut);
+    c.text += "\n\n[" + std::to_string(rest) + " more bytes of this result are not replayed]";
+  }
+  if (!result.details.is_null()) tool_result.details = result.details;
+  tool_result.is_error = result.is_error;
+  body["content"] = content_of(tool_result);
+  return tool_result;
+}
+
 // A tool call of the history with its final state (its result, when the history has one).
 Json replayed_call(const ContentBlock& block, const AgentMessage* result, const std::string& cwd) {
   const ToolCallInfo info = tool_call_info(block.name, block.arguments, cwd);
@@ -49,23 +70,7 @@ Json replayed_call(const ContentBlock& block, const AgentMessage* result, const 
   body["kind"] = info.kind;
   body["status"] = !result || result->is_error ? "failed" : "completed";
   session::ToolResult tool_result;
-  if (result) {
-    tool_result.content = result->content;
-    // A long result text (an MCP server's) is cut for the replay: its content and rawOutput
-    // would make one line of twice its size. The session file keeps it whole.
-    for (auto& c : tool_result.content) {
-      if (c.kind != ContentBlock::Kind::text || c.text.size() <= kReplayChunkBytes) continue;
-      std::size_t cut = kReplayChunkBytes;
-      while (cut > 0 && (static_cast<unsigned char>(c.text[cut]) & 0xC0) == 0x80)
-        --cut;
-      const std::size_t rest = c.text.size() - cut;
-      c.text.resize(cut);
-      c.text += "\n\n[" + std::to_string(rest) + " more bytes of this result are not replayed]";
-    }
-    if (!result->details.is_null()) tool_result.details = result->details;
-    tool_result.is_error = result->is_error;
-    body["content"] = content_of(tool_result);
-  }
+  if (result) tool_result = result_content(*result, body);
   Json locations = info.locations;
   // An edit's first changed line is known once it ran (tools.md section 4.3's details).
   if (block.name == "edit" && result && locations.is_array() && !locations.empty() &&
@@ -120,6 +125,19 @@ void replay_assistant(const AgentMessage& m,
 }
 
 }  // namespace
+
+void complete_replayed_calls(std::vector<Json>& updates, const std::vector<AgentMessage>& results) {
+  for (const auto& result : results) {
+    for (auto& body : updates) {
+      if (body.value("sessionUpdate", "") != "tool_call" || body.contains("content") ||
+          body.value("toolCallId", "") != result.tool_call_id)
+        continue;
+      body["status"] = result.is_error ? "failed" : "completed";
+      const session::ToolResult shown = result_content(result, body);
+      body["rawOutput"] = pi_tool_result_json(shown);
+    }
+  }
+}
 
 std::vector<Json> replay_updates(const std::vector<AgentMessage>& history, const std::string& cwd) {
   std::map<std::string, const AgentMessage*> results;

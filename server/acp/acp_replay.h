@@ -19,4 +19,9 @@ inline constexpr std::size_t kReplayChunkBytes = 64 * 1024;
 std::vector<protocol::Json> replay_updates(const std::vector<protocol::AgentMessage>& history,
                                            const std::string& cwd);
 
+/// The results the load itself appended (runtime.md section 8's unknown outcomes, amendments
+/// A7) given to the replayed calls that had none: their status, content and rawOutput.
+void complete_replayed_calls(std::vector<protocol::Json>& updates,
+                             const std::vector<protocol::AgentMessage>& results);
+
 }  // namespace rebound::server::acp

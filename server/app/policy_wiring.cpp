@@ -56,9 +56,7 @@ void PolicyWiring::set_sandbox(std::shared_ptr<sandbox::Sandbox> box) {
     return "Sandbox unavailable: " + c.problem;
   });
   // The file tools keep to the sandbox's roots, available or not (section 8.9).
-  const char* tmp = std::getenv("TMPDIR");
-  roots_ = std::make_shared<const sandbox::FileRoots>(
-      sandbox_->config(), tmp && *tmp ? tmp : "/tmp", sandbox_->denied_files());
+  roots_ = std::make_shared<const sandbox::FileRoots>(sandbox_->config(), sandbox_->denied_files());
   gate_.set_root_check([roots = roots_, cwd = sandbox_->config().workspace](
                            std::string_view tool, const Json& input) -> std::optional<std::string> {
     const bool write = tool == "edit" || tool == "write";

@@ -18,122 +18,6 @@ namespace ev = session::ev;
 
 namespace {
 
-constexpr const char* kAlreadyGiven = "Not run: the structured output was already given.";
-
-// `value` handed to `done` later on the loop, unless the returned wait is dropped first.
-template <typename T>
-std::unique_ptr<session::Waiting> posted(session::Scheduler& scheduler, T value,
-                                         std::function<void(T)> done) {
-  auto pending = std::make_shared<std::function<void(T)>>(std::move(done));
-  struct Handle : session::Waiting {
-    explicit Handle(std::shared_ptr<std::function<void(T)>> d) : done(std::move(d)) {}
-    ~Handle() override { *done = nullptr; }
-    std::shared_ptr<std::function<void(T)>> done;
-  };
-  scheduler.post([pending, value = std::move(value)]() mutable {
-    if (*pending) (*pending)(std::move(value));
-  });
-  return std::make_unique<Handle>(pending);
-}
-
-// The front end's own verdicts first (a structured output's calls, a limit reached, a run that
-// gave up); the preflights behind decide the other calls.
-class LimitPreflight : public session::ToolPreflight {
- public:
-  LimitPreflight(OneShotLimits& limits, session::ToolPreflight* inner)
-      : limits_(limits), inner_(inner) {}
-  std::unique_ptr<session::Waiting> check(
-      const session::PreflightCall& call,
-      std::function<void(session::PreflightVerdict)> done) override {
-    if (auto own = limits_.own ? limits_.own(call) : std::nullopt)
-      return posted(*limits_.scheduler, std::move(*own), std::move(done));
-    if (!inner_) return nullptr;
-    // What the preflights behind refuse is a permission denial of the run.
-    return inner_->check(call, [this, id = call.id, name = call.name, input = call.input,
-                                done = std::move(done)](session::PreflightVerdict v) {
-      if (v.refused && limits_.refused) {
-        std::string text;
-        for (const auto& b : v.refused->content)
-          if (b.kind == protocol::ContentBlock::Kind::text) text += b.text;
-        limits_.refused(id, name, input, text);
-      }
-      done(std::move(v));
-    });
-  }
-  std::unique_ptr<session::Waiting> after_call(
-      const session::FinishedCall& call,
-      std::function<void(session::AfterCallVerdict)> done) override {
-    return inner_ ? inner_->after_call(call, std::move(done)) : nullptr;
-  }
-
- private:
-  OneShotLimits& limits_;
-  session::ToolPreflight* inner_;
-};
-
-// A run about to end normally: the front end may re-ask (section 11.2) or end it; otherwise
-// the hooks behind (Stop) decide.
-class LimitRunHooks : public session::ForwardingRunHooks {
- public:
-  LimitRunHooks(OneShotLimits& limits, session::RunHooks* inner)
-      : ForwardingRunHooks(inner), limits_(limits) {}
-  std::unique_ptr<session::Waiting> stop(const session::StopCall& call,
-                                         std::function<void(session::StopVerdict)> done) override {
-    const OneShotLimits::AtEnd end = limits_.at_end ? limits_.at_end() : OneShotLimits::AtEnd{};
-    if (end.kind == OneShotLimits::AtEnd::Kind::end) return nullptr;
-    if (end.kind == OneShotLimits::AtEnd::Kind::pass)
-      return ForwardingRunHooks::stop(call, std::move(done));
-    session::StopVerdict verdict;
-    verdict.user_message = end.message;
-    return posted(*limits_.scheduler, std::move(verdict), std::move(done));
-  }
-
- private:
-  OneShotLimits& limits_;
-};
-
-// `structured_output` (section 11.1): offered, never started (the preflight answers its calls).
-class StructuredOutputTool : public session::Tool {
- public:
-  StructuredOutputTool(session::Scheduler& scheduler, const Json& schema) : scheduler_(scheduler) {
-    definition_.name = kStructuredToolName;
-    definition_.description = kStructuredToolDescription;
-    definition_.parameters = schema;
-    definition_.external = true;  // the whole schema to every provider, arguments unchanged
-  }
-  const session::ToolDefinition& definition() const override { return definition_; }
-  std::unique_ptr<session::ToolCall> start(const Json&, const session::ToolContext&, Progress,
-                                           Done done) override {
-    scheduler_.post([done = std::move(done)] { done(session::ToolResult::error(kAlreadyGiven)); });
-    return nullptr;
-  }
-
- private:
-  session::Scheduler& scheduler_;
-  session::ToolDefinition definition_;
-};
-
-// The tools behind, one place kept for `structured_output`, which comes last.
-class StructuredTools : public session::DynamicTools {
- public:
-  StructuredTools(session::DynamicTools* inner, std::shared_ptr<session::Tool> tool)
-      : inner_(inner), tool_(std::move(tool)) {}
-  std::unique_ptr<session::Waiting> when_settled(std::function<void()> settled) override {
-    return inner_ ? inner_->when_settled(std::move(settled)) : nullptr;
-  }
-  std::vector<std::shared_ptr<session::Tool>> offered(std::size_t room) override {
-    std::vector<std::shared_ptr<session::Tool>> out;
-    if (room == 0) return out;
-    if (inner_) out = inner_->offered(room - 1);
-    out.push_back(tool_);
-    return out;
-  }
-
- private:
-  session::DynamicTools* inner_;
-  std::shared_ptr<session::Tool> tool_;
-};
-
 session::PreflightVerdict result_of(std::string text, bool error) {
   session::PreflightVerdict v;
   v.refused = session::ToolResult::error(std::move(text));
@@ -152,20 +36,6 @@ bool blank(const std::string& s) {
 }
 
 }  // namespace
-
-std::unique_ptr<session::ToolPreflight> OneShotLimits::preflight(session::ToolPreflight* inner) {
-  return std::make_unique<LimitPreflight>(*this, inner);
-}
-
-std::unique_ptr<session::RunHooks> OneShotLimits::run_hooks(session::RunHooks* inner) {
-  return std::make_unique<LimitRunHooks>(*this, inner);
-}
-
-std::unique_ptr<session::DynamicTools> OneShotLimits::tools(session::DynamicTools* inner,
-                                                            const Json& schema) {
-  return std::make_unique<StructuredTools>(
-      inner, std::make_shared<StructuredOutputTool>(*scheduler, schema));
-}
 
 OneShotFrontEnd::OneShotFrontEnd(OneShotDeps deps)
     : writer_(deps.writer),
@@ -207,10 +77,14 @@ std::int64_t OneShotFrontEnd::elapsed_ms() const {
 
 void OneShotFrontEnd::start() {
   // Phase 2 (section 4): the header first, then the deadline and the heartbeat run.
+  started_ = true;
   if (settings_.format == "stream-json") {
     const session::AgentSession* s = host_.find(slot_);
     writer_.write_line(protocol::to_line(session::to_json(s->recorder().header())));
+    for (const auto& u : early_unknown_)
+      events_.on_event(session::Event{slot_, ev::ToolOutcomeUnknown{u.id, u.name, u.started_at}});
   }
+  early_unknown_.clear();
   if (mcp_) mcp_->start_all();
   if (extensions_) extensions_->start_all();
   std::weak_ptr<bool> alive = alive_;
@@ -315,7 +189,7 @@ std::optional<session::PreflightVerdict> OneShotFrontEnd::own_verdict(
   if (const auto it = structured_verdicts_.find(call.id); it != structured_verdicts_.end()) {
     v = it->second;
   } else if (structured_given_) {
-    v = result_of(kAlreadyGiven, true);
+    v = result_of(kStructuredAlreadyGiven, true);
   } else if (gave_up) {
     v = result_of("Not run: no valid structured output after " +
                       std::to_string(settings_.schema_retries) + " re-asks.",
@@ -470,10 +344,20 @@ void OneShotFrontEnd::on_event(const session::Event& event) {
         } else if constexpr (std::is_same_v<E, ev::ToolExecutionEnd>) {
           std::erase_if(running_tools_, [&](const auto& t) { return t.first == e.tool_call_id; });
           if (running_tools_.empty()) wait("model");
+        } else if constexpr (std::is_same_v<E, ev::ToolOutcomeUnknown>) {
+          tally_.unknown_outcomes.push_back(e.tool_call_id);
         }
       },
       event.body);
-  if (settings_.format == "stream-json") events_.on_event(event);
+  if (settings_.format == "stream-json") {
+    const auto* unknown = std::get_if<ev::ToolOutcomeUnknown>(&event.body);
+    if (unknown && !started_) {  // after the header (amendments A7)
+      early_unknown_.push_back({std::string(unknown->tool_call_id), std::string(unknown->tool_name),
+                                unknown->started_at});
+    } else {
+      events_.on_event(event);
+    }
+  }
   // After the event is out: the retry or compaction it announced does not go on.
   if (budget_stop && !run_done_) stop(oneshot::Stop::max_budget);
 }

@@ -46,6 +46,9 @@ struct OneShotSettings {
 
 /// The name, description and prompt paragraph of section 11.1.
 inline constexpr const char* kStructuredToolName = "structured_output";
+/// The result of a `structured_output` call after one was accepted.
+inline constexpr const char* kStructuredAlreadyGiven =
+    "Not run: the structured output was already given.";
 inline constexpr const char* kStructuredToolDescription =
     "Give the final answer of this task as structured data. Call it once, when the task is done, "
     "with arguments that match the schema. A plain-text answer is not read.";
@@ -159,6 +162,13 @@ class OneShotFrontEnd : public FrontEnd, public session::EventSink {
   bool prompted_ = false;
   bool run_done_ = false;
   bool result_written_ = false;
+  bool started_ = false;  // start() ran: the stream-json header is out
+  // A start-up load's tool_outcome_unknown events (before the header): written right after it.
+  struct EarlyUnknown {
+    std::string id, name;
+    std::int64_t started_at = 0;
+  };
+  std::vector<EarlyUnknown> early_unknown_;
   bool shutting_down_ = false;
   int exit_code_ = 0;
   oneshot::Tally tally_;

@@ -142,6 +142,7 @@ Json result_json(const Tally& t, const Outcome& o, const ResultContext& c) {
   usage["output_tokens"] = t.output;
   r["usage"] = std::move(usage);
   r["permission_denials"] = t.denials;
+  if (!t.unknown_outcomes.empty()) r["unknown_outcomes"] = t.unknown_outcomes;  // amendments A7
   r["terminal_reason"] = o.terminal_reason;
   if (o.api_status) r["api_error_status"] = *o.api_status;
   if (o.error_class) r["errorClass"] = *o.error_class;

@@ -23,6 +23,8 @@ struct Tally {
   std::int64_t input = 0, cache_write = 0, cache_read = 0, output = 0;
   protocol::Json retries = protocol::Json::array();
   protocol::Json denials = protocol::Json::array();
+  /// The calls the session's load gave an unknown outcome (runtime.md section 8).
+  protocol::Json unknown_outcomes = protocol::Json::array();
   std::int64_t compactions = 0;
   std::optional<protocol::AgentMessage> last;  // the run's last assistant message
   /// The last retry chain's end: its reason when it gave up (retry.md section 12).

@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 #include <utility>
 
+#include "protocol/json_line.h"
 #include "protocol/jsonrpc.h"
 #include "protocol/responses.h"
 
@@ -22,6 +23,7 @@ Reply::Reply(Reply&& other) noexcept
       sink_(std::move(other.sink_)),
       style_(other.style_),
       wire_(std::move(other.wire_)),
+      line_sink_(std::move(other.line_sink_)),
       sent_(std::exchange(other.sent_, true)) {}
 
 int jsonrpc_error_code(const session::Error& error) {
@@ -43,6 +45,28 @@ void Reply::ok() {
 
 void Reply::ok(protocol::Json data) {
   send_ok(&data);
+}
+
+void Reply::ok_text(const std::function<void(std::string&)>& append_data) {
+  if (!line_sink_ || wire_ || style_ == ReplyStyle::jsonrpc_silent) {
+    std::string text;
+    append_data(text);
+    return ok(protocol::Json::parse(text));
+  }
+  if (!claim()) return;
+  // The envelope with a null in the data's place, the data written where the null was: the
+  // key orders are those of ok(data).
+  std::string line = protocol::to_line(
+      style_ == ReplyStyle::pi
+          ? protocol::success_response(id_, command_, nullptr)
+          : protocol::jsonrpc_result(id_.value_or(nullptr), protocol::Json(nullptr)));
+  constexpr std::string_view kTail = "null}\n";
+  assert(line.size() > kTail.size() &&
+         line.compare(line.size() - kTail.size(), kTail.size(), kTail) == 0);
+  line.resize(line.size() - kTail.size());
+  append_data(line);
+  line += "}\n";
+  line_sink_(std::move(line));
 }
 
 void Reply::fail(const session::Error& error) {

@@ -18,6 +18,8 @@
 namespace rebound::server {
 
 using JsonSink = std::function<void(const protocol::Json&)>;
+/// Where a whole protocol line (with its LF) goes when it is built as text.
+using LineSink = std::function<void(std::string line)>;
 
 /// How a command's answer is written.
 enum class ReplyStyle {
@@ -51,6 +53,12 @@ class Reply {
 
   void ok();
   void ok(protocol::Json data);
+  /// A large answer built as text (get_entries): `append_data` appends the data's JSON to the
+  /// line being made, so the answer is held once, as the line. Without a line sink (another
+  /// dialect's wire) the text is parsed and sent as ok(data).
+  void ok_text(const std::function<void(std::string&)>& append_data);
+  /// The line sink ok_text() writes to (the rpc front end's writer).
+  void set_line_sink(LineSink sink) { line_sink_ = std::move(sink); }
   /// The pi form is the error's text; the JSON-RPC envelope's code comes from its kind.
   void fail(const session::Error& error);
   /// Answered without a response line (extension_ui_response, extensions.md section 6.1: the
@@ -68,6 +76,7 @@ class Reply {
   JsonSink sink_;
   ReplyStyle style_ = ReplyStyle::pi;
   std::shared_ptr<ReplyWire> wire_;  // set: that dialect writes the answer
+  LineSink line_sink_;
   bool sent_ = false;
 };
 

@@ -351,12 +351,10 @@ void add_sessions_and_output_commands(CommandTable& t) {
                            r.ok();
                          });
   t.add<EntriesArgs>("get_entries", read_entries_args, [](C& c, EntriesArgs a, Reply r) {
+    // Built as text from the file's lines: the answer is held once (issue 50).
     auto page = c.session.entries(a.since);
     if (!page) return r.fail(page.error());
-    Json data = Json::object();
-    data["entries"] = Json(std::move(page->entries));
-    data["leafId"] = page->leaf_id ? Json(*page->leaf_id) : Json(nullptr);
-    r.ok(std::move(data));
+    r.ok_text([&](std::string& out) { page->append_json(out); });
   });
 
   // export_html (sessions.md section 12): answered at once, also during a run.

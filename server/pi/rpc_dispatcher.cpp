@@ -103,7 +103,9 @@ void RpcDispatcher::run(const protocol::CommandEnvelope& command, ReplyStyle sty
     }
     return;
   }
-  (*found)(context_, command, Reply(command.id, command.type, out_, style));
+  Reply reply(command.id, command.type, out_, style);
+  if (line_sink_) reply.set_line_sink(line_sink_);
+  (*found)(context_, command, std::move(reply));
 }
 
 }  // namespace rebound::server

@@ -24,6 +24,10 @@ class RpcDispatcher {
                 mcp::McpManager* mcp = nullptr, session::ExtensionControl* extensions = nullptr,
                 RpcDialogs* dialogs = nullptr, session::PolicyControl* policy = nullptr);
 
+  /// Where answers built as text go (Reply::ok_text); without one they are parsed and sent as
+  /// JSON through `out`.
+  void set_line_sink(LineSink sink) { line_sink_ = std::move(sink); }
+
   /// One complete, non-blank line from stdin.
   void handle_line(std::string_view line);
   /// A line that exceeded the limit (its bytes were dropped).
@@ -44,6 +48,7 @@ class RpcDispatcher {
   CommandContext context_;
   CommandTable commands_;
   JsonSink out_;
+  LineSink line_sink_;
 };
 
 }  // namespace rebound::server

@@ -20,6 +20,10 @@ RpcFrontEnd::RpcFrontEnd(RpcFrontEndDeps deps)
   dispatcher_ = std::make_unique<RpcDispatcher>(
       *host_.find(slot_), [this](const protocol::Json& j) { write(j); }, &events_, mcp_.get(),
       extensions_.get(), &dialogs_, policy_.get());
+  dispatcher_->set_line_sink([this](std::string line) {
+    writer_.write_line(std::move(line));
+    if (idle_.waiting()) idle_.check(busy());
+  });
   if (mcp_) {
     // MCP status changes are events once the first command was read (mcp.md section 8).
     mcp_->on_update([this](const protocol::Json& fields) {

@@ -12,7 +12,9 @@ Checked for every run:
 - every call that had none before the load is reported exactly once by a
   `tool_outcome_unknown` event, before the first response, and its entry says
   `"outcome":"unknown"`; a call that had one is not reported;
-- a second load reports nothing (the entries are on the file now).
+- a second load reports nothing (the entries are on the file now);
+- no spool file is left beside the session (`s.d/*.out`: each goes once its result is on file,
+  and these outputs are never long enough to be kept as a full output).
 
 Prints one summary line (runs, kills before/during/after the batch, calls without a result,
 failures) and exits 1 on any failure.
@@ -139,6 +141,10 @@ def one_run(rebound, n, rng, calls, totals, failures, lock):
         again, _ = load(rebound, agent, session, work)
         if any(l.get("type") == "tool_outcome_unknown" for l in again):
             problems.append("a second load reported again")
+        spool = os.path.join(d, "s.d")
+        left = sorted(os.listdir(spool)) if os.path.isdir(spool) else []
+        if left:
+            problems.append(f"spool files left: {left}")
         with lock:
             totals["runs"] += 1
             totals["open"] += len(open_before)

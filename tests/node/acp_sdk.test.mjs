@@ -442,6 +442,64 @@ test("session/load replays the conversation before its answer; resume replays no
   }
 });
 
+test("session/load of a session a crash left: the open call replays failed, with its unknown outcome", { timeout: 30000 }, async () => {
+  // runtime.md section 8 (amendments A7): the load appends the result, the replay shows it, and
+  // no tool_call_update is written for the event. The file is what a kill -9 during a bash
+  // call leaves: the call without a result, its output spooled beside the file.
+  const shared = mkdtempSync(join(tmpdir(), "rebound-acp-crash-"));
+  try {
+    const id = "0190d8a0-0000-7000-8000-00000000c0de";
+    const ts = "2026-12-07T08:00:00.000Z";
+    const usage = { input: 10, output: 5, cacheRead: 0, cacheWrite: 0, totalTokens: 15,
+                    cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 } };
+    mkdirSync(join(shared, "sessions"), { recursive: true });
+    const base = join(shared, "sessions", `2026-12-07T08-00-00-000Z_${id}`);
+    const entries = [
+      { type: "session", version: 3, id, timestamp: ts, cwd: join(shared, "proj") },
+      { type: "message", id: "a0000001", parentId: null, timestamp: ts,
+        message: { role: "user", content: [{ type: "text", text: "deploy" }], timestamp: 1796630400000 } },
+      { type: "message", id: "a0000002", parentId: "a0000001", timestamp: ts,
+        message: { role: "assistant", content: [{ type: "toolCall", id: "call_9", name: "bash",
+                                                  arguments: { command: "make deploy" } }],
+                   api: "openai-completions", provider: "scripted", model: "scripted", usage,
+                   stopReason: "toolUse", timestamp: 1796630401000 } },
+    ];
+    writeFileSync(`${base}.jsonl`, entries.map((e) => JSON.stringify(e)).join("\n") + "\n");
+    mkdirSync(`${base}.d`, { mode: 0o700 });
+    writeFileSync(join(`${base}.d`, "call_9.out"), "uploading...\n", { mode: 0o600 });
+    await withAgent({ script: [{ text: "checked" }], shared, keepSessions: true }, async (h) => {
+      const before = h.lines.length;
+      const answer = await h.ctx.request("session/load", { sessionId: id, cwd: h.cwd, mcpServers: [] });
+      assert.deepEqual(h.lines.at(-1).result, answer);
+      const replayed = h.lines.slice(before, -1).map((l) => l.params.update);
+      assert.deepEqual(replayed.map((u) => u.sessionUpdate), ["user_message_chunk", "tool_call"]);
+      const call = replayed[1];
+      assert.equal(call.toolCallId, "call_9");
+      assert.equal(call.status, "failed");
+      const shown = call.content[0].content.text;
+      assert.match(shown, /^Outcome unknown: Rebound stopped while this call was running \(started 20/);
+      assert.ok(shown.endsWith("Check the current state before repeating it.\n\nuploading...\n"), shown);
+      assert.equal(call.rawOutput.details.outcome, "unknown");
+      // The spool went with the result entry; the session goes on from there.
+      assert.equal(existsSync(join(`${base}.d`, "call_9.out")), false);
+      assert.equal((await h.prompt(id, "status?")).stopReason, "end_turn");
+      assert.equal(h.lines.filter((l) => l.params?.update?.sessionUpdate === "tool_call_update").length, 0);
+      const onFile = readFileSync(`${base}.jsonl`, "utf8").trim().split("\n").map((l) => JSON.parse(l));
+      const settled = onFile.find((e) => e.message?.role === "toolResult");
+      assert.equal(settled.message.toolCallId, "call_9");
+      assert.equal(settled.message.isError, true);
+      // A second process may not take the session up while this one holds it (amendments A3).
+      await withAgent({ script: [{ text: "x" }], shared, keepSessions: true }, async (h2) => {
+        const refused = await h2.ctx.request("session/load", { sessionId: id, cwd: h2.cwd, mcpServers: [] })
+          .then(() => null, (e) => [e.code, e.message]);
+        assert.deepEqual(refused, [-32603, `Internal error: Session file is in use by another Rebound process: ${base}.jsonl`]);
+      });
+    });
+  } finally {
+    rmSync(shared, { recursive: true, force: true });
+  }
+});
+
 test("with --no-session there is nothing to load", { timeout: 30000 }, async () => {
   await withAgent({ script: [{ text: "hi" }] }, async (h) => {
     assert.equal(h.init.agentCapabilities.loadSession, false);

@@ -98,7 +98,7 @@ TEST_CASE("the file tools' roots and their texts") {
   c.home = root + "/home";
   c.writable_roots = {root + "/cache"};
   c.deny_read = {root + "/ws/secrets"};
-  const FileRoots roots(c, root + "/tmp");
+  const FileRoots roots(c);
   CHECK_FALSE(roots.check(root + "/ws/src/a.txt", false));
   CHECK_FALSE(roots.check("/etc/hostname", false));
   CHECK_FALSE(roots.check(root + "/cache/x", true));
@@ -145,7 +145,7 @@ TEST_CASE("the file tools open beneath their root, checked again at the open") {
   c.workspace = root + "/ws";
   c.home = root + "/home";
   c.deny_read = {root + "/ws/secrets"};
-  const FileRoots roots(c, root + "/tmp");
+  const FileRoots roots(c);
   auto read_all = [](int fd) {
     REQUIRE(fd >= 0);
     char buf[64];
@@ -202,7 +202,7 @@ TEST_CASE("write's missing parent directories are made beneath the root that hol
   SandboxConfig c;
   c.workspace = root + "/ws";
   c.home = root + "/home";
-  const FileRoots roots(c, root + "/tmp");
+  const FileRoots roots(c);
   const rebound::tools::OpenFile opener = [&](const std::string& abs, int flags, unsigned mode,
                                               bool write) {
     return roots.open_beneath(abs, flags, mode, write);

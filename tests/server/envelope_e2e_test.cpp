@@ -566,3 +566,21 @@ TEST_CASE("a retry-control command sent as a notification turns the typed retry 
   CHECK(start["delaySource"] == "backoff");
   CHECK(lines.back()["params"]["reason"] == "success");
 }
+
+TEST_CASE("get_entries is built as text and answers in the JSON-RPC envelope as in the pi form") {
+  ReboundProcess r = server(R"j([{"text":"one"}])j", {"--envelope", "jsonrpc"});
+  const Json answer =
+      rpc_answer(r, R"j({"jsonrpc":"2.0","id":7,"method":"get_entries","params":{}})j", 7);
+  CHECK(answer["jsonrpc"] == "2.0");
+  CHECK(answer["id"] == 7);
+  REQUIRE(answer["result"]["entries"].size() == 2);
+  CHECK(answer["result"]["leafId"] == answer["result"]["entries"][1]["id"]);
+  CHECK(answer.dump().starts_with(
+      R"j({"jsonrpc":"2.0","id":7,"result":{"entries":[{"type":"model_change",)j"));
+  // And in the pi form on the same server, the same data.
+  r.send_raw(R"j({"id":"e","type":"get_entries"})j"
+             "\n");
+  const Json pi = r.read_until([](const Json& j) { return j.value("id", Json()) == "e"; }).back();
+  CHECK(pi["success"] == true);
+  CHECK(pi["data"] == answer["result"]);
+}
