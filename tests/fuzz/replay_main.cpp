@@ -1,7 +1,8 @@
 // Replays saved fuzz inputs through a target's LLVMFuzzerTestOneInput without libFuzzer, so the
-// corpus in tests/fuzz/corpus runs as an ordinary test with any compiler, and under ASan+UBSan
-// in the sanitizer job of scripts/test.sh. A target reports a broken property by aborting,
-// which fails the test like a sanitizer report does.
+// corpus (tests/fuzz/corpus/<target>.tar.gz, unpacked into the build tree at configure time)
+// runs as an ordinary test with any compiler, and under ASan+UBSan in the sanitizer job of
+// scripts/test.sh. A target reports a broken property by aborting, which fails the test like a
+// sanitizer report does.
 // usage: fuzz_replay_<target> PATH...   (files, or directories: their regular files, sorted)
 
 #include <algorithm>
