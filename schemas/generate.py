@@ -3,11 +3,15 @@
 
 Run it after changing a wire type: python3 schemas/generate.py. Unions are discriminated with
 if/then on `type`, `command`, `success` and `role`, so a validator checks one branch per line.
+`--check` writes nothing: it exits 1, naming each file, when a committed schema differs from
+what this script writes (a test runs it).
 """
 import json
 import os
+import sys
 
-OUT = os.path.dirname(os.path.abspath(__file__))
+HERE = os.path.dirname(os.path.abspath(__file__))
+CHECK = "--check" in sys.argv[1:]
 BASE = "https://rebound.dev/schemas/"
 def switch(field, cases, required=None):
     """One if/then per case of a const-valued discriminator field, plus an enum of the cases."""
@@ -622,6 +626,19 @@ oneshot_schema = {"$schema": "https://json-schema.org/draft/2020-12/schema", "$i
                   "title": "One-shot mode's own lines (oneshot.md sections 5, 6, 9): the stream-json header, heartbeats and the result",
                   "$defs": odefs}
 
+stale = []
 for name, doc in [("oneshot", oneshot_schema), ("common", common), ("commands", commands), ("responses", responses), ("events", events), ("jsonrpc", jsonrpc), ("output", output), ("acp", acp_schema), ("extension", extension_schema), ("hooks", hooks_schema)]:
-    with open(os.path.join(OUT, name + ".schema.json"), "w") as f:
-        json.dump(doc, f, indent=1); f.write("\n")
+    text = json.dumps(doc, indent=1) + "\n"
+    path = os.path.join(HERE, name + ".schema.json")
+    if CHECK:
+        with open(path, encoding="utf-8") as f:
+            if f.read() != text:
+                stale.append(path)
+        continue
+    with open(path, "w") as f:
+        f.write(text)
+if stale:
+    for path in stale:
+        print(f"{path} differs from what schemas/generate.py writes: run it and commit the result",
+              file=sys.stderr)
+    sys.exit(1)
