@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Size limits of the product code (docs/architecture.md, "Size limits"): no function body over
-150 lines and no file over 700 lines in the product folders (tests, benchmarks and fuzz targets
-are not product code). A function is a brace block at namespace or class scope whose head (the
+150 lines and no file over 700 lines in the product folders, which it finds itself: every
+top-level folder with C++ sources but tests/ and bench/ (tests, benchmarks and fuzz targets are
+not product code). A function is a brace block at namespace or class scope whose head (the
 text since the previous `;`, `{` or `}`) has a parameter list; lambdas and local classes count
 towards the function they are written in. Comments, strings and preprocessor lines are blanked
 before the braces are matched.
@@ -15,7 +16,24 @@ import pathlib
 import re
 import sys
 
-PRODUCT = ["protocol", "session", "tools", "mcp", "net", "config", "process", "server", "client"]
+# Not product code: the tests, the benchmarks, and folders that hold no C++.
+NOT_PRODUCT = {"tests", "bench"}
+
+
+def rooms(root):
+    """The product folders, found rather than listed: every top-level folder (not hidden, not a
+    build tree, not tests or bench) that holds C++ sources."""
+    out = []
+    for folder in sorted(p for p in root.iterdir() if p.is_dir()):
+        name = folder.name
+        if name.startswith(".") or name.startswith("build") or name in NOT_PRODUCT:
+            continue
+        if (folder / "CMakeCache.txt").exists() or name == "node_modules":
+            continue
+        if any(f.suffix in (".cpp", ".h") for f in folder.rglob("*")):
+            out.append(name)
+    return out
+
 SCOPE_WORDS = re.compile(r"\b(namespace|class|struct|union|enum)\b")
 
 
@@ -161,7 +179,8 @@ def main():
     offenders = []
     files = 0
     longest = ("", "", 0)
-    for folder in PRODUCT:
+    found = rooms(root)
+    for folder in found:
         for path in sorted((root / folder).rglob("*")):
             if path.suffix not in (".cpp", ".h") or not path.is_file():
                 continue
@@ -183,7 +202,7 @@ def main():
         print(o)
     if offenders:
         return 1
-    print(f"sizes: {files} product files, none over {args.max_file} lines; longest function "
+    print(f"sizes: {files} product files in {len(found)} rooms ({', '.join(found)}), none over {args.max_file} lines; longest function "
           f"{longest[1]} at {longest[0]}, {longest[2]} lines (limit {args.max_function})")
     return 0
 
