@@ -8,7 +8,7 @@
 
 #include "server/acp/acp_connection.h"
 #include "server/acp/acp_translate.h"
-#include "server/pi/pi_encoder.h"
+#include "server/events/pi_encoder.h"
 
 namespace rebound::server {
 

@@ -4,7 +4,7 @@
 #include <map>
 
 #include "server/acp/acp_updates.h"
-#include "server/pi/pi_encoder.h"
+#include "server/events/pi_encoder.h"
 
 namespace rebound::server::acp {
 

@@ -2,7 +2,7 @@
 
 #include <utility>
 
-#include "server/pi/pi_encoder.h"
+#include "server/events/pi_encoder.h"
 
 namespace rebound::server::acp {
 

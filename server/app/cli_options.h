@@ -9,8 +9,8 @@
 #include <string>
 #include <vector>
 
+#include "server/events/event_output.h"
 #include "server/oneshot/json_schema.h"
-#include "server/pi/event_output.h"
 
 namespace rebound::server {
 

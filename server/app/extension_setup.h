@@ -12,7 +12,7 @@
 #include "extensions/extension_config.h"
 #include "extensions/extension_set.h"
 #include "server/app/cli_options.h"
-#include "server/pi/pi_encoder.h"
+#include "server/events/pi_encoder.h"
 #include "session/event_sink.h"
 
 namespace rebound::server {

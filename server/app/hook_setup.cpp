@@ -4,7 +4,7 @@
 
 #include "config/json_file.h"
 #include "extensions/hook_calls.h"
-#include "server/pi/pi_encoder.h"
+#include "server/events/pi_encoder.h"
 
 namespace rebound::server {
 

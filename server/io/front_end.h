@@ -6,10 +6,23 @@
 
 #include <cstddef>
 #include <functional>
+#include <memory>
 #include <string_view>
 #include <utility>
 
+#include "session/event.h"
+#include "session/event_sink.h"
+
+namespace rebound::session {
+class AgentSession;
+}  // namespace rebound::session
+
 namespace rebound::server {
+
+/// Makes a front end's session in host slot `slot`, its events going to `events` (the
+/// application builds it with the session's services; every front end takes one).
+using MakeSession = std::function<std::unique_ptr<session::AgentSession>(
+    session::SessionSlot slot, session::EventSink& events)>;
 
 class FrontEnd {
  public:

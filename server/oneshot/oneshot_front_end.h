@@ -15,12 +15,11 @@
 #include <vector>
 
 #include "mcp/mcp_manager.h"
+#include "server/events/event_output.h"
 #include "server/io/front_end.h"
 #include "server/io/stdio_transport.h"
 #include "server/oneshot/json_schema.h"
 #include "server/oneshot/oneshot_result.h"
-#include "server/pi/event_output.h"
-#include "server/pi/rpc_front_end.h"
 #include "session/extension_host.h"
 #include "session/run_hooks.h"
 #include "session/scheduler.h"
@@ -88,7 +87,7 @@ class OneShotLimits {
 struct OneShotDeps {
   StdoutWriter& writer;
   session::Scheduler& scheduler;
-  MakeRpcSession make_session;
+  MakeSession make_session;
   std::unique_ptr<mcp::McpManager> mcp;
   std::shared_ptr<session::ExtensionControl> extensions;
   std::shared_ptr<OneShotLimits> limits;
@@ -149,7 +148,7 @@ class OneShotFrontEnd : public FrontEnd, public session::EventSink {
   std::shared_ptr<session::WaitBoard> waits_;
   OneShotSettings settings_;
   EventOutput events_;
-  MakeRpcSession make_session_;
+  MakeSession make_session_;
   session::SessionHost host_;
   session::SessionSlot slot_ = 0;
   std::function<void()> finish_;

@@ -5,9 +5,9 @@
 #include <nlohmann/json.hpp>
 
 #include "mcp/mcp_manager.h"
+#include "server/events/event_output.h"
+#include "server/events/pi_encoder.h"
 #include "server/pi/command_table.h"
-#include "server/pi/event_output.h"
-#include "server/pi/pi_encoder.h"
 #include "server/pi/rpc_dialogs.h"
 #include "session/agent_session.h"
 

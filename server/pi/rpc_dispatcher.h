@@ -10,8 +10,8 @@
 #include <memory>
 #include <string_view>
 
+#include "server/events/event_output.h"
 #include "server/pi/command_table.h"
-#include "server/pi/event_output.h"
 #include "server/pi/reply.h"
 
 namespace rebound::server {

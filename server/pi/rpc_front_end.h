@@ -10,9 +10,9 @@
 #include <string_view>
 
 #include "mcp/mcp_manager.h"
+#include "server/events/event_output.h"
 #include "server/io/front_end.h"
 #include "server/io/stdio_transport.h"
-#include "server/pi/event_output.h"
 #include "server/pi/rpc_dialogs.h"
 #include "server/pi/rpc_dispatcher.h"
 #include "session/extension_host.h"
@@ -21,8 +21,7 @@
 
 namespace rebound::server {
 
-using MakeRpcSession = std::function<std::unique_ptr<session::AgentSession>(
-    session::SessionSlot slot, session::EventSink& events)>;
+using MakeRpcSession = MakeSession;
 
 struct RpcFrontEndDeps {
   StdoutWriter& writer;

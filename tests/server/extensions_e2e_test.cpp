@@ -376,12 +376,12 @@ TEST_CASE("extensions: nothing is left running after exit, a guard ignoring SIGT
   CHECK(testing::process_ended(stubborn_pid));
 }
 
-TEST_CASE("extensions: the README's ten-line extension logs the retries of a 503 then success") {
+TEST_CASE("extensions: the documented ten-line extension logs the retries of a 503 then success") {
   std::ifstream in(std::string(REBOUND_SOURCE_DIR) + "/examples/log_retries.py");
   const std::string source((std::istreambuf_iterator<char>(in)), {});
   REQUIRE(std::count(source.begin(), source.end(), '\n') == 10);
-  // The README shows exactly this file.
-  std::ifstream readme_in(std::string(REBOUND_SOURCE_DIR) + "/README.md");
+  // docs/extensions.md shows exactly this file.
+  std::ifstream readme_in(std::string(REBOUND_SOURCE_DIR) + "/docs/extensions.md");
   const std::string readme((std::istreambuf_iterator<char>(readme_in)), {});
   CHECK(readme.find(source) != std::string::npos);
   ReboundProcess r({"--no-session", "--provider", "scripted", "--script", "@DIR@/script.json",

@@ -2,7 +2,7 @@
 // serialised) byte for byte over real session streams (text, thinking, tool calls, usage
 // between deltas, several messages), and other events are the pi dialect's objects.
 
-#include "server/pi/pi_encoder.h"
+#include "server/events/pi_encoder.h"
 
 #include <doctest/doctest.h>
 

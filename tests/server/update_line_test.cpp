@@ -2,7 +2,7 @@
 // step of random streams (text and thinking deltas with multi-byte and escaped characters, tool
 // calls, usage changes).
 
-#include "server/pi/update_line.h"
+#include "server/events/update_line.h"
 
 #include <doctest/doctest.h>
 

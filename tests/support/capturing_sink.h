@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "server/pi/pi_encoder.h"
+#include "server/events/pi_encoder.h"
 #include "session/event_sink.h"
 
 namespace rebound::testing {

@@ -1,4 +1,4 @@
-#include "server/pi/update_line.h"
+#include "server/events/update_line.h"
 
 #include <algorithm>
 #include <nlohmann/json.hpp>

@@ -9,7 +9,7 @@
 #include <variant>
 
 #include "protocol/json.h"
-#include "server/pi/update_line.h"
+#include "server/events/update_line.h"
 #include "session/event.h"
 
 namespace rebound::server {

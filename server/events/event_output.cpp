@@ -1,4 +1,4 @@
-#include "server/pi/event_output.h"
+#include "server/events/event_output.h"
 
 #include <algorithm>
 #include <utility>

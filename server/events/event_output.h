@@ -12,8 +12,8 @@
 #include <string_view>
 #include <vector>
 
+#include "server/events/pi_encoder.h"
 #include "server/io/out_line.h"
-#include "server/pi/pi_encoder.h"
 #include "session/event_sink.h"
 
 namespace rebound::server {

@@ -1,4 +1,4 @@
-#include "server/pi/pi_events.h"
+#include "server/events/pi_events.h"
 
 #include <nlohmann/json.hpp>
 

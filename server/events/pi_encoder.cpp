@@ -1,11 +1,11 @@
-#include "server/pi/pi_encoder.h"
+#include "server/events/pi_encoder.h"
 
 #include <charconv>
 #include <nlohmann/json.hpp>
 #include <type_traits>
 
 #include "protocol/json_line.h"
-#include "server/pi/pi_events.h"
+#include "server/events/pi_events.h"
 
 namespace rebound::server {
 

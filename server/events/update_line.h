@@ -17,8 +17,8 @@
 #include <vector>
 
 #include "protocol/messages.h"
+#include "server/events/pi_events.h"
 #include "server/io/out_line.h"
-#include "server/pi/pi_events.h"
 
 namespace rebound::server {
 
