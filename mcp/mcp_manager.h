@@ -14,13 +14,14 @@
 #include "mcp/mcp_config.h"
 #include "mcp/mcp_connection.h"
 #include "protocol/json.h"
+#include "session/mcp_control.h"
 #include "session/scheduler.h"
 #include "session/tool.h"
 #include "session/wait_board.h"
 
 namespace rebound::mcp {
 
-class McpManager : public session::DynamicTools {
+class McpManager : public session::McpControl {
  public:
   /// `builtin_names`: the tools offered before these (taken names, section 4.1).
   McpManager(session::Scheduler& scheduler, Spawner spawner, std::vector<ServerConfig> servers,
@@ -28,28 +29,28 @@ class McpManager : public session::DynamicTools {
   ~McpManager() override;
 
   /// Starts every server in the background (one per loop turn).
-  void start_all();
+  void start_all() override;
   bool empty() const { return servers_.empty(); }
 
   std::unique_ptr<session::Waiting> when_settled(std::function<void()> settled) override;
   std::vector<std::shared_ptr<session::Tool>> offered(std::size_t room) override;
   /// `fn` runs once nothing is starting or re-listing (now, when that is so already).
-  void after_settled(std::function<void()> fn);
+  void after_settled(std::function<void()> fn) override;
 
   /// `{"servers":[McpServer…]}` (section 8).
-  protocol::Json servers_json() const;
+  protocol::Json servers_json() const override;
   /// A server's status changed: `update` gets the mcp_server_update event's fields
   /// (name, status, tools, error?).
-  void on_update(std::function<void(const protocol::Json& fields)> update) {
+  void on_update(std::function<void(const protocol::Json& fields)> update) override {
     update_ = std::move(update);
   }
   /// restart_mcp_server: an error text, or none when `done` will get the McpServer once the
   /// server is ready or failed again.
   std::optional<std::string> restart(const std::string& name,
-                                     std::function<void(protocol::Json server)> done);
+                                     std::function<void(protocol::Json server)> done) override;
   /// Stops every server at once; `gone` runs once no process of any is left.
-  void stop_all(std::function<void()> gone);
-  bool any_running() const;
+  void stop_all(std::function<void()> gone) override;
+  bool any_running() const override;
   /// Where a request's wait for servers still starting is marked (one-shot's heartbeat).
   void set_wait_board(std::shared_ptr<session::WaitBoard> board) { board_ = std::move(board); }
 

@@ -354,9 +354,9 @@ bool AcpConnection::busy() const {
   return !stopping_mcp_.empty() || !stopping_extensions_.empty() || !loading_.empty();
 }
 
-void AcpConnection::stop_mcp(std::unique_ptr<mcp::McpManager> manager) {
+void AcpConnection::stop_mcp(std::unique_ptr<session::McpControl> manager) {
   if (!manager) return;
-  mcp::McpManager* raw = manager.get();
+  session::McpControl* raw = manager.get();
   stopping_mcp_.push_back(std::move(manager));
   std::weak_ptr<bool> alive = alive_;
   raw->stop_all([this, alive, raw] {

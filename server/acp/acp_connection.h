@@ -17,7 +17,6 @@
 #include <string_view>
 #include <vector>
 
-#include "mcp/mcp_manager.h"
 #include "protocol/json.h"
 #include "protocol/jsonrpc_peer.h"
 #include "server/acp/acp_gate.h"
@@ -30,6 +29,7 @@
 #include "session/error.h"
 #include "session/event_sink.h"
 #include "session/extension_host.h"
+#include "session/mcp_control.h"
 #include "session/policy_host.h"
 #include "session/scheduler.h"
 #include "session/session_host.h"
@@ -49,8 +49,8 @@ struct AcpOptions {
 /// A session the factory made, with whatever it depends on (settings, storage), which must
 /// outlive it.
 struct AcpSessionParts {
-  std::shared_ptr<void> keep;            // destroyed after `session`
-  std::unique_ptr<mcp::McpManager> mcp;  // the session's MCP servers (mcp.md section 3.4)
+  std::shared_ptr<void> keep;                // destroyed after `session`
+  std::unique_ptr<session::McpControl> mcp;  // the session's MCP servers (mcp.md section 3.4)
   std::unique_ptr<session::AgentSession> session;
   /// Its extension processes (extensions.md section 9), started; none configured: null.
   std::shared_ptr<session::ExtensionControl> extensions = nullptr;
@@ -164,7 +164,7 @@ class AcpConnection : public FrontEnd, public session::EventSink {
   /// A turn was answered: what waited for the session to be idle, then the next prompt.
   void after_turn(session::SessionSlot slot);
   void enable_retry_control();
-  void stop_mcp(std::unique_ptr<mcp::McpManager> manager);
+  void stop_mcp(std::unique_ptr<session::McpControl> manager);
   void stop_extensions(std::shared_ptr<session::ExtensionControl> extensions,
                        const std::string& reason);
 
@@ -209,7 +209,7 @@ class AcpConnection : public FrontEnd, public session::EventSink {
   std::uint64_t next_message_ = 1;
   bool shutting_down_ = false;
   // MCP sets of closed sessions, until their processes are gone (mcp.md section 3.4).
-  std::vector<std::unique_ptr<mcp::McpManager>> stopping_mcp_;
+  std::vector<std::unique_ptr<session::McpControl>> stopping_mcp_;
   std::vector<std::shared_ptr<session::ExtensionControl>> stopping_extensions_;
   bool retry_control_ = false;
   IdleWaiter idle_;

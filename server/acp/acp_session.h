@@ -12,13 +12,13 @@
 #include <string>
 #include <vector>
 
-#include "mcp/mcp_manager.h"
 #include "protocol/json.h"
 #include "protocol/messages.h"
 #include "server/acp/acp_reply.h"
 #include "server/acp/acp_updates.h"
 #include "session/agent_session.h"
 #include "session/extension_host.h"
+#include "session/mcp_control.h"
 #include "session/policy_host.h"
 #include "session/tool.h"
 
@@ -60,7 +60,7 @@ struct OpenSession {
   session::SessionSlot slot = 0;
   session::AgentSession* session = nullptr;               // owned by the connection's SessionHost
   std::shared_ptr<void> keep;                             // what the session depends on (its files)
-  std::unique_ptr<mcp::McpManager> mcp;                   // its MCP servers (mcp.md section 3.4)
+  std::unique_ptr<session::McpControl> mcp;               // its MCP servers (mcp.md section 3.4)
   std::unique_ptr<session::ToolRegistry> gated_tools;     // its tools, as acp runs them
   std::unique_ptr<GatedMcpTools> gated_mcp;               // its MCP tools, as acp runs them
   std::unique_ptr<session::DialogHost> dialogs;           // its extensions' dialogs (acp_dialogs.h)

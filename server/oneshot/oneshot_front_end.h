@@ -14,13 +14,13 @@
 #include <string_view>
 #include <vector>
 
-#include "mcp/mcp_manager.h"
 #include "server/events/event_output.h"
 #include "server/io/front_end.h"
 #include "server/io/stdio_transport.h"
 #include "server/oneshot/json_schema.h"
 #include "server/oneshot/oneshot_result.h"
 #include "session/extension_host.h"
+#include "session/mcp_control.h"
 #include "session/run_hooks.h"
 #include "session/scheduler.h"
 #include "session/session_host.h"
@@ -88,7 +88,7 @@ struct OneShotDeps {
   StdoutWriter& writer;
   session::Scheduler& scheduler;
   MakeSession make_session;
-  std::unique_ptr<mcp::McpManager> mcp;
+  std::unique_ptr<session::McpControl> mcp;
   std::shared_ptr<session::ExtensionControl> extensions;
   std::shared_ptr<OneShotLimits> limits;
   std::shared_ptr<session::WaitBoard> waits;  // hooks, interceptors, MCP servers (may be null)
@@ -142,7 +142,7 @@ class OneShotFrontEnd : public FrontEnd, public session::EventSink {
 
   StdoutWriter& writer_;
   session::Scheduler& scheduler_;
-  std::unique_ptr<mcp::McpManager> mcp_;
+  std::unique_ptr<session::McpControl> mcp_;
   std::shared_ptr<session::ExtensionControl> extensions_;
   std::shared_ptr<OneShotLimits> limits_;
   std::shared_ptr<session::WaitBoard> waits_;

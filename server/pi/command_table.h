@@ -19,10 +19,8 @@
 
 namespace rebound::session {
 class AgentSession;
-}
-namespace rebound::mcp {
-class McpManager;
-}
+class McpControl;
+}  // namespace rebound::session
 
 namespace rebound::server {
 
@@ -33,9 +31,9 @@ class RpcDialogs;
 /// (set_event_filter) and the MCP servers (get_mcp_servers, restart_mcp_server).
 struct CommandContext {
   session::AgentSession& session;
-  EventOutput* events;             // none: the front end has no rpc event output (ACP)
-  mcp::McpManager* mcp = nullptr;  // the process's MCP servers (none: no server configured)
-  bool persist_settings = true;    // set_auto_retry writes settings.json (not in ACP)
+  EventOutput* events;                 // none: the front end has no rpc event output (ACP)
+  session::McpControl* mcp = nullptr;  // the process's MCP servers (none: no server configured)
+  bool persist_settings = true;        // set_auto_retry writes settings.json (not in ACP)
   /// The extension processes (get_extensions, restart_extension; none: nothing configured) and
   /// the connection's dialogs (extension_ui_response; none: no rpc client can answer).
   session::ExtensionControl* extensions = nullptr;

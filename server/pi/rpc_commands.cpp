@@ -4,12 +4,12 @@
 
 #include <nlohmann/json.hpp>
 
-#include "mcp/mcp_manager.h"
 #include "server/events/event_output.h"
 #include "server/events/pi_encoder.h"
 #include "server/pi/command_table.h"
 #include "server/pi/rpc_dialogs.h"
 #include "session/agent_session.h"
+#include "session/mcp_control.h"
 
 namespace rebound::server {
 
@@ -126,7 +126,7 @@ void add_mcp_commands(CommandTable& t) {
           return;
         }
         auto pending = std::make_shared<Reply>(std::move(r));
-        mcp::McpManager* manager = c.mcp;
+        session::McpControl* manager = c.mcp;
         manager->after_settled([pending, manager] { pending->ok(manager->servers_json()); });
       });
   t.add<RestartMcpServerArgs>(

@@ -19,7 +19,7 @@ std::unique_ptr<EventOutput> own_output_if(EventOutput* events, LineWriter& nowh
 }  // namespace
 
 RpcDispatcher::RpcDispatcher(session::AgentSession& session, JsonSink out, EventOutput* events,
-                             mcp::McpManager* mcp, session::ExtensionControl* extensions,
+                             session::McpControl* mcp, session::ExtensionControl* extensions,
                              RpcDialogs* dialogs, session::PolicyControl* policy)
     : own_events_(own_output_if(events, no_output_)),
       events_(events ? *events : *own_events_),

@@ -21,7 +21,7 @@ class RpcDispatcher {
   /// `events` is the connection's event output (filter and envelope); without one the
   /// dispatcher keeps its own, whose events go nowhere (tests).
   RpcDispatcher(session::AgentSession& session, JsonSink out, EventOutput* events = nullptr,
-                mcp::McpManager* mcp = nullptr, session::ExtensionControl* extensions = nullptr,
+                session::McpControl* mcp = nullptr, session::ExtensionControl* extensions = nullptr,
                 RpcDialogs* dialogs = nullptr, session::PolicyControl* policy = nullptr);
 
   /// Where answers built as text go (Reply::ok_text); without one they are parsed and sent as

@@ -9,13 +9,13 @@
 #include <memory>
 #include <string_view>
 
-#include "mcp/mcp_manager.h"
 #include "server/events/event_output.h"
 #include "server/io/front_end.h"
 #include "server/io/stdio_transport.h"
 #include "server/pi/rpc_dialogs.h"
 #include "server/pi/rpc_dispatcher.h"
 #include "session/extension_host.h"
+#include "session/mcp_control.h"
 #include "session/scheduler.h"
 #include "session/session_host.h"
 
@@ -30,7 +30,7 @@ struct RpcFrontEndDeps {
   /// Makes the one session of the connection, with its events going to `events`; kept until
   /// the session is gone (what it holds may outlive the session).
   MakeRpcSession make_session;
-  std::unique_ptr<mcp::McpManager> mcp;  // the process's MCP servers (none configured: null)
+  std::unique_ptr<session::McpControl> mcp;  // the process's MCP servers (none configured: null)
   /// Set once the first command line was read: events that do not come from a command (an
   /// MCP server's, a start-up hook's failure) are written only from then on.
   std::shared_ptr<bool> command_seen;
@@ -62,7 +62,7 @@ class RpcFrontEnd : public FrontEnd {
 
   StdoutWriter& writer_;
   session::Scheduler& scheduler_;
-  std::unique_ptr<mcp::McpManager> mcp_;  // outlives the session, which offers its tools
+  std::unique_ptr<session::McpControl> mcp_;  // outlives the session, which offers its tools
   EventOutput events_;
   std::shared_ptr<session::ExtensionControl> extensions_;
   std::shared_ptr<session::PolicyControl> policy_;
