@@ -10,25 +10,23 @@ namespace fs = std::filesystem;
 using protocol::Json;
 
 std::vector<extensions::ExtensionConfig> read_extension_configs(const CliOptions& options,
-                                                                const fs::path& agent_dir,
-                                                                const fs::path& cwd,
+                                                                const config::SettingsPair& files,
                                                                 const peer::Getenv& getenv) {
   using extensions::ExtensionSource;
-  const fs::path global_file = agent_dir / "settings.json";
-  const fs::path project_file = cwd / ".rebound" / "settings.json";
-  const Json global = config::settings_object(global_file);
-  const Json project = config::settings_object(project_file);
-  // Only the user's own file can trust a project (section 1.1).
-  const bool trusted = config::settings_member(global, "trustProjectSettings") == true;
+  const Json& global = files.global;
+  const Json& project = files.project;
+  const std::string global_file = files.global_file.string();
+  const std::string project_file = files.project_file.string();
+  const bool trusted = files.trusted;
   std::vector<std::string> warnings;
   std::vector<extensions::ExtensionConfig> out;
   extensions::merge_extensions(
       out, extensions::read_extensions(config::settings_member(global, "extensions"),
-                                       ExtensionSource::user, global_file.string(), true,
+                                       ExtensionSource::user, global_file, true,
                                        options.no_extensions, getenv, warnings));
   extensions::merge_extensions(
       out, extensions::read_extensions(config::settings_member(project, "extensions"),
-                                       ExtensionSource::project, project_file.string(), trusted,
+                                       ExtensionSource::project, project_file, trusted,
                                        options.no_extensions, getenv, warnings));
   extensions::merge_extensions(out, extensions::cli_extensions(options.extensions));
   extensions::apply_extension_limit(out);

@@ -15,14 +15,16 @@
 #include "server/events/pi_encoder.h"
 #include "session/event_sink.h"
 
+#include "config/settings_pair.h"
+
 namespace rebound::server {
 
 /// Sources 1 (the global settings), 2 (the project's, run only with the user's opt-in) and 3
 /// (`--extension`), merged, the limit applied; each problem logged once. `untrusted` counts the
 /// project's entries that will not run.
-std::vector<extensions::ExtensionConfig> read_extension_configs(
-    const CliOptions& options, const std::filesystem::path& agent_dir,
-    const std::filesystem::path& cwd, const peer::Getenv& getenv);
+std::vector<extensions::ExtensionConfig> read_extension_configs(const CliOptions& options,
+                                                                const config::SettingsPair& files,
+                                                                const peer::Getenv& getenv);
 
 /// Passes every event on, then gives its pi line to the extensions that want it (section 4.3).
 class ExtensionEventTap : public session::EventSink {

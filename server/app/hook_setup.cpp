@@ -26,14 +26,12 @@ std::size_t count_handlers(const Json& hooks) {
 
 }  // namespace
 
-HookSetup read_hook_setup(const CliOptions& options, const fs::path& agent_dir,
-                          const fs::path& cwd) {
-  const fs::path global_file = agent_dir / "settings.json";
-  const fs::path project_file = cwd / ".rebound" / "settings.json";
-  const Json global = config::settings_object(global_file);
-  const Json project = config::settings_object(project_file);
-  // Only the user's own file can trust a project: a project cannot opt itself in.
-  const bool trusted = config::settings_member(global, "trustProjectSettings") == true;
+HookSetup read_hook_setup(const CliOptions& options, const config::SettingsPair& files) {
+  const Json& global = files.global;
+  const Json& project = files.project;
+  const bool trusted = files.trusted;
+  const std::string global_file = files.global_file.string();
+  const std::string project_file = files.project_file.string();
   HookSetup out;
   std::vector<std::string> warnings;
   out.runner = extensions::read_runner_settings(
@@ -42,10 +40,10 @@ HookSetup read_hook_setup(const CliOptions& options, const fs::path& agent_dir,
   const Json project_hooks = config::settings_member(project, "hooks");
   out.config = extensions::read_hooks(
       {extensions::HookSettings(config::settings_member(global, "hooks"),
-                                extensions::HookSource::user, global_file.string(), true,
+                                extensions::HookSource::user, global_file, true,
                                 options.no_extensions),
-       extensions::HookSettings(project_hooks, extensions::HookSource::project,
-                                project_file.string(), trusted, options.no_extensions)},
+       extensions::HookSettings(project_hooks, extensions::HookSource::project, project_file,
+                                trusted, options.no_extensions)},
       out.runner.hook_timeout_ms);
   for (const auto& w : warnings)
     spdlog::warn("{}", w);
@@ -57,9 +55,8 @@ HookSetup read_hook_setup(const CliOptions& options, const fs::path& agent_dir,
   const std::size_t extensions = project_extensions.is_object() ? project_extensions.size() : 0;
   if (!trusted && !options.no_extensions && untrusted + extensions > 0)
     spdlog::warn(
-        "extensions: {} defines {} hooks and {} extensions; not run (project extensions need "
-        "\"trustProjectSettings\": true in {})",
-        project_file.string(), untrusted, extensions, global_file.string());
+        "extensions: {} defines {} hooks and {} extensions; not run (project extensions need {})",
+        project_file, untrusted, extensions, files.trust_hint());
   return out;
 }
 

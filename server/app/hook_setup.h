@@ -21,6 +21,8 @@
 #include "session/agent_session.h"
 #include "session/event_sink.h"
 
+#include "config/settings_pair.h"
+
 namespace rebound::server {
 
 struct HookSetup {
@@ -31,8 +33,7 @@ struct HookSetup {
 /// The `hooks` of `<agent_dir>/settings.json` and of `<cwd>/.rebound/settings.json` (run only
 /// when the global file says `"trustProjectSettings": true`; --no-extensions disables both),
 /// each problem logged once.
-HookSetup read_hook_setup(const CliOptions& options, const std::filesystem::path& agent_dir,
-                          const std::filesystem::path& cwd);
+HookSetup read_hook_setup(const CliOptions& options, const config::SettingsPair& files);
 
 /// Passes every event on, then starts the observer hooks that follow it (never waited for; a
 /// failed one is reported).

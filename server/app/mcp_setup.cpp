@@ -58,29 +58,26 @@ class ChildServerProcess : public mcp::ServerProcess {
 }  // namespace
 
 std::variant<McpSources, std::string> read_mcp_sources(const CliOptions& options,
-                                                       const fs::path& agent_dir,
+                                                       const config::SettingsPair& files,
                                                        const fs::path& cwd,
                                                        const mcp::Getenv& getenv,
                                                        std::vector<mcp::ServerConfig> extra) {
   McpSources out;
-  const fs::path global_file = agent_dir / "settings.json";
-  const fs::path project_file = cwd / ".rebound" / "settings.json";
-  const Json global = config::settings_object(global_file);
-  const Json project = config::settings_object(project_file);
+  const fs::path& global_file = files.global_file;
+  const fs::path& project_file = files.project_file;
+  const Json& global = files.global;
+  const Json& project = files.project;
   out.settings = mcp::read_mcp_settings(session::deep_merge(global, project), global);
   if (!options.no_mcp) {
     add_source(out.servers, global, global_file.string(), getenv);
     // A cloned repository starts nothing by being opened: only the user's own settings can
     // trust a project (extensions.md section 1.1; the project's own key is ignored).
-    const auto trust = global.find("trustProjectSettings");
-    if (trust != global.end() && *trust == true) {
+    if (files.trusted) {
       add_source(out.servers, project, project_file.string(), getenv);
     } else if (const auto servers = project.find("mcpServers");
                servers != project.end() && servers->is_object() && !servers->empty()) {
-      spdlog::warn(
-          "mcp: {} defines {} MCP servers; not started (project servers need "
-          "\"trustProjectSettings\": true in {})",
-          project_file.string(), servers->size(), global_file.string());
+      spdlog::warn("mcp: {} defines {} MCP servers; not started (project servers need {})",
+                   project_file.string(), servers->size(), files.trust_hint());
     }
     if (out.settings.project_mcp_json) {
       const fs::path mcp_json = cwd / ".mcp.json";

@@ -16,6 +16,8 @@
 #include "server/app/cli_options.h"
 #include "session/scheduler.h"
 
+#include "config/settings_pair.h"
+
 namespace rebound::server {
 
 struct McpSources {
@@ -26,7 +28,7 @@ struct McpSources {
 /// The servers configured for `cwd` (sources 1 to 4, section 1.1) plus `extra` (ACP's source 5),
 /// or why a --mcp-config file cannot be used (the server then exits 1).
 std::variant<McpSources, std::string> read_mcp_sources(const CliOptions& options,
-                                                       const std::filesystem::path& agent_dir,
+                                                       const config::SettingsPair& files,
                                                        const std::filesystem::path& cwd,
                                                        const mcp::Getenv& getenv,
                                                        std::vector<mcp::ServerConfig> extra = {});

@@ -81,11 +81,12 @@ void wire_extensions(SessionExtensions& ext, session::AgentSession& made, const 
 // not started yet; none configured: no set. Their failures and notices are events of the
 // session once `written` says so (rpc: the first command was read; acp: never, they are logged).
 std::shared_ptr<SessionExtensions> make_extensions(AppParts& app, const fs::path& cwd,
+                                                   const config::SettingsPair& settings,
                                                    const std::string& mode,
                                                    std::shared_ptr<bool> written,
                                                    std::shared_ptr<const HookSetup> hooks,
                                                    std::shared_ptr<session::WaitBoard> waits = {}) {
-  auto configs = read_extension_configs(app.options, app.agent_dir, cwd, app.getenv);
+  auto configs = read_extension_configs(app.options, settings, app.getenv);
   auto ext = std::make_shared<SessionExtensions>();
   // Hooks alone still get a set: get_extensions lists them, with a failed one's lastError
   // (issue 50: `"hooks":[]` when no extension process was configured).
@@ -193,7 +194,7 @@ std::variant<ProcessSession, std::string> process_session(
   session::DynamicTools* dynamic_tools = mcp.get();
   auto command_seen = std::make_shared<bool>(false);
   auto hook_setup = std::make_shared<const HookSetup>(app.hooks);
-  auto ext = make_extensions(app, app.cwd, mode, command_seen, hook_setup, waits);
+  auto ext = make_extensions(app, app.cwd, app.settings, mode, command_seen, hook_setup, waits);
   if (ext->set) {
     ext->tools = ext->set->tools(dynamic_tools, app.active_tools);
     dynamic_tools = ext->tools.get();
@@ -402,12 +403,13 @@ ModeStart start_acp(AppParts& app) {
     auto keep = std::make_shared<AcpKeep>();
     keep->files = app.sessions.files_for(dir);
     auto& files = keep->files;
-    auto hook_setup =
-        std::make_shared<const HookSetup>(read_hook_setup(app.options, app.agent_dir, dir));
+    // The session's settings files and their trust rule, read once for all its set-ups.
+    const config::SettingsPair settings = config::read_settings_pair(app.agent_dir, dir);
+    auto hook_setup = std::make_shared<const HookSetup>(read_hook_setup(app.options, settings));
     // Failures and notices of its hooks and extensions are events of the session, which the
     // connection shows as notices or logs.
     auto written = std::make_shared<bool>(true);
-    keep->ext = make_extensions(app, dir, "acp", written, hook_setup);
+    keep->ext = make_extensions(app, dir, settings, "acp", written, hook_setup);
     SessionExtensions& ext = *keep->ext;
     if (ext.set) {
       ext.host.dialogs = dialogs;
@@ -432,7 +434,7 @@ ModeStart start_acp(AppParts& app) {
       spec.loaded = std::move(load->loaded);
     }
     std::vector<std::string> mcp_warnings;
-    auto sources = read_mcp_sources(app.options, app.agent_dir, dir, app.getenv,
+    auto sources = read_mcp_sources(app.options, settings, dir, app.getenv,
                                     mcp::read_acp_servers(mcp_servers, mcp_warnings));
     for (const auto& w : mcp_warnings)
       spdlog::warn("acp: mcpServers: {}", w);

@@ -11,6 +11,7 @@
 #include <variant>
 #include <vector>
 
+#include "config/settings_pair.h"
 #include "mcp/mcp_config.h"
 #include "sandbox/sandbox_spawn.h"
 #include "server/app/cli_options.h"
@@ -29,6 +30,8 @@ struct AppParts {
   const CliOptions& options;
   std::filesystem::path agent_dir;
   std::filesystem::path cwd;  // absolute
+  /// The settings files of the process's cwd and their trust rule, read once at start-up.
+  const config::SettingsPair& settings;
   boost::asio::io_context& io;
   session::Scheduler& scheduler;
   StdoutWriter& writer;

@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "config/json_file.h"
+#include "config/settings_pair.h"
 
 namespace rebound::server {
 
@@ -255,8 +256,7 @@ std::variant<PolicySetup, std::string> read_policy_setup(const CliOptions& optio
     validate(project);
     // Only the user's own file can trust a project.
     const config::JsonFileRead g = config::read_json_file(agent_dir / "settings.json");
-    const bool trusted = g.status == config::JsonFileStatus::ok &&
-                         config::settings_member(g.value, "trustProjectSettings") == true;
+    const bool trusted = g.status == config::JsonFileStatus::ok && config::trusts_projects(g.value);
     policy::RuleSyntax syntax;
     syntax.extensions_configured = extensions;
     auto& s = out.settings;
@@ -320,9 +320,8 @@ std::variant<PolicySetup, std::string> read_policy_setup(const CliOptions& optio
       std::string what;
       for (const auto& k : skipped)
         what += (what.empty() ? "" : ", ") + k;
-      spdlog::warn(
-          "{}: {} ignored: the project is not trusted (set \"trustProjectSettings\": true in {})",
-          project.path, what, (agent_dir / "settings.json").string());
+      spdlog::warn("{}: {} ignored: the project is not trusted (set {})", project.path, what,
+                   config::trust_hint(agent_dir / "settings.json"));
     }
     bool allows = false;
     for (const auto& r : s.rules)

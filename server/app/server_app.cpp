@@ -18,6 +18,7 @@
 #include "config/auth_store.h"
 #include "config/file_settings_store.h"
 #include "config/session_lock.h"
+#include "config/settings_pair.h"
 #include "net/http_client.h"
 #include "process/descendants.h"
 #include "process/stop_signals.h"
@@ -222,12 +223,14 @@ int run_server(const CliOptions& options) {
   std::error_code ec;
   const fs::path cwd = fs::absolute(fs::current_path(ec), ec);
   StartupSettings startup = read_startup_settings(options, agent_dir, cwd);
+  // The settings files of this cwd and the trust rule between them, read once (ACP sessions in
+  // other directories read their own).
+  const config::SettingsPair settings = config::read_settings_pair(agent_dir, cwd);
   // The permission policy (policy.md section 1): an invalid one stops the server before any
   // command is read, with exit status 2.
-  auto policy_read =
-      read_policy_setup(options, agent_dir, cwd,
-                        !read_extension_configs(options, agent_dir, cwd, getenv_value).empty(),
-                        !mode->session_policy);
+  auto policy_read = read_policy_setup(
+      options, agent_dir, cwd, !read_extension_configs(options, settings, getenv_value).empty(),
+      !mode->session_policy);
   if (auto* error = std::get_if<std::string>(&policy_read)) {
     spdlog::error("{}", *error);
     return 2;
@@ -254,7 +257,7 @@ int run_server(const CliOptions& options) {
   config::AuthStore credentials(agent_dir / "auth.json", steady_ms);
   // MCP servers of the process's cwd (mcp.md section 1.1): a bad --mcp-config file stops either
   // mode here.
-  auto sources = read_mcp_sources(options, agent_dir, cwd, getenv_value);
+  auto sources = read_mcp_sources(options, settings, cwd, getenv_value);
   if (auto* error = std::get_if<std::string>(&sources)) {
     spdlog::error("{}", *error);
     return 1;
@@ -299,13 +302,14 @@ int run_server(const CliOptions& options) {
   }
   tools::BashRunner bash(scheduler, spawn);
   BuiltinTools builtin_tools(scheduler, startup.active_tools, startup.bash, spawn);
-  const HookSetup hooks = read_hook_setup(options, agent_dir, cwd);
+  const HookSetup hooks = read_hook_setup(options, settings);
   SessionFactory sessions(SessionFactoryDeps{options, agent_dir, scheduler, providers, credentials,
                                              bash, jitter, startup.active_tools, &secrets,
                                              guideline});
   AppParts app{options,
                agent_dir,
                cwd,
+               settings,
                io,
                scheduler,
                writer,
