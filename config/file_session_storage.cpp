@@ -338,6 +338,18 @@ std::variant<session::LoadedSession, std::string> FileSessionStorage::load_resto
   return load_locked(path, nullptr);
 }
 
+std::optional<std::int64_t> FileSessionStorage::spool_birth_ms(const std::string& path) {
+  struct statx st {};
+  if (::statx(AT_FDCWD, path.c_str(), AT_SYMLINK_NOFOLLOW, STATX_BTIME, &st) != 0 ||
+      !(st.stx_mask & STATX_BTIME))
+    return std::nullopt;
+  return static_cast<std::int64_t>(st.stx_btime.tv_sec) * 1000 + st.stx_btime.tv_nsec / 1000000;
+}
+
+void FileSessionStorage::remove_spool(const std::string& path) {
+  ::unlink(path.c_str());
+}
+
 std::variant<std::shared_ptr<void>, std::string> FileSessionStorage::lock(const std::string& path) {
   return lock_session_file(path);
 }

@@ -53,6 +53,9 @@ class FileSessionStorage : public session::SessionStorage {
   /// be read or grows past its size and 64 KiB while being read.
   std::shared_ptr<const session::FileBytes> read_back(const std::string& path,
                                                       std::uint64_t fingerprint_bytes) override;
+  /// The spool files: statx's birth time, and unlink.
+  std::optional<std::int64_t> spool_birth_ms(const std::string& path) override;
+  void remove_spool(const std::string& path) override;
   /// lock_session_file (config/session_lock.h).
   std::variant<std::shared_ptr<void>, std::string> lock(const std::string& path) override;
   std::unique_ptr<session::SessionFileSink> open_for_append(const std::string& path,

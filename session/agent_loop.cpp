@@ -561,7 +561,9 @@ void AgentSession::complete_tool_batch() {
     record(r);  // the results follow the assistant message in the context
     // Its spool file goes now that its result is on file, unless the result names it.
     if (call.ran && !spool.empty())
-      release_spool(spool, r.tool_call_id, protocol::get_string(r.details, "fullOutputPath"));
+      if (const std::string path = spool_path(spool, r.tool_call_id);
+          path != protocol::get_string(r.details, "fullOutputPath"))
+        deps_.storage.remove_spool(path);
     emit(ev::MessageEnd{r});
     run.tool_results.push_back(r);
     run.produced.push_back(std::move(r));

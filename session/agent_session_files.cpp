@@ -107,7 +107,7 @@ void AgentSession::settle_unknown_outcomes() {
     std::string spool_file;
     if (!spool.empty()) {
       spool_file = spool_path(spool, call.id);
-      if (auto born = spool_birth_ms(spool_file)) started_at = *born;
+      if (auto born = deps_.storage.spool_birth_ms(spool_file)) started_at = *born;
       if (const Tool* tool = deps_.tools.find(call.name)) output = tool->spooled_output(spool_file);
     }
     std::string text = "Outcome unknown: Rebound stopped while this call was running (started " +
@@ -126,8 +126,20 @@ void AgentSession::settle_unknown_outcomes() {
     record(m);
     settled_.push_back(m);
     unknown_calls_.insert(keys[call.id]);
-    if (!spool_file.empty() && !(output && output->keep_file)) release_spool(spool, call.id, "");
+    if (!spool_file.empty() && !(output && output->keep_file))
+      deps_.storage.remove_spool(spool_file);
     emit(ev::ToolOutcomeUnknown{call.id, call.name, started_at});
+  }
+  // A stop between a bash result's entry and its spool's removal left the spool: it goes now
+  // (unless the result names it as its full output).
+  if (spool.empty()) return;
+  for (const auto& m : context_) {
+    if (m.role != protocol::Role::tool_result || m.tool_name != "bash" ||
+        protocol::get_value(m.details, "outcome").is_string())
+      continue;
+    if (const std::string path = spool_path(spool, m.tool_call_id);
+        path != protocol::get_string(m.details, "fullOutputPath"))
+      deps_.storage.remove_spool(path);
   }
 }
 

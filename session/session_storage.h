@@ -77,6 +77,12 @@ class SessionStorage {
   }
   /// The loads running now end soon with an error ("cancelled"), still through their `done`.
   virtual void cancel_loads() {}
+  /// A tool call's spool file (tool_spool.h): its birth time in epoch milliseconds where the file
+  /// system keeps one, and its removal. None here: a storage without files spools nothing.
+  virtual std::optional<std::int64_t> spool_birth_ms(const std::string& /*path*/) {
+    return std::nullopt;
+  }
+  virtual void remove_spool(const std::string& /*path*/) {}
   /// The writer lock of a file this process is about to create (amendments A3): the holder,
   /// or why it cannot be used (another process holds it). This one locks nothing.
   virtual std::variant<std::shared_ptr<void>, std::string> lock(const std::string& /*path*/) {

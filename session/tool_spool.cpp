@@ -1,9 +1,5 @@
 #include "session/tool_spool.h"
 
-#include <fcntl.h>
-#include <sys/stat.h>
-#include <unistd.h>
-
 #include <cstdio>
 
 namespace rebound::session {
@@ -50,21 +46,6 @@ std::string spool_file_name(std::string_view id) {
 
 std::string spool_path(const std::string& spool_dir, std::string_view tool_call_id) {
   return spool_dir + "/" + spool_file_name(tool_call_id);
-}
-
-std::optional<std::int64_t> spool_birth_ms(const std::string& path) {
-  struct statx st {};
-  if (::statx(AT_FDCWD, path.c_str(), AT_SYMLINK_NOFOLLOW, STATX_BTIME, &st) != 0 ||
-      !(st.stx_mask & STATX_BTIME))
-    return std::nullopt;
-  return static_cast<std::int64_t>(st.stx_btime.tv_sec) * 1000 + st.stx_btime.tv_nsec / 1000000;
-}
-
-void release_spool(const std::string& spool_dir, std::string_view tool_call_id,
-                   const std::string& kept) {
-  const std::string path = spool_path(spool_dir, tool_call_id);
-  if (path == kept) return;
-  ::unlink(path.c_str());
 }
 
 }  // namespace rebound::session

@@ -4,7 +4,8 @@
 // `<name>` is the call id with each byte outside [A-Za-z0-9_.-] written %XX, cut to 200 bytes
 // and then `-` and the FNV-1a-32 of the whole id in 8 hex digits when longer. Created with the
 // call (the bash tool), removed when its result entry is written unless the result names it as
-// its full output; what a crash leaves is read when the session is loaded again.
+// its full output; what a crash leaves is read when the session is loaded again. The names
+// only: the files themselves go through SessionStorage (session_storage.h). Pure.
 
 #include <cstdint>
 #include <optional>
@@ -22,12 +23,5 @@ std::string spool_dir_of(const std::string& session_path);
 std::string spool_file_name(std::string_view tool_call_id);
 /// spool_dir + "/" + spool_file_name.
 std::string spool_path(const std::string& spool_dir, std::string_view tool_call_id);
-/// The file's birth time (statx's stx_btime) in epoch milliseconds, when the file system keeps
-/// one.
-std::optional<std::int64_t> spool_birth_ms(const std::string& path);
-/// Removes the spool file of a call whose result entry was written, unless the result names it
-/// (`kept`, its details' fullOutputPath). Nothing when there is none.
-void release_spool(const std::string& spool_dir, std::string_view tool_call_id,
-                   const std::string& kept);
 
 }  // namespace rebound::session
