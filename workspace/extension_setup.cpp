@@ -1,4 +1,4 @@
-#include "server/app/extension_setup.h"
+#include "workspace/extension_setup.h"
 
 #include <spdlog/spdlog.h>
 
@@ -9,9 +9,9 @@ namespace rebound::server {
 namespace fs = std::filesystem;
 using protocol::Json;
 
-std::vector<extensions::ExtensionConfig> read_extension_configs(const CliOptions& options,
-                                                                const config::SettingsPair& files,
-                                                                const peer::Getenv& getenv) {
+std::vector<extensions::ExtensionConfig> read_extension_configs(
+    const workspace::ServiceFlags& options, const config::SettingsPair& files,
+    const peer::Getenv& getenv) {
   using extensions::ExtensionSource;
   const Json& global = files.global;
   const Json& project = files.project;

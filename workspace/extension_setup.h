@@ -11,9 +11,9 @@
 
 #include "extensions/extension_config.h"
 #include "extensions/extension_set.h"
-#include "server/app/cli_options.h"
 #include "server/events/pi_encoder.h"
 #include "session/event_sink.h"
+#include "workspace/service_flags.h"
 
 #include "config/settings_pair.h"
 
@@ -22,9 +22,9 @@ namespace rebound::server {
 /// Sources 1 (the global settings), 2 (the project's, run only with the user's opt-in) and 3
 /// (`--extension`), merged, the limit applied; each problem logged once. `untrusted` counts the
 /// project's entries that will not run.
-std::vector<extensions::ExtensionConfig> read_extension_configs(const CliOptions& options,
-                                                                const config::SettingsPair& files,
-                                                                const peer::Getenv& getenv);
+std::vector<extensions::ExtensionConfig> read_extension_configs(
+    const workspace::ServiceFlags& options, const config::SettingsPair& files,
+    const peer::Getenv& getenv);
 
 /// Passes every event on, then gives its pi line to the extensions that want it (section 4.3).
 class ExtensionEventTap : public session::EventSink {

@@ -1,4 +1,4 @@
-#include "server/app/hook_setup.h"
+#include "workspace/hook_setup.h"
 
 #include <spdlog/spdlog.h>
 
@@ -26,7 +26,8 @@ std::size_t count_handlers(const Json& hooks) {
 
 }  // namespace
 
-HookSetup read_hook_setup(const CliOptions& options, const config::SettingsPair& files) {
+HookSetup read_hook_setup(const workspace::ServiceFlags& options,
+                          const config::SettingsPair& files) {
   const Json& global = files.global;
   const Json& project = files.project;
   const bool trusted = files.trusted;

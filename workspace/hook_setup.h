@@ -17,9 +17,9 @@
 #include "extensions/hook_preflight.h"
 #include "extensions/hook_run_hooks.h"
 #include "extensions/hook_runner.h"
-#include "server/app/cli_options.h"
 #include "session/agent_session.h"
 #include "session/event_sink.h"
+#include "workspace/service_flags.h"
 
 #include "config/settings_pair.h"
 
@@ -33,7 +33,8 @@ struct HookSetup {
 /// The `hooks` of `<agent_dir>/settings.json` and of `<cwd>/.rebound/settings.json` (run only
 /// when the global file says `"trustProjectSettings": true`; --no-extensions disables both),
 /// each problem logged once.
-HookSetup read_hook_setup(const CliOptions& options, const config::SettingsPair& files);
+HookSetup read_hook_setup(const workspace::ServiceFlags& options,
+                          const config::SettingsPair& files);
 
 /// Passes every event on, then starts the observer hooks that follow it (never waited for; a
 /// failed one is reported).

@@ -1,4 +1,4 @@
-#include "server/app/mcp_setup.h"
+#include "workspace/mcp_setup.h"
 
 #include <spdlog/spdlog.h>
 
@@ -57,7 +57,7 @@ class ChildServerProcess : public mcp::ServerProcess {
 
 }  // namespace
 
-std::variant<McpSources, std::string> read_mcp_sources(const CliOptions& options,
+std::variant<McpSources, std::string> read_mcp_sources(const workspace::ServiceFlags& options,
                                                        const config::SettingsPair& files,
                                                        const fs::path& cwd,
                                                        const mcp::Getenv& getenv,

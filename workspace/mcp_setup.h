@@ -13,8 +13,8 @@
 #include "mcp/mcp_connection.h"
 #include "mcp/mcp_manager.h"
 #include "sandbox/sandbox.h"
-#include "server/app/cli_options.h"
 #include "session/scheduler.h"
+#include "workspace/service_flags.h"
 
 #include "config/settings_pair.h"
 
@@ -27,7 +27,7 @@ struct McpSources {
 
 /// The servers configured for `cwd` (sources 1 to 4, section 1.1) plus `extra` (ACP's source 5),
 /// or why a --mcp-config file cannot be used (the server then exits 1).
-std::variant<McpSources, std::string> read_mcp_sources(const CliOptions& options,
+std::variant<McpSources, std::string> read_mcp_sources(const workspace::ServiceFlags& options,
                                                        const config::SettingsPair& files,
                                                        const std::filesystem::path& cwd,
                                                        const mcp::Getenv& getenv,

@@ -1,4 +1,4 @@
-#include "server/app/policy_setup.h"
+#include "workspace/policy_setup.h"
 
 #include <spdlog/spdlog.h>
 
@@ -193,7 +193,7 @@ void add_file_rules(std::vector<policy::Rule>& out, const FileSettings& f, const
   }
 }
 
-SandboxSettings combine_sandbox(const CliOptions& options, const FileSettings& global,
+SandboxSettings combine_sandbox(const workspace::ServiceFlags& options, const FileSettings& global,
                                 const FileSettings& project, const std::string& home,
                                 const std::string& cwd) {
   SandboxSettings s;
@@ -238,7 +238,7 @@ SandboxSettings combine_sandbox(const CliOptions& options, const FileSettings& g
 
 }  // namespace
 
-std::variant<PolicySetup, std::string> read_policy_setup(const CliOptions& options,
+std::variant<PolicySetup, std::string> read_policy_setup(const workspace::ServiceFlags& options,
                                                          const fs::path& agent_dir_given,
                                                          const fs::path& cwd, bool extensions,
                                                          bool read_project) {

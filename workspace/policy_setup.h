@@ -13,7 +13,7 @@
 #include "policy/policy.h"
 #include "policy/policy_gate.h"
 #include "protocol/json.h"
-#include "server/app/cli_options.h"
+#include "workspace/service_flags.h"
 
 namespace rebound::server {
 
@@ -42,7 +42,7 @@ struct PolicySetup {
 /// says whether extension processes are configured (an unknown tool name in a rule is then
 /// taken for one of their tools). Without `read_project` only the global file and the command
 /// line count (acp mode's check at start-up: each session reads its own project file).
-std::variant<PolicySetup, std::string> read_policy_setup(const CliOptions& options,
+std::variant<PolicySetup, std::string> read_policy_setup(const workspace::ServiceFlags& options,
                                                          const std::filesystem::path& agent_dir,
                                                          const std::filesystem::path& cwd,
                                                          bool extensions, bool read_project = true);

@@ -1,4 +1,4 @@
-#include "server/app/policy_wiring.h"
+#include "workspace/policy_wiring.h"
 
 #include <spdlog/spdlog.h>
 

@@ -11,11 +11,11 @@
 #include "policy/policy_gate.h"
 #include "sandbox/file_roots.h"
 #include "sandbox/sandbox.h"
-#include "server/app/mcp_setup.h"
-#include "server/app/policy_setup.h"
 #include "session/policy_host.h"
 #include "session/scheduler.h"
 #include "session/tool.h"
+#include "workspace/mcp_setup.h"
+#include "workspace/policy_setup.h"
 
 namespace rebound::server {
 

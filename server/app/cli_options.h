@@ -11,10 +11,11 @@
 
 #include "server/events/event_output.h"
 #include "server/oneshot/json_schema.h"
+#include "workspace/service_flags.h"
 
 namespace rebound::server {
 
-struct CliOptions {
+struct CliOptions : workspace::ServiceFlags {
   std::string mode = "rpc";
   std::optional<std::string> provider;
   std::optional<std::string> model;
@@ -37,16 +38,7 @@ struct CliOptions {
   bool no_skills = false;                   // --no-skills (section 10.1)
   std::optional<std::uint64_t> retry_seed;  // --retry-seed N (retry.md section 15)
   EnvelopeMode envelope = EnvelopeMode::automatic;  // --envelope (protocol.md section 9)
-  std::vector<std::string> mcp_configs;             // --mcp-config FILE… (mcp.md section 1.1)
-  bool no_mcp = false;                              // --no-mcp
-  std::vector<std::string> extensions;              // --extension CMD… (extensions.md 1.5)
-  bool no_extensions = false;                       // --no-extensions (extensions.md section 1.1)
-  // The permission policy (policy.md section 1.3).
-  std::optional<std::string> permission_mode;  // --permission-mode, or --acp-permissions' mode
-  std::vector<std::string> allowed_tools;      // --allowed-tools LIST…, split into rules
-  std::vector<std::string> disallowed_tools;   // --disallowed-tools LIST…
-  bool permission_prompts_client = true;       // --permission-prompts client|none
-  std::optional<bool> sandbox;                 // --sandbox / --no-sandbox, the last one given
+  // The MCP, extension, policy and sandbox flags are the base (workspace::ServiceFlags).
   // One-shot mode (oneshot.md section 2): `mode` is then "print".
   std::optional<std::string> prompt;               // PROMPT
   std::string output_format = "text";              // --output-format text|json|stream-json

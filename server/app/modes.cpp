@@ -7,11 +7,11 @@
 #include "mcp/mcp_manager.h"
 #include "protocol/json_line.h"
 #include "server/acp/acp_connection.h"
-#include "server/app/extension_setup.h"
-#include "server/app/mcp_setup.h"
 #include "server/oneshot/oneshot_front_end.h"
 #include "server/pi/rpc_front_end.h"
 #include "session/session_id.h"
+#include "workspace/extension_setup.h"
+#include "workspace/mcp_setup.h"
 
 namespace rebound::server {
 

@@ -15,13 +15,13 @@
 #include "mcp/mcp_config.h"
 #include "sandbox/sandbox_spawn.h"
 #include "server/app/cli_options.h"
-#include "server/app/hook_setup.h"
-#include "server/app/mcp_setup.h"
-#include "server/app/policy_wiring.h"
 #include "server/app/session_factory.h"
 #include "server/app/tool_setup.h"
 #include "server/io/front_end.h"
 #include "server/io/stdio_transport.h"
+#include "workspace/hook_setup.h"
+#include "workspace/mcp_setup.h"
+#include "workspace/policy_wiring.h"
 
 namespace rebound::server {
 

@@ -24,10 +24,7 @@
 #include "process/stop_signals.h"
 #include "protocol/line_reader.h"
 #include "sandbox/sandbox_spawn.h"
-#include "server/app/extension_setup.h"
-#include "server/app/mcp_setup.h"
 #include "server/app/modes.h"
-#include "server/app/policy_setup.h"
 #include "server/app/provider_setup.h"
 #include "server/app/session_factory.h"
 #include "server/app/tool_setup.h"
@@ -37,6 +34,9 @@
 #include "tools/bash_runner.h"
 #include "tools/child_spawn.h"
 #include "tools/system_prompt.h"
+#include "workspace/extension_setup.h"
+#include "workspace/mcp_setup.h"
+#include "workspace/policy_setup.h"
 
 namespace rebound::server {
 
