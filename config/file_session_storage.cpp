@@ -281,10 +281,9 @@ std::variant<session::LoadedSession, std::string> load_file(const std::string& p
 std::variant<session::LoadedSession, std::string> load_locked(const std::string& path,
                                                               const std::atomic<bool>* cancelled) {
   auto lock = lock_session_file(path);
-  if (auto* error = std::get_if<std::string>(&lock)) return *error;
+  if (!lock) return lock.error().message;
   auto loaded = load_file(path, cancelled, true);
-  if (auto* s = std::get_if<session::LoadedSession>(&loaded))
-    s->lock = std::move(std::get<std::shared_ptr<void>>(lock));
+  if (auto* s = std::get_if<session::LoadedSession>(&loaded)) s->lock = std::move(*lock);
   return loaded;
 }
 
@@ -350,7 +349,7 @@ void FileSessionStorage::remove_spool(const std::string& path) {
   ::unlink(path.c_str());
 }
 
-std::variant<std::shared_ptr<void>, std::string> FileSessionStorage::lock(const std::string& path) {
+session::Result<std::shared_ptr<void>> FileSessionStorage::lock(const std::string& path) {
   return lock_session_file(path);
 }
 

@@ -57,7 +57,7 @@ class FileSessionStorage : public session::SessionStorage {
   std::optional<std::int64_t> spool_birth_ms(const std::string& path) override;
   void remove_spool(const std::string& path) override;
   /// lock_session_file (config/session_lock.h).
-  std::variant<std::shared_ptr<void>, std::string> lock(const std::string& path) override;
+  session::Result<std::shared_ptr<void>> lock(const std::string& path) override;
   std::unique_ptr<session::SessionFileSink> open_for_append(const std::string& path,
                                                             std::string& error) override;
 

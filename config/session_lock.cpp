@@ -52,7 +52,7 @@ std::string session_in_use_text(const std::string& path) {
   return "Session file is in use by another Rebound process: " + path;
 }
 
-std::variant<std::shared_ptr<void>, std::string> lock_session_file(const std::string& path) {
+session::Result<std::shared_ptr<void>> lock_session_file(const std::string& path) {
   Registry& r = registry();
   const std::lock_guard<std::mutex> guard(r.mutex);
   if (auto it = r.held.find(path); it != r.held.end()) {
@@ -64,7 +64,8 @@ std::variant<std::shared_ptr<void>, std::string> lock_session_file(const std::st
     spdlog::warn("cannot create the lock file {}.lock: {}; the session is used without a lock",
                  path, std::strerror(errno));
   } else if (::flock(held->fd, LOCK_EX | LOCK_NB) != 0) {
-    if (errno == EWOULDBLOCK) return session_in_use_text(path);
+    if (errno == EWOULDBLOCK)
+      return session::Error{session::ErrorKind::failed, session_in_use_text(path)};
     spdlog::warn("cannot lock {}.lock: {}; the session is used without a lock", path,
                  std::strerror(errno));
   }

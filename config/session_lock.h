@@ -8,7 +8,8 @@
 
 #include <memory>
 #include <string>
-#include <variant>
+
+#include "session/error.h"
 
 namespace rebound::config {
 
@@ -16,10 +17,10 @@ namespace rebound::config {
 std::string session_in_use_text(const std::string& path);
 
 /// Takes the lock of session file `path` for this process: the holder (release by dropping
-/// every copy), or session_in_use_text when another process holds it. A lock file that cannot
-/// be made (a read-only folder) is warned about and gives a holder that locks nothing: such a
-/// file cannot be appended to either.
-std::variant<std::shared_ptr<void>, std::string> lock_session_file(const std::string& path);
+/// every copy), or the failed Error with session_in_use_text when another process holds it. A lock
+/// file that cannot be made (a read-only folder) is warned about and gives a holder that locks
+/// nothing: such a file cannot be appended to either.
+session::Result<std::shared_ptr<void>> lock_session_file(const std::string& path);
 
 /// Whether another process holds the lock of `path` now (--continue skips such files).
 bool session_file_locked_elsewhere(const std::string& path);

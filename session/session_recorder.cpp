@@ -210,11 +210,12 @@ std::string SessionRecorder::append_message(const protocol::AgentMessage& messag
 void SessionRecorder::take_lock() {
   if (lock_ || !path_) return;
   auto lock = storage_.lock(*path_);
-  if (auto* error = std::get_if<std::string>(&lock)) {
-    spdlog::warn("{}; writing it anyway", *error);  // a new file's name: nobody else's to hold
+  if (!lock) {
+    // A new file's name: nobody else's to hold.
+    spdlog::warn("{}; writing it anyway", lock.error().message);
     return;
   }
-  lock_ = std::move(std::get<std::shared_ptr<void>>(lock));
+  lock_ = std::move(*lock);
 }
 
 void SessionRecorder::write_pending() {

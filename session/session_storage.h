@@ -12,6 +12,7 @@
 #include <variant>
 #include <vector>
 
+#include "session/error.h"
 #include "session/session_file.h"
 
 namespace rebound::session {
@@ -85,7 +86,7 @@ class SessionStorage {
   virtual void remove_spool(const std::string& /*path*/) {}
   /// The writer lock of a file this process is about to create (amendments A3): the holder,
   /// or why it cannot be used (another process holds it). This one locks nothing.
-  virtual std::variant<std::shared_ptr<void>, std::string> lock(const std::string& /*path*/) {
+  virtual Result<std::shared_ptr<void>> lock(const std::string& /*path*/) {
     return std::shared_ptr<void>();
   }
   /// Opens a file for appending, creating it and its directory. An existing file's torn last
