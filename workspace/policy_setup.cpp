@@ -25,6 +25,7 @@ struct FileSettings {
   bool read = false;
   Json permissions, sandbox;
   Json shell_path, shell_command_prefix;  // tools.md 4.4, when strings
+  bool trusts_projects = false;           // meaningful in the user's own file only
 };
 
 std::string settings_error(const std::string& file, const std::string& what) {
@@ -39,6 +40,7 @@ FileSettings read_file(const fs::path& path) {
     f.read = true;
     f.permissions = config::settings_member(r.value, "permissions");
     f.sandbox = config::settings_member(r.value, "sandbox");
+    f.trusts_projects = config::trusts_projects(r.value);
     for (auto [key, into] : {std::pair{"shellPath", &f.shell_path},
                              std::pair{"shellCommandPrefix", &f.shell_command_prefix}}) {
       Json v = config::settings_member(r.value, key);
@@ -255,8 +257,7 @@ std::variant<PolicySetup, std::string> read_policy_setup(const workspace::Servic
     validate(global);
     validate(project);
     // Only the user's own file can trust a project.
-    const config::JsonFileRead g = config::read_json_file(agent_dir / "settings.json");
-    const bool trusted = g.status == config::JsonFileStatus::ok && config::trusts_projects(g.value);
+    const bool trusted = global.trusts_projects;
     policy::RuleSyntax syntax;
     syntax.extensions_configured = extensions;
     auto& s = out.settings;

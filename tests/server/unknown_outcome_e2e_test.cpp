@@ -50,9 +50,10 @@ std::int64_t epoch_ms_now() {
 }
 
 // Runs a server on session `file` whose model calls bash `command` once, and kills it with
-// SIGKILL once `marker` exists (the command makes it, then sleeps).
-void crash_during_bash(const std::string& file, const std::string& command,
-                       const fs::path& marker) {
+// SIGKILL once `marker` exists (the command makes it, then sleeps) and, with `spooled`, once the
+// call's spool file holds that text.
+void crash_during_bash(const std::string& file, const std::string& command, const fs::path& marker,
+                       const std::string& spooled = "") {
   ReboundProcess first(
       scripted_args({"--session", file}), {},
       {{"agent/settings.json", "{}"},
@@ -62,7 +63,12 @@ void crash_during_bash(const std::string& file, const std::string& command,
   for (int i = 0; i < 2000 && !fs::exists(marker); ++i)
     std::this_thread::sleep_for(10ms);
   REQUIRE(fs::exists(marker));
-  std::this_thread::sleep_for(50ms);  // what the command printed has reached the spool
+  if (!spooled.empty()) {
+    const fs::path spool = fs::path(file).replace_extension(".d") / "call_1.out";
+    for (int i = 0; i < 2000 && read_text(spool) != spooled; ++i)
+      std::this_thread::sleep_for(10ms);
+    REQUIRE(read_text(spool) == spooled);
+  }
   first.proc().send_signal(SIGKILL);
   first.expect_any_exit();
   first.proc().wait(10000ms);
@@ -79,7 +85,7 @@ TEST_CASE("a crashed bash call's spooled output and start time are in its unknow
   crash_during_bash(
       file,
       "echo spooled before the stop; echo second line; touch " + marker.string() + "; sleep 30",
-      marker);
+      marker, "spooled before the stop\nsecond line\n");
   const std::int64_t after = epoch_ms_now();
   // The spool is what the call printed, private to the user.
   REQUIRE(fs::exists(spool));
