@@ -2,7 +2,6 @@
 
 #include <fcntl.h>
 #include <spdlog/spdlog.h>
-#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -18,7 +17,7 @@ namespace {
 struct Held {
   int fd = -1;
   ~Held() {
-    if (fd >= 0) ::close(fd);  // closing the last descriptor releases the flock
+    if (fd >= 0) ::close(fd);  // the process's record lock goes with it
   }
 };
 
@@ -30,6 +29,16 @@ struct Registry {
 Registry& registry() {
   static Registry r;
   return r;
+}
+
+// A write lock on the whole file. A record lock (fcntl), not flock: it belongs to the process,
+// so a child forked while Rebound starts a command never holds it, and it is gone the moment the
+// process dies (a flock lived on in a child caught between fork and exec).
+struct flock write_lock() {
+  struct flock l {};
+  l.l_type = F_WRLCK;
+  l.l_whence = SEEK_SET;
+  return l;
 }
 
 // The lock file, opened without following a symlink and only when it is a regular file.
@@ -63,8 +72,8 @@ session::Result<std::shared_ptr<void>> lock_session_file(const std::string& path
   if (held->fd < 0) {
     spdlog::warn("cannot create the lock file {}.lock: {}; the session is used without a lock",
                  path, std::strerror(errno));
-  } else if (::flock(held->fd, LOCK_EX | LOCK_NB) != 0) {
-    if (errno == EWOULDBLOCK)
+  } else if (struct flock whole = write_lock(); ::fcntl(held->fd, F_SETLK, &whole) != 0) {
+    if (errno == EACCES || errno == EAGAIN)
       return session::Error{session::ErrorKind::failed, session_in_use_text(path)};
     spdlog::warn("cannot lock {}.lock: {}; the session is used without a lock", path,
                  std::strerror(errno));
@@ -86,9 +95,11 @@ bool session_file_locked_elsewhere(const std::string& path) {
   if (fd < 0) return false;  // no lock file: nobody holds it
   bool elsewhere = false;
   struct stat st {};
-  if (::fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && ::flock(fd, LOCK_EX | LOCK_NB) != 0)
-    elsewhere = errno == EWOULDBLOCK;
-  ::close(fd);  // releases the trial lock
+  // F_GETLK only asks: no lock is taken, so closing the descriptor releases nothing of ours.
+  if (struct flock probe = write_lock();
+      ::fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && ::fcntl(fd, F_GETLK, &probe) == 0)
+    elsewhere = probe.l_type != F_UNLCK;
+  ::close(fd);
   return elsewhere;
 }
 

@@ -1,10 +1,11 @@
 #pragma once
 // The writer lock of a session file (amendments A3): a process that may append to
-// `<file>.jsonl` holds an exclusive flock(2) on `<file>.jsonl.lock` (created 0600 beside it)
-// from the load or creation until it lets go of the file. Holders inside one process share
-// one lock, so a process never locks itself out (ACP sessions, a recorder reading its own
-// file back). The lock file stays when released: removing it would race with a new holder.
-// Thread-safe.
+// `<file>.jsonl` holds an exclusive record lock (fcntl F_SETLK) on `<file>.jsonl.lock` (created
+// 0600 beside it) from the load or creation until it lets go of the file. Holders inside one
+// process share one lock, so a process never locks itself out (ACP sessions, a recorder reading its
+// own file back); only this registry opens lock files, as closing any descriptor of the file would
+// release the process's record lock. The lock file stays when released: removing it would race with
+// a new holder. Thread-safe.
 
 #include <memory>
 #include <string>
