@@ -318,17 +318,10 @@ void AcpConnection::shutdown() {
     OpenSession* s = find(slot);
     if (!s) continue;
     s->session->shutdown();
-    // Then its MCP servers stop, all at once (mcp.md section 3.4).
-    if (s->mcp) {
+    // Then its extensions and MCP servers stop, all at once (mcp.md section 3.4).
+    if (s->services) {
       std::weak_ptr<bool> alive = alive_;
-      s->mcp->stop_all([this, alive] {
-        if (!alive.expired()) idle_.check(busy());
-      });
-    }
-    // And its extensions (extensions.md sections 4.9, 9).
-    if (s->extensions) {
-      std::weak_ptr<bool> alive = alive_;
-      s->extensions->stop_all("quit", [this, alive] {
+      s->services->stop("quit", [this, alive] {
         if (!alive.expired()) idle_.check(busy());
       });
     }
@@ -348,39 +341,23 @@ void AcpConnection::when_idle(std::function<void()> idle) {
 bool AcpConnection::busy() const {
   for (const auto& [slot, s] : open_) {
     if (s->session && s->session->is_bash_running()) return true;
-    if (s->mcp && s->mcp->any_running()) return true;
-    if (s->extensions && s->extensions->any_running()) return true;
+    if (s->services && s->services->running()) return true;
   }
-  return !stopping_mcp_.empty() || !stopping_extensions_.empty() || !loading_.empty();
+  return !stopping_.empty() || !loading_.empty();
 }
 
-void AcpConnection::stop_mcp(std::unique_ptr<session::McpControl> manager) {
-  if (!manager) return;
-  session::McpControl* raw = manager.get();
-  stopping_mcp_.push_back(std::move(manager));
+void AcpConnection::stop_services(std::shared_ptr<session::SessionServices> services,
+                                  const std::string& reason) {
+  if (!services) return;
+  session::SessionServices* raw = services.get();
+  stopping_.push_back(std::move(services));
   std::weak_ptr<bool> alive = alive_;
-  raw->stop_all([this, alive, raw] {
+  raw->stop(reason, [this, alive, raw] {
     if (alive.expired()) return;
-    // Not inside the manager's own callback: dropped on a later turn.
+    // Not inside the services' own callback: dropped on a later turn.
     scheduler_.post([this, alive, raw] {
       if (alive.expired()) return;
-      std::erase_if(stopping_mcp_, [raw](const auto& m) { return m.get() == raw; });
-      idle_.check(busy());
-    });
-  });
-}
-
-void AcpConnection::stop_extensions(std::shared_ptr<session::ExtensionControl> extensions,
-                                    const std::string& reason) {
-  if (!extensions) return;
-  session::ExtensionControl* raw = extensions.get();
-  stopping_extensions_.push_back(std::move(extensions));
-  std::weak_ptr<bool> alive = alive_;
-  raw->stop_all(reason, [this, alive, raw] {
-    if (alive.expired()) return;
-    scheduler_.post([this, alive, raw] {
-      if (alive.expired()) return;
-      std::erase_if(stopping_extensions_, [raw](const auto& e) { return e.get() == raw; });
+      std::erase_if(stopping_, [raw](const auto& s) { return s.get() == raw; });
       idle_.check(busy());
     });
   });

@@ -28,11 +28,10 @@
 #include "session/agent_session.h"
 #include "session/error.h"
 #include "session/event_sink.h"
-#include "session/extension_host.h"
-#include "session/mcp_control.h"
 #include "session/policy_host.h"
 #include "session/scheduler.h"
 #include "session/session_host.h"
+#include "session/session_services.h"
 #include "session/tool.h"
 
 namespace rebound::tools {
@@ -49,13 +48,13 @@ struct AcpOptions {
 /// A session the factory made, with whatever it depends on (settings, storage), which must
 /// outlive it.
 struct AcpSessionParts {
-  std::shared_ptr<void> keep;                // destroyed after `session`
-  std::unique_ptr<session::McpControl> mcp;  // the session's MCP servers (mcp.md section 3.4)
+  std::shared_ptr<void> keep;  // destroyed after `session`
+  /// Its MCP servers (mcp.md section 3.4), extension processes (extensions.md section 9) and
+  /// policy, not started yet.
+  std::shared_ptr<session::SessionServices> services;
   std::unique_ptr<session::AgentSession> session;
-  /// Its extension processes (extensions.md section 9), started; none configured: null.
-  std::shared_ptr<session::ExtensionControl> extensions = nullptr;
   /// What it offers besides the built-in tools when extensions offer tools too (the MCP servers'
-  /// and then the extensions', owned by `keep`); none: `mcp`'s.
+  /// and then the extensions', owned by `keep`); none: the MCP servers'.
   session::DynamicTools* offered = nullptr;
   /// Its permission policy (policy.md section 7: modes, session/set_mode, _rebound/get_policy);
   /// none: every call runs, the mode is bypassPermissions.
@@ -164,9 +163,7 @@ class AcpConnection : public FrontEnd, public session::EventSink {
   /// A turn was answered: what waited for the session to be idle, then the next prompt.
   void after_turn(session::SessionSlot slot);
   void enable_retry_control();
-  void stop_mcp(std::unique_ptr<session::McpControl> manager);
-  void stop_extensions(std::shared_ptr<session::ExtensionControl> extensions,
-                       const std::string& reason);
+  void stop_services(std::shared_ptr<session::SessionServices> services, const std::string& reason);
 
   // Events of one session, translated (acp_events.cpp).
   /// An extension_error or notice of session `s`: shown or logged; false for other events.
@@ -209,8 +206,7 @@ class AcpConnection : public FrontEnd, public session::EventSink {
   std::uint64_t next_message_ = 1;
   bool shutting_down_ = false;
   // MCP sets of closed sessions, until their processes are gone (mcp.md section 3.4).
-  std::vector<std::unique_ptr<session::McpControl>> stopping_mcp_;
-  std::vector<std::shared_ptr<session::ExtensionControl>> stopping_extensions_;
+  std::vector<std::shared_ptr<session::SessionServices>> stopping_;
   bool retry_control_ = false;
   IdleWaiter idle_;
 };

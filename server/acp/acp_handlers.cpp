@@ -133,19 +133,20 @@ void AcpConnection::open_loaded(acp::OpenParams params, OpenKind kind, AcpReply 
       return std::unique_ptr<session::AgentSession>();
     }
     open->keep = std::move(made->keep);
-    open->mcp = std::move(made->mcp);
-    open->extensions = std::move(made->extensions);
+    open->services = std::move(made->services);
     open->policy = std::move(made->policy);
-    open->gated_mcp->set_inner(made->offered ? made->offered : open->mcp.get());
+    open->gated_mcp->set_inner(made->offered    ? made->offered
+                               : open->services ? open->services->mcp()
+                                                : nullptr);
     return std::move(made->session);
   });
   if (!slot) return reply.fail(failed.value_or(session::Error{}));
   open->session = host_.find(slot);
   open->id = open->session->session_id();
   if (retry_control_) open->session->enable_retry_control();
-  // The session's MCP servers start in the background; the first prompt waits for them
-  // (mcp.md section 3.2).
-  if (open->mcp) open->mcp->start_all();
+  // The session's extensions and MCP servers start in the background; the first prompt waits
+  // for the servers (mcp.md section 3.2).
+  if (open->services) open->services->start();
   OpenSession& s = *open;
   by_id_[open->id] = slot;
   open_[slot] = std::move(open);
@@ -245,8 +246,7 @@ void AcpConnection::close(acp::SessionParams params, AcpReply reply) {
     by_id_.erase(open->id);
     host_.close(slot, "close");  // shut down (SessionEnd `close`), then destroyed
     open->session = nullptr;
-    stop_mcp(std::move(open->mcp));
-    stop_extensions(std::move(open->extensions), "close");
+    stop_services(std::move(open->services), "close");
     open->keep.reset();
     pending->ok(Json::object());
   };

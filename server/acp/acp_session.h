@@ -18,8 +18,8 @@
 #include "server/acp/acp_updates.h"
 #include "session/agent_session.h"
 #include "session/extension_host.h"
-#include "session/mcp_control.h"
 #include "session/policy_host.h"
+#include "session/session_services.h"
 #include "session/tool.h"
 
 namespace rebound::server::acp {
@@ -58,14 +58,13 @@ struct OpenSession {
   std::string id;
   std::string cwd;
   session::SessionSlot slot = 0;
-  session::AgentSession* session = nullptr;               // owned by the connection's SessionHost
-  std::shared_ptr<void> keep;                             // what the session depends on (its files)
-  std::unique_ptr<session::McpControl> mcp;               // its MCP servers (mcp.md section 3.4)
-  std::unique_ptr<session::ToolRegistry> gated_tools;     // its tools, as acp runs them
-  std::unique_ptr<GatedMcpTools> gated_mcp;               // its MCP tools, as acp runs them
-  std::unique_ptr<session::DialogHost> dialogs;           // its extensions' dialogs (acp_dialogs.h)
-  std::shared_ptr<session::ExtensionControl> extensions;  // its extension processes
-  std::shared_ptr<session::PolicyControl> policy;         // its permission policy, or none
+  session::AgentSession* session = nullptr;            // owned by the connection's SessionHost
+  std::shared_ptr<void> keep;                          // what the session depends on (its files)
+  std::unique_ptr<session::ToolRegistry> gated_tools;  // its tools, as acp runs them
+  std::unique_ptr<GatedMcpTools> gated_mcp;            // its MCP tools, as acp runs them
+  std::unique_ptr<session::DialogHost> dialogs;        // its extensions' dialogs (acp_dialogs.h)
+  std::shared_ptr<session::SessionServices> services;  // its MCP servers and extensions
+  std::shared_ptr<session::PolicyControl> policy;      // its permission policy, or none
   std::optional<Turn> turn;
   std::optional<NextPrompt> next;
   std::vector<std::function<void()>> when_idle;  // session/close waiting for the turn

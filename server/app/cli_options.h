@@ -22,10 +22,6 @@ struct CliOptions : workspace::ServiceFlags {
   std::optional<std::string> base_url;
   std::optional<std::string> api_key;
   std::optional<std::string> agent_dir;
-  std::optional<std::string> session_file;
-  std::optional<std::string> session_name;  // --name (sessions.md section 5), trimmed
-  std::optional<std::string> session_dir;
-  bool no_session = false;
   std::optional<std::string> script;
   std::optional<std::string> script_log;
   std::string log_level = "info";
@@ -33,12 +29,9 @@ struct CliOptions : workspace::ServiceFlags {
   std::size_t max_line_bytes = 64u * 1024 * 1024;
   std::optional<std::vector<std::string>> tools;  // --tools LIST, split and checked
   bool no_tools = false;
-  bool no_context_files = false;
-  bool no_prompt_templates = false;         // --no-prompt-templates (sessions.md section 9.1)
-  bool no_skills = false;                   // --no-skills (section 10.1)
-  std::optional<std::uint64_t> retry_seed;  // --retry-seed N (retry.md section 15)
+  std::optional<std::uint64_t> retry_seed;          // --retry-seed N (retry.md section 15)
   EnvelopeMode envelope = EnvelopeMode::automatic;  // --envelope (protocol.md section 9)
-  // The MCP, extension, policy and sandbox flags are the base (workspace::ServiceFlags).
+  // The session, MCP, extension, policy and sandbox flags are the base (workspace::ServiceFlags).
   // One-shot mode (oneshot.md section 2): `mode` is then "print".
   std::optional<std::string> prompt;               // PROMPT
   std::string output_format = "text";              // --output-format text|json|stream-json
@@ -50,8 +43,6 @@ struct CliOptions : workspace::ServiceFlags {
   std::string max_budget_text;                     // X as given
   std::optional<oneshot::JsonSchema> json_schema;  // --json-schema, checked (oneshot.md 11.1)
   std::int64_t json_schema_retries = 2;            // --json-schema-retries
-  bool continue_session = false;                   // --continue (oneshot.md section 14)
-  std::optional<std::string> resume;               // --resume PATH
 };
 
 struct CliParse {

@@ -26,8 +26,6 @@
 #include "sandbox/sandbox_spawn.h"
 #include "server/app/modes.h"
 #include "server/app/provider_setup.h"
-#include "server/app/session_factory.h"
-#include "server/app/tool_setup.h"
 #include "server/io/asio_scheduler.h"
 #include "server/io/jsonl_appender.h"
 #include "server/io/stdio_transport.h"
@@ -37,6 +35,8 @@
 #include "workspace/extension_setup.h"
 #include "workspace/mcp_setup.h"
 #include "workspace/policy_setup.h"
+#include "workspace/session_factory.h"
+#include "workspace/tool_setup.h"
 
 namespace rebound::server {
 
@@ -303,28 +303,19 @@ int run_server(const CliOptions& options) {
   tools::BashRunner bash(scheduler, spawn);
   BuiltinTools builtin_tools(scheduler, startup.active_tools, startup.bash, spawn);
   const HookSetup hooks = read_hook_setup(options, settings);
-  SessionFactory sessions(SessionFactoryDeps{options, agent_dir, scheduler, providers, credentials,
-                                             bash, jitter, startup.active_tools, &secrets,
-                                             guideline});
-  AppParts app{options,
-               agent_dir,
-               cwd,
-               settings,
-               io,
-               scheduler,
-               writer,
-               sessions,
-               builtin_tools,
-               startup.active_tools,
-               getenv_value,
-               std::move(std::get<McpSources>(sources)),
-               shell_env,
-               hooks,
-               policy,
-               sandboxes,
-               providers.key_variables};
+  SessionModels models{providers.models, *providers.router, providers.start_model,
+                       providers.has_key, !options.model && !options.provider};
+  SessionFactory sessions(SessionFactoryDeps{options, agent_dir, scheduler, std::move(models),
+                                             credentials, bash, jitter, startup.active_tools,
+                                             &secrets, guideline});
+  AppParts app{{options, agent_dir, cwd, settings, io, scheduler, sessions, builtin_tools,
+                startup.active_tools, getenv_value, std::move(std::get<McpSources>(sources)),
+                shell_env, hooks, policy, sandboxes, providers.key_variables},
+               options,
+               writer};
   ModeStart started = mode->start(app);
-  if (auto* error = std::get_if<std::string>(&started)) {
+  if (!started) {
+    const std::string* error = &started.error().message;
     // A --resume PATH that does not load is a bad command line (oneshot.md section 2).
     // So is a session another process is running (amendments A3).
     const bool in_use = error->find(config::session_in_use_text("")) != std::string::npos;
@@ -335,7 +326,7 @@ int run_server(const CliOptions& options) {
     spdlog::error("{}", *error);
     return 1;
   }
-  std::unique_ptr<FrontEnd> front = std::move(std::get<std::unique_ptr<FrontEnd>>(started));
+  std::unique_ptr<FrontEnd> front = std::move(*started);
   run_loop(
       io, scheduler, writer, *front,
       [&] {

@@ -40,8 +40,7 @@ bool blank(const std::string& s) {
 OneShotFrontEnd::OneShotFrontEnd(OneShotDeps deps)
     : writer_(deps.writer),
       scheduler_(deps.scheduler),
-      mcp_(std::move(deps.mcp)),
-      extensions_(std::move(deps.extensions)),
+      services_(std::move(deps.services)),
       limits_(std::move(deps.limits)),
       waits_(std::move(deps.waits)),
       settings_(std::move(deps.settings)),
@@ -85,8 +84,7 @@ void OneShotFrontEnd::start() {
       events_.on_event(session::Event{slot_, ev::ToolOutcomeUnknown{u.id, u.name, u.started_at}});
   }
   early_unknown_.clear();
-  if (mcp_) mcp_->start_all();
-  if (extensions_) extensions_->start_all();
+  if (services_) services_->start();
   std::weak_ptr<bool> alive = alive_;
   if (settings_.timeout_ms) {
     deadline_ = scheduler_.make_timer();
@@ -551,20 +549,15 @@ void OneShotFrontEnd::shutdown() {
     if (ending_.stop == oneshot::Stop::none) stop(oneshot::Stop::sigterm);
   }
   std::weak_ptr<bool> alive = alive_;
-  if (extensions_)
-    extensions_->stop_all("quit", [this, alive] {
-      if (!alive.expired()) idle_.check(busy());
-    });
-  if (mcp_)
-    mcp_->stop_all([this, alive] {
+  if (services_)
+    services_->stop("quit", [this, alive] {
       if (!alive.expired()) idle_.check(busy());
     });
 }
 
 bool OneShotFrontEnd::busy() const {
   const session::AgentSession* session = host_.find(slot_);
-  return !result_written_ || (session && session->is_bash_running()) ||
-         (mcp_ && mcp_->any_running()) || (extensions_ && extensions_->any_running());
+  return !result_written_ || (session && session->is_bash_running()) || stops_processes();
 }
 
 void OneShotFrontEnd::when_idle(std::function<void()> idle) {
@@ -572,7 +565,7 @@ void OneShotFrontEnd::when_idle(std::function<void()> idle) {
 }
 
 bool OneShotFrontEnd::stops_processes() const {
-  return (mcp_ && mcp_->any_running()) || (extensions_ && extensions_->any_running());
+  return services_ && services_->running();
 }
 
 }  // namespace rebound::server

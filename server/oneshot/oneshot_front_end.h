@@ -19,11 +19,10 @@
 #include "server/io/stdio_transport.h"
 #include "server/oneshot/json_schema.h"
 #include "server/oneshot/oneshot_result.h"
-#include "session/extension_host.h"
-#include "session/mcp_control.h"
 #include "session/run_hooks.h"
 #include "session/scheduler.h"
 #include "session/session_host.h"
+#include "session/session_services.h"
 #include "session/tool.h"
 #include "session/wait_board.h"
 
@@ -88,8 +87,8 @@ struct OneShotDeps {
   StdoutWriter& writer;
   session::Scheduler& scheduler;
   MakeSession make_session;
-  std::unique_ptr<session::McpControl> mcp;
-  std::shared_ptr<session::ExtensionControl> extensions;
+  /// The session's MCP servers, extension processes and policy (none configured: null).
+  std::shared_ptr<session::SessionServices> services;
   std::shared_ptr<OneShotLimits> limits;
   std::shared_ptr<session::WaitBoard> waits;  // hooks, interceptors, MCP servers (may be null)
   OneShotSettings settings;
@@ -142,8 +141,7 @@ class OneShotFrontEnd : public FrontEnd, public session::EventSink {
 
   StdoutWriter& writer_;
   session::Scheduler& scheduler_;
-  std::unique_ptr<session::McpControl> mcp_;
-  std::shared_ptr<session::ExtensionControl> extensions_;
+  std::shared_ptr<session::SessionServices> services_;
   std::shared_ptr<OneShotLimits> limits_;
   std::shared_ptr<session::WaitBoard> waits_;
   OneShotSettings settings_;

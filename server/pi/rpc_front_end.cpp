@@ -7,10 +7,8 @@ namespace rebound::server {
 RpcFrontEnd::RpcFrontEnd(RpcFrontEndDeps deps)
     : writer_(deps.writer),
       scheduler_(deps.scheduler),
-      mcp_(std::move(deps.mcp)),
+      services_(std::move(deps.services)),
       events_(deps.writer, deps.envelope),
-      extensions_(std::move(deps.extensions)),
-      policy_(std::move(deps.policy)),
       make_session_(std::move(deps.make_session)),
       dialogs_(deps.scheduler, events_, 0),
       command_seen_(deps.command_seen ? std::move(deps.command_seen)
@@ -18,15 +16,16 @@ RpcFrontEnd::RpcFrontEnd(RpcFrontEndDeps deps)
   slot_ = host_.add([this](session::SessionSlot slot) { return make_session_(slot, events_); });
   dialogs_.set_slot(slot_);
   dispatcher_ = std::make_unique<RpcDispatcher>(
-      *host_.find(slot_), [this](const protocol::Json& j) { write(j); }, &events_, mcp_.get(),
-      extensions_.get(), &dialogs_, policy_.get());
+      *host_.find(slot_), [this](const protocol::Json& j) { write(j); }, &events_, mcp(),
+      services_ ? services_->extensions() : nullptr, &dialogs_,
+      services_ ? services_->policy() : nullptr);
   dispatcher_->set_line_sink([this](std::string line) {
     writer_.write_line(std::move(line));
     if (idle_.waiting()) idle_.check(busy());
   });
-  if (mcp_) {
+  if (session::McpControl* servers = mcp()) {
     // MCP status changes are events once the first command was read (mcp.md section 8).
-    mcp_->on_update([this](const protocol::Json& fields) {
+    servers->on_update([this](const protocol::Json& fields) {
       if (*command_seen_)
         events_.on_event(session::Event{slot_, session::ev::McpServerUpdate{&fields}});
     });
@@ -34,7 +33,7 @@ RpcFrontEnd::RpcFrontEnd(RpcFrontEndDeps deps)
 }
 
 RpcFrontEnd::~RpcFrontEnd() {
-  if (mcp_) mcp_->on_update(nullptr);
+  if (session::McpControl* servers = mcp()) servers->on_update(nullptr);
 }
 
 // The MCP servers start on the loop's first turn, once the answer to a command that was
@@ -42,14 +41,13 @@ RpcFrontEnd::~RpcFrontEnd() {
 // exec) does not delay it. Posted after stdin's first read was started, so that read completes
 // first when a command is already there.
 void RpcFrontEnd::start() {
-  if (!mcp_ && !extensions_) return;
+  if (!services_ || (!services_->mcp() && !services_->extensions())) return;
   std::weak_ptr<bool> alive = alive_;
   scheduler_.post([this, alive] {
     if (alive.expired()) return;
     writer_.when_drained([this, alive] {
       if (alive.expired() || shutting_down_) return;
-      if (extensions_) extensions_->start_all();
-      if (mcp_) mcp_->start_all();
+      services_->start();
     });
   });
 }
@@ -74,16 +72,10 @@ void RpcFrontEnd::shutdown() {
   shutting_down_ = true;
   dialogs_.cancel_all();
   host_.shutdown_all();  // aborts runs; a running bash command's group is killed
-  if (extensions_) {
+  // The services stop after the protocol work above.
+  if (services_) {
     std::weak_ptr<bool> alive = alive_;
-    extensions_->stop_all("quit", [this, alive] {
-      if (!alive.expired()) idle_.check(busy());
-    });
-  }
-  // MCP servers stop after the protocol work above, all at once (mcp.md section 3.4).
-  if (mcp_) {
-    std::weak_ptr<bool> alive = alive_;
-    mcp_->stop_all([this, alive] {
+    services_->stop("quit", [this, alive] {
       if (!alive.expired()) idle_.check(busy());
     });
   }
@@ -91,8 +83,7 @@ void RpcFrontEnd::shutdown() {
 
 bool RpcFrontEnd::busy() const {
   const session::AgentSession* session = host_.find(slot_);
-  return (session && (session->is_bash_running() || session->is_loading())) ||
-         (mcp_ && mcp_->any_running()) || (extensions_ && extensions_->any_running());
+  return (session && (session->is_bash_running() || session->is_loading())) || stops_processes();
 }
 
 void RpcFrontEnd::when_idle(std::function<void()> idle) {
@@ -100,7 +91,7 @@ void RpcFrontEnd::when_idle(std::function<void()> idle) {
 }
 
 bool RpcFrontEnd::stops_processes() const {
-  return (mcp_ && mcp_->any_running()) || (extensions_ && extensions_->any_running());
+  return services_ && services_->running();
 }
 
 }  // namespace rebound::server

@@ -14,10 +14,9 @@
 #include "server/io/stdio_transport.h"
 #include "server/pi/rpc_dialogs.h"
 #include "server/pi/rpc_dispatcher.h"
-#include "session/extension_host.h"
-#include "session/mcp_control.h"
 #include "session/scheduler.h"
 #include "session/session_host.h"
+#include "session/session_services.h"
 
 namespace rebound::server {
 
@@ -30,15 +29,12 @@ struct RpcFrontEndDeps {
   /// Makes the one session of the connection, with its events going to `events`; kept until
   /// the session is gone (what it holds may outlive the session).
   MakeRpcSession make_session;
-  std::unique_ptr<session::McpControl> mcp;  // the process's MCP servers (none configured: null)
+  /// The session's MCP servers, extension processes and policy, started once the answer to a
+  /// command already waiting is written and stopped at shutdown.
+  std::shared_ptr<session::SessionServices> services;
   /// Set once the first command line was read: events that do not come from a command (an
   /// MCP server's, a start-up hook's failure) are written only from then on.
   std::shared_ptr<bool> command_seen;
-  /// The extension processes (extensions.md section 4; none configured: null), started and
-  /// stopped with the MCP servers.
-  std::shared_ptr<session::ExtensionControl> extensions = nullptr;
-  /// The permission policy (get_policy, set_permission_mode; policy.md section 7).
-  std::shared_ptr<session::PolicyControl> policy = nullptr;
 };
 
 class RpcFrontEnd : public FrontEnd {
@@ -59,13 +55,12 @@ class RpcFrontEnd : public FrontEnd {
 
  private:
   void write(const protocol::Json& line);
+  session::McpControl* mcp() const { return services_ ? services_->mcp() : nullptr; }
 
   StdoutWriter& writer_;
   session::Scheduler& scheduler_;
-  std::unique_ptr<session::McpControl> mcp_;  // outlives the session, which offers its tools
+  std::shared_ptr<session::SessionServices> services_;  // outlive the session (its tools)
   EventOutput events_;
-  std::shared_ptr<session::ExtensionControl> extensions_;
-  std::shared_ptr<session::PolicyControl> policy_;
   MakeRpcSession make_session_;
   session::SessionHost host_;
   session::SessionSlot slot_ = 0;

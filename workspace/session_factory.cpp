@@ -1,4 +1,4 @@
-#include "server/app/session_factory.h"
+#include "workspace/session_factory.h"
 
 #include <spdlog/spdlog.h>
 
@@ -6,9 +6,9 @@
 #include <cstdlib>
 
 #include "config/prompt_discovery.h"
-#include "server/app/export_setup.h"
-#include "server/app/tool_setup.h"
 #include "session/session_id.h"
+#include "workspace/export_setup.h"
+#include "workspace/tool_setup.h"
 
 namespace rebound::server {
 
@@ -16,7 +16,7 @@ namespace fs = std::filesystem;
 
 std::shared_ptr<SessionFiles> SessionFactory::files_for(const fs::path& cwd) const {
   std::error_code ec;
-  const CliOptions& o = deps_.options;
+  const workspace::ServiceFlags& o = deps_.options;
   return std::make_shared<SessionFiles>(
       deps_.agent_dir, cwd,
       config::SessionStorageOptions{
@@ -51,7 +51,7 @@ std::function<void()> SessionFactory::load_by_id(std::shared_ptr<SessionFiles> f
 
 std::unique_ptr<session::AgentSession> SessionFactory::make(SessionSpec spec,
                                                             SessionFiles& files) const {
-  const CliOptions& o = deps_.options;
+  const workspace::ServiceFlags& o = deps_.options;
   std::string id = spec.loaded ? spec.loaded->header.id : session::new_session_id();
   const std::vector<std::string>& active =
       spec.active_tools ? *spec.active_tools : deps_.active_tools;
@@ -75,10 +75,10 @@ std::unique_ptr<session::AgentSession> SessionFactory::make(SessionSpec spec,
   };
   return std::make_unique<session::AgentSession>(
       session::SessionOptions{deps_.providers.start_model, std::move(id), deps_.providers.has_key,
-                              std::move(spec.file), std::move(spec.loaded), !o.model && !o.provider,
-                              spec.slot},
+                              std::move(spec.file), std::move(spec.loaded),
+                              deps_.providers.settings_choose, spec.slot},
       deps_.providers.models,
-      session::SessionDeps{deps_.scheduler, spec.events, *deps_.providers.router, deps_.credentials,
+      session::SessionDeps{deps_.scheduler, spec.events, deps_.providers.router, deps_.credentials,
                            files.settings, files.storage, deps_.shell, spec.tools,
                            std::move(prompt), &deps_.jitter, spec.dynamic_tools, deps_.secrets,
                            std::move(scan), config::read_prompt_file, write_html_export});

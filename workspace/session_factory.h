@@ -5,6 +5,7 @@
 // session/new, load and resume. Event loop only.
 
 #include <filesystem>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -12,11 +13,12 @@
 
 #include "config/file_session_storage.h"
 #include "config/file_settings_store.h"
-#include "server/app/cli_options.h"
-#include "server/app/provider_setup.h"
 #include "session/agent_session.h"
 #include "session/error.h"
+#include "session/llm/provider_router.h"
+#include "session/model_registry.h"
 #include "session/retry_control.h"
+#include "workspace/service_flags.h"
 
 namespace rebound::server {
 
@@ -47,12 +49,23 @@ struct SessionSpec {
   std::string prompt_tail = {};
 };
 
+/// The providers every session talks to, as the application set them up.
+struct SessionModels {
+  session::ModelRegistry& models;
+  session::llm::ProviderRouter& router;
+  protocol::Model start_model;
+  /// Providers whose models are offered (a key is known, or none is needed).
+  std::function<bool(const std::string& provider)> has_key;
+  /// Neither --model nor --provider was given: the settings' default model applies.
+  bool settings_choose = true;
+};
+
 /// The process-wide parts every session shares.
 struct SessionFactoryDeps {
-  const CliOptions& options;
+  const workspace::ServiceFlags& options;
   std::filesystem::path agent_dir;
   session::Scheduler& scheduler;
-  ProviderSetup& providers;
+  SessionModels providers;
   session::CredentialStore& credentials;
   session::ShellRunner& shell;
   session::SplitMix64& jitter;

@@ -1,4 +1,4 @@
-#include "server/app/export_setup.h"
+#include "workspace/export_setup.h"
 
 #include <fcntl.h>
 #include <sys/stat.h>

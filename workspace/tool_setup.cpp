@@ -1,4 +1,4 @@
-#include "server/app/tool_setup.h"
+#include "workspace/tool_setup.h"
 
 #include <spdlog/spdlog.h>
 

@@ -12,7 +12,6 @@
 #include <vector>
 
 #include "protocol/json.h"
-#include "server/app/cli_options.h"
 #include "session/scheduler.h"
 #include "session/tool.h"
 #include "tools/bash_tool.h"
