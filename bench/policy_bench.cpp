@@ -91,7 +91,7 @@ void decisions() {
       {policy::Behavior::deny, "Read(./.env)"},
       {policy::Behavior::ask, "Bash(curl:*)"}};
   for (const auto& [b, text] : rules) {
-    policy::Rule r = std::get<policy::Rule>(policy::parse_rule(text, b, {}));
+    policy::Rule r = policy::parse_rule(text, b, {}).value();
     r.source = "cli";
     s.rules.push_back(std::move(r));
   }

@@ -234,9 +234,9 @@ namespace {
 
 // With `restore`: parsed slim (message entries keep only ids and types; their messages are
 // converted as read) and restored, so the conversation is held as messages once, not as JSON too.
-std::variant<session::LoadedSession, std::string> load_file(const std::string& path,
-                                                            const std::atomic<bool>* cancelled,
-                                                            bool restore) {
+session::Result<session::LoadedSession> load_file(const std::string& path,
+                                                  const std::atomic<bool>* cancelled,
+                                                  bool restore) {
   // A line at a time as the file is read: the whole text is never held.
   std::error_code size_error;
   const auto size = fs::file_size(path, size_error);
@@ -260,30 +260,26 @@ std::variant<session::LoadedSession, std::string> load_file(const std::string& p
         carry.append(piece.substr(start));
         return true;
       });
-  if (file.status == FileReadStatus::missing) return "Session file not found: " + path;
+  using session::failure;
+  if (file.status == FileReadStatus::missing) return failure("Session file not found: " + path);
   if (file.status == FileReadStatus::failed) {
-    if (file.refused) return "Not a session file: " + path + " " + file.error;
-    return "Cannot read session file " + path + ": " + file.error;
+    if (file.refused) return failure("Not a session file: " + path + " " + file.error);
+    return failure("Cannot read session file " + path + ": " + file.error);
   }
   if (!carry.empty()) parser.line(carry, false);  // the last line, without its LF
   auto parsed = parser.finish();
-  if (auto* error = std::get_if<std::string>(&parsed)) {
-    return "Cannot load session file " + path + ": " + *error;
-  }
-  if (restore) {
-    auto& s = std::get<session::LoadedSession>(parsed);
-    s.restored = session::restore_session_releasing(s);
-  }
+  if (!parsed) return failure("Cannot load session file " + path + ": " + parsed.error().message);
+  if (restore) parsed->restored = session::restore_session_releasing(*parsed);
   return parsed;
 }
 
 // A load for taking the session up: the file's lock first (amendments A3), then the file.
-std::variant<session::LoadedSession, std::string> load_locked(const std::string& path,
-                                                              const std::atomic<bool>* cancelled) {
+session::Result<session::LoadedSession> load_locked(const std::string& path,
+                                                    const std::atomic<bool>* cancelled) {
   auto lock = lock_session_file(path);
-  if (!lock) return lock.error().message;
+  if (!lock) return session::failure(lock.error().message);
   auto loaded = load_file(path, cancelled, true);
-  if (auto* s = std::get_if<session::LoadedSession>(&loaded)) s->lock = std::move(*lock);
+  if (loaded) loaded->lock = std::move(*lock);
   return loaded;
 }
 
@@ -327,13 +323,11 @@ FileSessionStorage::~FileSessionStorage() {
     l.thread.join();
 }
 
-std::variant<session::LoadedSession, std::string> FileSessionStorage::load(
-    const std::string& path) {
+session::Result<session::LoadedSession> FileSessionStorage::load(const std::string& path) {
   return load_file(path, nullptr, false);
 }
 
-std::variant<session::LoadedSession, std::string> FileSessionStorage::load_restored(
-    const std::string& path) {
+session::Result<session::LoadedSession> FileSessionStorage::load_restored(const std::string& path) {
   return load_locked(path, nullptr);
 }
 

@@ -43,8 +43,8 @@ class FileSessionStorage : public session::SessionStorage {
   std::optional<std::string> new_session_path(const std::string& session_id,
                                               std::int64_t epoch_ms) override;
   std::string cwd() const override { return options_.cwd.string(); }
-  std::variant<session::LoadedSession, std::string> load(const std::string& path) override;
-  std::variant<session::LoadedSession, std::string> load_restored(const std::string& path) override;
+  session::Result<session::LoadedSession> load(const std::string& path) override;
+  session::Result<session::LoadedSession> load_restored(const std::string& path) override;
   /// On a thread of its own (with a scheduler): read, parse and restore, then `done` posted.
   void load_async(const std::string& path, LoadDone done) override;
   void cancel_loads() override;

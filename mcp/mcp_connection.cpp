@@ -419,12 +419,12 @@ std::unique_ptr<session::ToolCall> McpConnection::call(const std::string& tool, 
     }
     const auto result = response.find("result");
     auto converted = convert_call_result(result != response.end() ? *result : Json(), name(), tool);
-    if (auto* reason = std::get_if<std::string>(&converted)) {
-      end_call(id,
-               ToolResult::error("MCP server " + name() + " sent an invalid result: " + *reason));
+    if (!converted) {
+      end_call(id, ToolResult::error("MCP server " + name() +
+                                     " sent an invalid result: " + converted.error().message));
       return;
     }
-    end_call(id, std::move(std::get<ToolResult>(converted)));
+    end_call(id, std::move(*converted));
   });
   return std::make_unique<CallHandle>(*this, id);
 }

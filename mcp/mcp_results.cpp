@@ -68,23 +68,23 @@ std::size_t base64_decoded_size(const std::string& data) {
   return chars * 3 / 4;
 }
 
-std::variant<session::ToolResult, std::string> convert_call_result(const Json& result,
-                                                                   const std::string& server,
-                                                                   const std::string& tool) {
-  if (!result.is_object()) return std::string("the result is not an object");
+session::Result<session::ToolResult> convert_call_result(const Json& result,
+                                                         const std::string& server,
+                                                         const std::string& tool) {
+  if (!result.is_object()) return session::failure(std::string("the result is not an object"));
   session::ToolResult out;
   const auto content = result.find("content");
   if (content != result.end() && !content->is_null() && !content->is_array())
-    return std::string("content is not an array");
+    return session::failure(std::string("content is not an array"));
   if (content != result.end() && content->is_array()) {
     for (const auto& block : *content) {
       auto converted = convert_block(block);
-      if (auto* reason = std::get_if<std::string>(&converted)) return *reason;
+      if (auto* reason = std::get_if<std::string>(&converted)) return session::failure(*reason);
       out.content.push_back(std::move(std::get<ContentBlock>(converted)));
     }
   }
   if (const auto error = result.find("isError"); error != result.end()) {
-    if (!error->is_boolean()) return std::string("isError is not a boolean");
+    if (!error->is_boolean()) return session::failure(std::string("isError is not a boolean"));
     out.is_error = error->get<bool>();
   }
   Json details = Json::object();

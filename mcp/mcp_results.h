@@ -4,9 +4,9 @@
 // naming server and tool. Pure.
 
 #include <string>
-#include <variant>
 
 #include "protocol/json.h"
+#include "session/error.h"
 #include "session/tool.h"
 
 namespace rebound::mcp {
@@ -14,9 +14,9 @@ namespace rebound::mcp {
 /// The tool result of a CallToolResult `result` from server `server` for its tool `tool`, or the
 /// reason it is not a valid CallToolResult (the caller makes that
 /// `MCP server <name> sent an invalid result: <reason>`).
-std::variant<session::ToolResult, std::string> convert_call_result(const protocol::Json& result,
-                                                                   const std::string& server,
-                                                                   const std::string& tool);
+session::Result<session::ToolResult> convert_call_result(const protocol::Json& result,
+                                                         const std::string& server,
+                                                         const std::string& tool);
 
 /// The number of bytes a base64 text decodes to.
 std::size_t base64_decoded_size(const std::string& data);

@@ -217,8 +217,8 @@ void Policy::grant(std::string_view tool) {
   syntax.extensions_configured = true;
   auto parsed = parse_rule(tool, Behavior::allow, syntax);
   Rule rule;
-  if (auto* r = std::get_if<Rule>(&parsed)) {
-    rule = std::move(*r);
+  if (parsed) {
+    rule = std::move(*parsed);
   } else {
     rule.kind = RuleTool::extension;
     rule.text = rule.tool = std::string(tool);

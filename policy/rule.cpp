@@ -241,8 +241,8 @@ bool is_foreign_tool(std::string_view name) {
   return std::find(kForeign.begin(), kForeign.end(), l) != kForeign.end();
 }
 
-std::variant<Rule, std::string> parse_rule(std::string_view text, Behavior behavior,
-                                           const RuleSyntax& syntax) {
+session::Result<Rule> parse_rule(std::string_view text, Behavior behavior,
+                                 const RuleSyntax& syntax) {
   Rule rule;
   rule.behavior = behavior;
   const std::string_view t = trim(text);
@@ -251,19 +251,22 @@ std::variant<Rule, std::string> parse_rule(std::string_view text, Behavior behav
   const std::size_t close = t.find(')');
   std::string_view name = t;
   if (open == std::string_view::npos) {
-    if (close != std::string_view::npos) return std::string("unbalanced parentheses");
+    if (close != std::string_view::npos)
+      return session::failure(std::string("unbalanced parentheses"));
   } else {
     name = t.substr(0, open);
     if (t.back() != ')') {
-      return std::string(t.rfind(')') != std::string_view::npos && t.rfind(')') > open
-                             ? "text after the closing parenthesis"
-                             : "unbalanced parentheses");
+      return session::failure(
+          std::string(t.rfind(')') != std::string_view::npos && t.rfind(')') > open
+                          ? "text after the closing parenthesis"
+                          : "unbalanced parentheses"));
     }
     rule.specifier = std::string(t.substr(open + 1, t.size() - open - 2));
   }
   name = trim(name);
-  if (name.empty()) return std::string("empty tool name");
-  if (rule.specifier && rule.specifier->empty()) return std::string("empty specifier");
+  if (name.empty()) return session::failure(std::string("empty tool name"));
+  if (rule.specifier && rule.specifier->empty())
+    return session::failure(std::string("empty specifier"));
   const std::string l = lower(name);
   if (l == "bash") {
     rule.kind = RuleTool::bash;
@@ -280,21 +283,21 @@ std::variant<Rule, std::string> parse_rule(std::string_view text, Behavior behav
   } else if (l == "ls") {
     rule.kind = RuleTool::ls;
   } else if (l.rfind("mcp__", 0) == 0) {
-    if (rule.specifier) return std::string(name) + " takes no specifier";
+    if (rule.specifier) return session::failure(std::string(name) + " takes no specifier");
     const std::string_view rest = name.substr(5);
     const std::size_t sep = rest.find("__");
-    if (rest.empty()) return std::string("empty MCP server name");
+    if (rest.empty()) return session::failure(std::string("empty MCP server name"));
     if (sep == std::string_view::npos) {
       if (rest.find('*') != std::string_view::npos)
-        return std::string("'*' is allowed only as mcp__<server>__*");
+        return session::failure(std::string("'*' is allowed only as mcp__<server>__*"));
       rule.kind = RuleTool::mcp_server;
     } else if (rest.substr(sep + 2) == "*") {
       if (rest.substr(0, sep).find('*') != std::string_view::npos || sep == 0)
-        return std::string("'*' is allowed only as mcp__<server>__*");
+        return session::failure(std::string("'*' is allowed only as mcp__<server>__*"));
       rule.kind = RuleTool::mcp_server;
     } else {
       if (rest.find('*') != std::string_view::npos)
-        return std::string("'*' is allowed only as mcp__<server>__*");
+        return session::failure(std::string("'*' is allowed only as mcp__<server>__*"));
       rule.kind = RuleTool::mcp_tool;
     }
     rule.tool =
@@ -308,12 +311,12 @@ std::variant<Rule, std::string> parse_rule(std::string_view text, Behavior behav
     return rule;
   } else if (syntax.extensions_configured &&
              name.find_first_of(" \t*()") == std::string_view::npos) {
-    if (rule.specifier) return std::string(name) + " takes no specifier";
+    if (rule.specifier) return session::failure(std::string(name) + " takes no specifier");
     rule.kind = RuleTool::extension;
     rule.tool = std::string(name);
     return rule;
   } else {
-    return "unknown tool " + std::string(name);
+    return session::failure("unknown tool " + std::string(name));
   }
   static constexpr std::array<std::string_view, 7> kNames = {"bash", "read", "edit", "write",
                                                              "grep", "find", "ls"};
@@ -324,12 +327,12 @@ std::variant<Rule, std::string> parse_rule(std::string_view text, Behavior behav
       rule.specifier.reset();  // Bash(*) is Bash
       return rule;
     }
-    if (auto problem = bash_specifier_error(*rule.specifier)) return *problem;
+    if (auto problem = bash_specifier_error(*rule.specifier)) return session::failure(*problem);
     rule.command = compile_bash(*rule.specifier);
     return rule;
   }
   auto path = compile_path(*rule.specifier);
-  if (auto* problem = std::get_if<std::string>(&path)) return std::move(*problem);
+  if (auto* problem = std::get_if<std::string>(&path)) return session::failure(std::move(*problem));
   rule.path = std::move(std::get<PathPattern>(path));
   return rule;
 }

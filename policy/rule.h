@@ -6,8 +6,9 @@
 #include <optional>
 #include <string>
 #include <string_view>
-#include <variant>
 #include <vector>
+
+#include "session/error.h"
 
 namespace rebound::policy {
 
@@ -71,8 +72,8 @@ struct RuleSyntax {
 };
 
 /// The rule, or the reason it is invalid (section 2.1's words).
-std::variant<Rule, std::string> parse_rule(std::string_view text, Behavior behavior,
-                                           const RuleSyntax& syntax);
+session::Result<Rule> parse_rule(std::string_view text, Behavior behavior,
+                                 const RuleSyntax& syntax);
 
 /// Whether `name` is one of Claude Code's tools Rebound lacks (section 2.2).
 bool is_foreign_tool(std::string_view name);

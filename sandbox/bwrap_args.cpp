@@ -93,9 +93,9 @@ std::string workspace_problem(const SandboxConfig& config, const std::string& wo
   return {};
 }
 
-std::variant<std::vector<std::string>, std::string> bwrap_options(
-    const SandboxConfig& config, const std::string& workspace,
-    const std::vector<std::string>& hidden) {
+session::Result<std::vector<std::string>> bwrap_options(const SandboxConfig& config,
+                                                        const std::string& workspace,
+                                                        const std::vector<std::string>& hidden) {
   std::vector<std::string> a{"--tmpfs", "/"};
   for (const char* d :
        {"/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc", "/opt"}) {
@@ -127,8 +127,9 @@ std::variant<std::vector<std::string>, std::string> bwrap_options(
     for (auto& g : find_git_entries(w, kMaxGitEntries - gits.size()))
       gits.push_back(std::move(g));
     if (gits.size() > kMaxGitEntries)
-      return "Sandbox: more than " + std::to_string(kMaxGitEntries) + " .git entries below " + w +
-             "; remove some to run commands in the sandbox";
+      return session::failure("Sandbox: more than " + std::to_string(kMaxGitEntries) +
+                              " .git entries below " + w +
+                              "; remove some to run commands in the sandbox");
   }
   if (!tree.empty()) gits.push_back(tree + "/.git");
   for (const auto& g : gits) {

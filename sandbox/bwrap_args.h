@@ -4,10 +4,10 @@
 
 #include <cstddef>
 #include <string>
-#include <variant>
 #include <vector>
 
 #include "sandbox/sandbox_config.h"
+#include "session/error.h"
 
 namespace rebound::sandbox {
 
@@ -28,7 +28,7 @@ std::string enclosing_work_tree(const std::string& workspace, const std::string&
 /// The options before `--seccomp`, for a sandbox whose workspace is `workspace` (a real path),
 /// or why the command cannot be sandboxed now (more than kMaxGitEntries `.git` entries).
 /// `hidden`: more paths hidden like `denyRead` entries (where denied files were moved).
-std::variant<std::vector<std::string>, std::string> bwrap_options(
+session::Result<std::vector<std::string>> bwrap_options(
     const SandboxConfig& config, const std::string& workspace,
     const std::vector<std::string>& hidden = {});
 

@@ -304,11 +304,11 @@ SandboxCheck Sandbox::run_check() const {
   c.version = line.substr(11);
   // 5. The seccomp program.
   auto program = build_seccomp_program();
-  if (auto* why = std::get_if<std::string>(&program)) {
-    c.problem = "cannot build the seccomp filter: " + *why;
+  if (!program) {
+    c.problem = "cannot build the seccomp filter: " + program.error().message;
     return c;
   }
-  c.bpf = std::get<SeccompProgram>(program).bpf;
+  c.bpf = program->bpf;
   // 6. A trial sandbox with the real options on an empty scratch workspace.
   std::error_code ec;
   char scratch_template[] = "/var/tmp/rebound-sandbox-check-XXXXXX";
@@ -321,7 +321,7 @@ SandboxCheck Sandbox::run_check() const {
   auto trial = build(c, scratch, {"/bin/sh", "-c", "echo $$"}, scratch);
   std::string trial_out;
   int trial_status = -1;
-  if (auto* l = std::get_if<Launch>(&trial)) {
+  if (Launch* l = trial ? &*trial : nullptr) {
     trial_status = run_captured(l->argv, l->env, {l->seccomp_fd, l->status_write, l->args_fd},
                                 trial_out, std::chrono::milliseconds(10000));
     close_launch_fds(*l, false);
@@ -340,18 +340,18 @@ SandboxCheck Sandbox::run_check() const {
   return c;
 }
 
-std::variant<Launch, std::string> Sandbox::build(const SandboxCheck& c,
-                                                 const std::string& workspace,
-                                                 const std::vector<std::string>& command,
-                                                 const std::string& cwd) const {
+session::Result<Launch> Sandbox::build(const SandboxCheck& c, const std::string& workspace,
+                                       const std::vector<std::string>& command,
+                                       const std::string& cwd) const {
   Launch l;
   l.seccomp_fd = memfd_with(c.bpf);
   if (l.seccomp_fd < 0)
-    return std::string("Sandbox failed to start: memfd_create: ") + std::strerror(errno);
+    return session::failure(std::string("Sandbox failed to start: memfd_create: ") +
+                            std::strerror(errno));
   int status[2];
   if (::pipe2(status, O_CLOEXEC) != 0) {
     close_launch_fds(l, false);
-    return std::string("Sandbox failed to start: pipe: ") + std::strerror(errno);
+    return session::failure(std::string("Sandbox failed to start: pipe: ") + std::strerror(errno));
   }
   l.status_read = status[0];
   l.status_write = status[1];
@@ -364,22 +364,23 @@ std::variant<Launch, std::string> Sandbox::build(const SandboxCheck& c,
   const auto moved = denied_->moved(roots);
   if (!moved) {
     close_launch_fds(l, false);
-    return std::string("Sandbox: too many files to check for moved denied files");
+    return session::failure(std::string("Sandbox: too many files to check for moved denied files"));
   }
   auto options = bwrap_options(config_, workspace, *moved);
-  if (auto* refusal = std::get_if<std::string>(&options)) {
+  if (!options) {
     close_launch_fds(l, false);
-    return *refusal;
+    return options.error();
   }
   std::string packed;
-  for (const auto& o : std::get<std::vector<std::string>>(options)) {
+  for (const auto& o : *options) {
     packed += o;
     packed += '\0';
   }
   l.args_fd = memfd_with(packed);
   if (l.args_fd < 0) {
     close_launch_fds(l, false);
-    return std::string("Sandbox failed to start: memfd_create: ") + std::strerror(errno);
+    return session::failure(std::string("Sandbox failed to start: memfd_create: ") +
+                            std::strerror(errno));
   }
   l.argv = {c.bwrap, "--args",  "5", "--seccomp", "3", "--json-status-fd",
             "4",     "--chdir", cwd, "--"};
@@ -388,23 +389,22 @@ std::variant<Launch, std::string> Sandbox::build(const SandboxCheck& c,
   return l;
 }
 
-std::variant<Launch, std::string> Sandbox::launch(const std::vector<std::string>& command,
-                                                  const std::string& cwd) {
+session::Result<Launch> Sandbox::launch(const std::vector<std::string>& command,
+                                        const std::string& cwd) {
   const SandboxCheck& c = checked();
-  if (!c.problem.empty()) return "Sandbox unavailable: " + c.problem;
+  if (!c.problem.empty()) return session::failure("Sandbox unavailable: " + c.problem);
   return build(c, workspace_, command, cwd.empty() ? workspace_ : cwd);
 }
 
-std::variant<Launch, std::string> Sandbox::launch_server(std::vector<std::string> argv,
-                                                         const std::string& cwd,
-                                                         std::vector<std::string> env,
-                                                         const std::string& path) {
+session::Result<Launch> Sandbox::launch_server(std::vector<std::string> argv,
+                                               const std::string& cwd, std::vector<std::string> env,
+                                               const std::string& path) {
   const SandboxCheck& c = checked();
-  if (!c.problem.empty()) return "Sandbox unavailable: " + c.problem;
-  if (argv.empty()) return std::string("No such file or directory");
+  if (!c.problem.empty()) return session::failure("Sandbox unavailable: " + c.problem);
+  if (argv.empty()) return session::failure(std::string("No such file or directory"));
   if (argv[0].find('/') == std::string::npos) {
     std::string found = find_on_path(argv[0], path);
-    if (found.empty()) return std::string("No such file or directory");
+    if (found.empty()) return session::failure(std::string("No such file or directory"));
     argv[0] = std::move(found);
   } else if (argv[0].front() != '/') {
     argv[0] = std::filesystem::path(cwd + "/" + argv[0]).lexically_normal().string();
@@ -421,11 +421,13 @@ std::variant<Launch, std::string> Sandbox::launch_server(std::vector<std::string
   for (const auto& p : needed) {
     const std::string abs = std::filesystem::path(p).lexically_normal().string();
     if (roots.check(abs, false))
-      return "Sandbox: " + abs +
-             " is not visible inside the sandbox; add it to sandbox.readOnlyPaths";
+      return session::failure(
+          "Sandbox: " + abs +
+          " is not visible inside the sandbox; add it to sandbox.readOnlyPaths");
   }
   auto launched = build(c, workspace_, argv, cwd.empty() ? workspace_ : cwd);
-  if (auto* l = std::get_if<Launch>(&launched)) {
+  if (launched) {
+    Launch* l = &*launched;
     std::erase_if(env, [](const std::string& v) { return v.rfind("TMPDIR=", 0) == 0; });
     env.emplace_back("TMPDIR=/tmp");
     l->env = std::move(env);

@@ -9,11 +9,11 @@
 #include <memory>
 #include <optional>
 #include <string>
-#include <variant>
 #include <vector>
 
 #include "sandbox/denied_files.h"
 #include "sandbox/sandbox_config.h"
+#include "session/error.h"
 
 namespace rebound::sandbox {
 
@@ -53,25 +53,22 @@ class Sandbox {
   bool check_done() const;
 
   /// The start of `command` (the shell's argv) in `cwd`, or the text of the refusal.
-  std::variant<Launch, std::string> launch(const std::vector<std::string>& command,
-                                           const std::string& cwd);
+  session::Result<Launch> launch(const std::vector<std::string>& command, const std::string& cwd);
   /// A stdio MCP server's start (section 8.8): `argv[0]` resolved on `path` (Rebound's PATH)
   /// when it has no `/`; the command, the working directory and every existing absolute path
   /// among the arguments must lie in the view (else `Sandbox: <path> is not visible inside the
   /// sandbox; add it to sandbox.readOnlyPaths`); `env` with TMPDIR=/tmp is its environment.
-  std::variant<Launch, std::string> launch_server(std::vector<std::string> argv,
-                                                  const std::string& cwd,
-                                                  std::vector<std::string> env,
-                                                  const std::string& path);
+  session::Result<Launch> launch_server(std::vector<std::string> argv, const std::string& cwd,
+                                        std::vector<std::string> env, const std::string& path);
   const SandboxConfig& config() const { return config_; }
   /// The files `sandbox.denyRead` holds, by identity (policy.md 2.4.1, amendment A18).
   std::shared_ptr<const DeniedFiles> denied_files() const { return denied_; }
 
  private:
   SandboxCheck run_check() const;
-  std::variant<Launch, std::string> build(const SandboxCheck& c, const std::string& workspace,
-                                          const std::vector<std::string>& command,
-                                          const std::string& cwd) const;
+  session::Result<Launch> build(const SandboxCheck& c, const std::string& workspace,
+                                const std::vector<std::string>& command,
+                                const std::string& cwd) const;
   SandboxConfig config_;
   std::string workspace_;  // the workspace's real path
   std::vector<std::string> env_;

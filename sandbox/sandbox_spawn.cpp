@@ -88,11 +88,11 @@ tools::ShellSpawner::Spawn sandboxed_spawn(boost::asio::any_io_executor executor
   return [executor, sandbox](const std::vector<std::string>& argv, const std::string& cwd,
                              std::string& error) -> std::unique_ptr<tools::WatchedProcess> {
     auto launched = sandbox->launch(argv, cwd);
-    if (auto* refusal = std::get_if<std::string>(&launched)) {
-      error = *refusal;
+    if (!launched) {
+      error = launched.error().message;
       return nullptr;
     }
-    Launch& l = std::get<Launch>(launched);
+    Launch& l = *launched;
     process::ChildSpec spec;
     spec.argv = l.argv;
     spec.env = l.env;

@@ -28,16 +28,16 @@ std::string reason(const char* what, int rc) {
 
 }  // namespace
 
-std::variant<SeccompProgram, std::string> build_seccomp_program() {
+session::Result<SeccompProgram> build_seccomp_program() {
 #if !defined(__x86_64__) && !defined(__aarch64__)
-  return std::string("unsupported architecture");
+  return session::failure("unsupported architecture");
 #endif
   Context c;
   c.ctx = seccomp_init(SCMP_ACT_ALLOW);
-  if (!c.ctx) return std::string("seccomp_init failed");
+  if (!c.ctx) return session::failure(std::string("seccomp_init failed"));
   // Other ABIs (i386, x32) of the native architecture kill the process.
   if (int rc = seccomp_attr_set(c.ctx, SCMP_FLTATR_ACT_BADARCH, SCMP_ACT_KILL_PROCESS); rc != 0)
-    return reason("seccomp_attr_set", rc);
+    return session::failure(reason("seccomp_attr_set", rc));
   // No NO_NEW_PRIVS from the filter's loader: bubblewrap sets it itself.
   const auto deny = [&](const char* name, int err) -> std::string {
     const int nr = seccomp_syscall_resolve_name(name);
@@ -87,9 +87,9 @@ std::variant<SeccompProgram, std::string> build_seccomp_program() {
                                        "iopl",
                                        "ioperm"};
   for (const char* name : kEperm)
-    if (auto problem = deny(name, EPERM); !problem.empty()) return problem;
+    if (auto problem = deny(name, EPERM); !problem.empty()) return session::failure(problem);
   // clone3's flags live in memory the filter cannot read: libc falls back to clone.
-  if (auto problem = deny("clone3", ENOSYS); !problem.empty()) return problem;
+  if (auto problem = deny("clone3", ENOSYS); !problem.empty()) return session::failure(problem);
   // clone with any CLONE_NEW* flag: one rule per flag (masked equality).
   static const unsigned long kNamespaces[] = {CLONE_NEWNS,  CLONE_NEWCGROUP, CLONE_NEWUTS,
                                               CLONE_NEWIPC, CLONE_NEWUSER,   CLONE_NEWPID,
@@ -97,23 +97,23 @@ std::variant<SeccompProgram, std::string> build_seccomp_program() {
   for (unsigned long flag : kNamespaces) {
     const int rc = seccomp_rule_add(c.ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(clone), 1,
                                     SCMP_A0(SCMP_CMP_MASKED_EQ, flag, flag));
-    if (rc != 0) return reason("clone", rc);
+    if (rc != 0) return session::failure(reason("clone", rc));
   }
   for (unsigned long request :
        {static_cast<unsigned long>(TIOCSTI), static_cast<unsigned long>(TIOCLINUX)}) {
     const int rc = seccomp_rule_add(c.ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(ioctl), 1,
                                     SCMP_A1(SCMP_CMP_MASKED_EQ, 0xffffffffUL, request));
-    if (rc != 0) return reason("ioctl", rc);
+    if (rc != 0) return session::failure(reason("ioctl", rc));
   }
   // The program, through a pipe (the server may make memfds; the sandbox may not).
   int fds[2];
-  if (::pipe2(fds, O_CLOEXEC) != 0) return reason("pipe", errno);
+  if (::pipe2(fds, O_CLOEXEC) != 0) return session::failure(reason("pipe", errno));
   // A filter this size fits a pipe's buffer many times over.
   const int rc = seccomp_export_bpf(c.ctx, fds[1]);
   ::close(fds[1]);
   if (rc != 0) {
     ::close(fds[0]);
-    return reason("seccomp_export_bpf", rc);
+    return session::failure(reason("seccomp_export_bpf", rc));
   }
   SeccompProgram out;
   char buf[4096];
@@ -127,7 +127,8 @@ std::variant<SeccompProgram, std::string> build_seccomp_program() {
     break;
   }
   ::close(fds[0]);
-  if (out.bpf.empty() || out.bpf.size() % 8 != 0) return std::string("empty BPF program");
+  if (out.bpf.empty() || out.bpf.size() % 8 != 0)
+    return session::failure(std::string("empty BPF program"));
   return out;
 }
 

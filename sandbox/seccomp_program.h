@@ -3,7 +3,8 @@
 // and exported as a BPF program (the bytes bubblewrap reads from `--seccomp FD`).
 
 #include <string>
-#include <variant>
+
+#include "session/error.h"
 
 namespace rebound::sandbox {
 
@@ -11,6 +12,6 @@ namespace rebound::sandbox {
 struct SeccompProgram {
   std::string bpf;
 };
-std::variant<SeccompProgram, std::string> build_seccomp_program();
+session::Result<SeccompProgram> build_seccomp_program();
 
 }  // namespace rebound::sandbox

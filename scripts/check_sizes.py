@@ -5,7 +5,9 @@ top-level folder with C++ sources but tests/ and bench/ (tests, benchmarks and f
 not product code). A function is a brace block at namespace or class scope whose head (the
 text since the previous `;`, `{` or `}`) has a parameter list; lambdas and local classes count
 towards the function they are written in. Comments, strings and preprocessor lines are blanked
-before the braces are matched.
+before the braces are matched. It also holds the one error shape of the product headers: none
+declares a `std::variant<T, std::string>` (a value or an error text); `session::Result<T>` is the
+error return (docs/architecture.md, "The path of one command").
 
 Usage: check_sizes.py [ROOT] [--max-function N] [--max-file N] [--self-test]; exit 1 with one
 line per offender, 0 with a summary line otherwise. --self-test checks the scanner on known
@@ -33,6 +35,9 @@ def rooms(root):
         if any(f.suffix in (".cpp", ".h") for f in folder.rglob("*")):
             out.append(name)
     return out
+
+# A value-or-error-text variant: the error shape session::Result<T> replaced.
+TEXT_ERROR_VARIANT = re.compile(r"std::variant<[^;{}]*,\s*std::string\s*>")
 
 SCOPE_WORDS = re.compile(r"\b(namespace|class|struct|union|enum)\b")
 
@@ -190,6 +195,11 @@ def main():
             lines = text.count("\n") + (0 if text.endswith("\n") else 1)
             if lines > args.max_file:
                 offenders.append(f"{rel}: {lines} lines (file limit {args.max_file})")
+            if path.suffix == ".h":
+                for m in TEXT_ERROR_VARIANT.finditer(blank(text)):
+                    line = text.count("\n", 0, m.start()) + 1
+                    offenders.append(f"{rel}:{line}: std::variant<T, std::string> (an error "
+                                     "return is session::Result<T>)")
             for name, first, last in functions(text):
                 length = last - first + 1
                 if length > longest[2]:
@@ -202,7 +212,8 @@ def main():
         print(o)
     if offenders:
         return 1
-    print(f"sizes: {files} product files in {len(found)} rooms ({', '.join(found)}), none over {args.max_file} lines; longest function "
+    print(f"sizes: {files} product files in {len(found)} rooms ({', '.join(found)}), none over {args.max_file} lines, no "
+          f"std::variant<T, std::string> in a header; longest function "
           f"{longest[1]} at {longest[0]}, {longest[2]} lines (limit {args.max_function})")
     return 0
 

@@ -384,12 +384,12 @@ void AgentSession::preflight_calls(std::uint64_t generation) {
       continue;
     }
     auto input = tool_input(*tool, call.block.arguments);
-    if (auto* problem = std::get_if<std::string>(&input)) {
-      end_tool_call(generation, i, ToolResult::error(std::move(*problem)));
+    if (!input) {
+      end_tool_call(generation, i, ToolResult::error(input.error().message));
       continue;
     }
     call.tool = tool;
-    call.input = std::move(std::get<protocol::Json>(input));
+    call.input = std::move(*input);
     if (!preflight_) continue;
     // The next call waits for this one's verdict (extensions.md section 5.2).
     PreflightCall asked(call.block.id, call.block.name, call.block.arguments,
@@ -401,7 +401,7 @@ void AgentSession::preflight_calls(std::uint64_t generation) {
     // Each replacement of the input is checked as the model's was (extensions.md section 4.4).
     asked.validate = [tool](const protocol::Json& replaced) -> std::optional<std::string> {
       auto checked = tool_input(*tool, replaced);
-      if (auto* problem = std::get_if<std::string>(&checked)) return std::move(*problem);
+      if (!checked) return checked.error().message;
       return std::nullopt;
     };
     run.preflight =
@@ -429,11 +429,11 @@ void AgentSession::preflighted(std::uint64_t generation, std::size_t index,
   } else if (verdict.input) {
     // A replaced input is validated again; an invalid one fails the call with its text.
     auto input = tool_input(*call.tool, *verdict.input);
-    if (auto* problem = std::get_if<std::string>(&input)) {
+    if (!input) {
       call.tool = nullptr;
-      end_tool_call(generation, index, ToolResult::error(std::move(*problem)));
+      end_tool_call(generation, index, ToolResult::error(input.error().message));
     } else {
-      call.input = std::move(std::get<protocol::Json>(input));
+      call.input = std::move(*input);
     }
   }
   preflight_calls(generation);

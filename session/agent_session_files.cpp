@@ -179,8 +179,8 @@ void AgentSession::new_session(std::optional<std::string> parent_session) {
 
 Status AgentSession::switch_session(const std::string& path) {
   auto loaded = deps_.storage.load_restored(path);
-  if (auto* error = std::get_if<std::string>(&loaded)) return Error{ErrorKind::failed, *error};
-  take_up_switched(path, std::move(std::get<LoadedSession>(loaded)));
+  if (!loaded) return loaded.error();
+  take_up_switched(path, std::move(*loaded));
   return ok();
 }
 
@@ -216,21 +216,21 @@ void AgentSession::switch_session(const std::string& path, std::function<void(St
   // Read and parsed off the loop where the storage can: other commands answer meanwhile.
   std::weak_ptr<bool> alive = alive_;
   ++loads_pending_;
-  deps_.storage.load_async(path, [this, alive, path, done = std::move(done)](
-                                     std::variant<LoadedSession, std::string> loaded) mutable {
-    if (alive.expired()) return;
-    --loads_pending_;
-    if (auto* error = std::get_if<std::string>(&loaded)) {
-      done(Error{ErrorKind::failed, *error});  // nothing changes, a running batch goes on
-      return;
-    }
-    auto session = std::make_shared<LoadedSession>(std::move(std::get<LoadedSession>(loaded)));
-    after_batch_aborted([this, alive, path, session, done = std::move(done)] {
-      if (alive.expired()) return;
-      take_up_switched(path, std::move(*session));
-      done(ok());
-    });
-  });
+  deps_.storage.load_async(
+      path, [this, alive, path, done = std::move(done)](Result<LoadedSession> loaded) mutable {
+        if (alive.expired()) return;
+        --loads_pending_;
+        if (!loaded) {
+          done(loaded.error());  // nothing changes, a running batch goes on
+          return;
+        }
+        auto session = std::make_shared<LoadedSession>(std::move(*loaded));
+        after_batch_aborted([this, alive, path, session, done = std::move(done)] {
+          if (alive.expired()) return;
+          take_up_switched(path, std::move(*session));
+          done(ok());
+        });
+      });
 }
 
 Status AgentSession::bash(const std::string& command, BashDone done) {

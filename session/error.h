@@ -41,6 +41,12 @@ inline Error field_error(std::string path, std::string expected) {
                FieldProblem{std::move(path), std::move(expected)}};
 }
 
+/// The `failed` error with that text: what went wrong when something was tried (a file, a
+/// process, a parse), the text as the caller shows it.
+inline Error failure(std::string message) {
+  return Error{ErrorKind::failed, std::move(message)};
+}
+
 /// A value or an Error; like std::expected (C++23), kept small.
 template <typename T>
 class Result {

@@ -306,9 +306,9 @@ bool SessionFileParser::line(std::string_view line, bool complete) {
   return true;
 }
 
-std::variant<LoadedSession, std::string> SessionFileParser::finish() {
-  if (error_) return *error_;
-  if (!have_header_) return std::string("not a session file: it has no header");
+Result<LoadedSession> SessionFileParser::finish() {
+  if (error_) return failure(*error_);
+  if (!have_header_) return failure("not a session file: it has no header");
   for (std::size_t k = 0; k < slim_.size(); ++k) {
     Json& slim = out_.entries[slim_[k].entry];
     slim = Json::object();
@@ -321,9 +321,8 @@ std::variant<LoadedSession, std::string> SessionFileParser::finish() {
   return std::move(out_);
 }
 
-std::variant<LoadedSession, std::string> parse_session_file(std::string_view text,
-                                                            const std::atomic<bool>* cancelled,
-                                                            bool keep_messages) {
+Result<LoadedSession> parse_session_file(std::string_view text, const std::atomic<bool>* cancelled,
+                                         bool keep_messages) {
   SessionFileParser parser(cancelled, keep_messages);
   std::size_t pos = 0;
   while (pos < text.size()) {

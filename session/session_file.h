@@ -11,12 +11,12 @@
 #include <optional>
 #include <string>
 #include <string_view>
-#include <variant>
 #include <vector>
 
 #include "protocol/json.h"
 #include "protocol/messages.h"
 #include "protocol/wire_types.h"
+#include "session/error.h"
 #include "session/message_stats.h"
 
 namespace rebound::session {
@@ -130,8 +130,9 @@ struct LoadedSession {
 /// `keep_messages`, a message entry keeps only its type and ids, and its message (converted to
 /// check it anyway) goes to LoadedSession::messages: a loader's way to hold the conversation
 /// once, as messages, instead of every entry's JSON tree.
-std::variant<LoadedSession, std::string> parse_session_file(
-    std::string_view text, const std::atomic<bool>* cancelled = nullptr, bool keep_messages = true);
+Result<LoadedSession> parse_session_file(std::string_view text,
+                                         const std::atomic<bool>* cancelled = nullptr,
+                                         bool keep_messages = true);
 
 /// parse_session_file a line at a time, for a loader that reads the file in pieces.
 class SessionFileParser {
@@ -143,7 +144,7 @@ class SessionFileParser {
   /// False once the file cannot be used (or `cancelled`): further lines are not read.
   bool line(std::string_view line, bool complete);
   /// The session, or why the file cannot be used.
-  std::variant<LoadedSession, std::string> finish();
+  Result<LoadedSession> finish();
 
  private:
   const std::atomic<bool>* cancelled_;

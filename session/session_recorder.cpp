@@ -140,8 +140,8 @@ Result<std::vector<Json>> SessionRecorder::all_entries() const {
   std::vector<Json> out;
   if (loaded_count_ > 0 && path_) {
     auto loaded = storage_.load(*path_);
-    if (auto* error = std::get_if<std::string>(&loaded)) return Error{ErrorKind::failed, *error};
-    auto& entries = std::get<LoadedSession>(loaded).entries;
+    if (!loaded) return loaded.error();
+    auto& entries = loaded->entries;
     if (entries.size() < loaded_count_) {
       return Error{ErrorKind::failed, "The session file " + *path_ + " changed on disk"};
     }

@@ -9,7 +9,6 @@
 #include <optional>
 #include <string>
 #include <string_view>
-#include <variant>
 #include <vector>
 
 #include "session/error.h"
@@ -55,19 +54,19 @@ class SessionStorage {
   /// The absolute working directory for a new session's header.
   virtual std::string cwd() const = 0;
   /// Reads and parses a session file; the error text when it does not exist or cannot be used.
-  virtual std::variant<LoadedSession, std::string> load(const std::string& path) = 0;
+  virtual Result<LoadedSession> load(const std::string& path) = 0;
   /// load() with its result restored (LoadedSession::restored), for taking the session up: a
   /// storage that can keeps only ids, types and line places of the message entries then, and
   /// one with locks takes the file's (LoadedSession::lock) or fails when another process
   /// holds it.
-  virtual std::variant<LoadedSession, std::string> load_restored(const std::string& path) {
+  virtual Result<LoadedSession> load_restored(const std::string& path) {
     auto loaded = load(path);
-    if (auto* s = std::get_if<LoadedSession>(&loaded)) s->restored = restore_session_releasing(*s);
+    if (loaded) loaded->restored = restore_session_releasing(*loaded);
     return loaded;
   }
   /// load_restored() with its result handed to `done` on the event loop; a storage that can,
   /// does the work on another thread so the loop goes on. This one runs it at once.
-  using LoadDone = std::function<void(std::variant<LoadedSession, std::string>)>;
+  using LoadDone = std::function<void(Result<LoadedSession>)>;
   virtual void load_async(const std::string& path, LoadDone done) { done(load_restored(path)); }
   /// A session file's bytes as they are now, for taking its entries by their lines' places
   /// (LoadedSession::lines), with the fingerprint of the first `fingerprint_bytes`; null when

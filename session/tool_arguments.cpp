@@ -119,14 +119,14 @@ std::optional<std::string> check_tool_arguments(const ToolDefinition& definition
   return text;
 }
 
-std::variant<Json, std::string> tool_input(const Tool& tool, const Json& received) {
+Result<Json> tool_input(const Tool& tool, const Json& received) {
   Json args = received;
   tool.prepare_arguments(args);
-  if (tool.definition().external) return args;
+  if (tool.definition().external) return Result<Json>(std::move(args));
   Json checked;
   if (auto problem = check_tool_arguments(tool.definition(), args, checked, received))
-    return std::move(*problem);
-  return checked;
+    return failure(std::move(*problem));
+  return Result<Json>(std::move(checked));
 }
 
 }  // namespace rebound::session

@@ -4,7 +4,7 @@
 
 #include <optional>
 #include <string>
-#include <variant>
+#include "session/error.h"
 
 #include "protocol/json.h"
 #include "session/tool.h"
@@ -21,7 +21,6 @@ std::optional<std::string> check_tool_arguments(const ToolDefinition& definition
 /// The arguments `tool` runs with: `received` after Tool::prepare_arguments, checked and
 /// coerced (an external tool's unchecked: its server validates them, mcp.md section 5); the
 /// failure text when they do not pass.
-std::variant<protocol::Json, std::string> tool_input(const Tool& tool,
-                                                     const protocol::Json& received);
+Result<protocol::Json> tool_input(const Tool& tool, const protocol::Json& received);
 
 }  // namespace rebound::session

@@ -57,11 +57,10 @@ class ChildServerProcess : public mcp::ServerProcess {
 
 }  // namespace
 
-std::variant<McpSources, std::string> read_mcp_sources(const workspace::ServiceFlags& options,
-                                                       const config::SettingsPair& files,
-                                                       const fs::path& cwd,
-                                                       const mcp::Getenv& getenv,
-                                                       std::vector<mcp::ServerConfig> extra) {
+session::Result<McpSources> read_mcp_sources(const workspace::ServiceFlags& options,
+                                             const config::SettingsPair& files, const fs::path& cwd,
+                                             const mcp::Getenv& getenv,
+                                             std::vector<mcp::ServerConfig> extra) {
   McpSources out;
   const fs::path& global_file = files.global_file;
   const fs::path& project_file = files.project_file;
@@ -92,12 +91,12 @@ std::variant<McpSources, std::string> read_mcp_sources(const workspace::ServiceF
   for (const auto& file : options.mcp_configs) {
     config::JsonFileRead r = config::read_json_file(file);
     if (r.status == config::JsonFileStatus::missing)
-      return "--mcp-config " + file + ": no such file";
+      return session::failure("--mcp-config " + file + ": no such file");
     if (r.status == config::JsonFileStatus::malformed)
-      return "--mcp-config " + file + ": not JSON (" + r.error + ")";
+      return session::failure("--mcp-config " + file + ": not JSON (" + r.error + ")");
     if (!r.value.is_object() || !r.value.contains("mcpServers") ||
         !r.value["mcpServers"].is_object())
-      return "--mcp-config " + file + ": no mcpServers object";
+      return session::failure("--mcp-config " + file + ": no mcpServers object");
     add_source(out.servers, r.value, file, getenv);
   }
   mcp::merge_servers(out.servers, std::move(extra));
@@ -123,11 +122,11 @@ mcp::Spawner child_process_spawner(boost::asio::any_io_executor executor,
         return nullptr;
       }
       auto launched = box->launch_server(spec.argv, spec.cwd, spec.env, path);
-      if (auto* refusal = std::get_if<std::string>(&launched)) {
-        error = *refusal;
+      if (!launched) {
+        error = launched.error().message;
         return nullptr;
       }
-      launch = std::move(std::get<sandbox::Launch>(launched));
+      launch = std::move(*launched);
       child.argv = launch->argv;
       child.env = launch->env;
       child.pass_fds = {launch->seccomp_fd, launch->status_write, launch->args_fd};

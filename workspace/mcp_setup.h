@@ -6,13 +6,13 @@
 #include <boost/asio/any_io_executor.hpp>
 #include <filesystem>
 #include <string>
-#include <variant>
 #include <vector>
 
 #include "mcp/mcp_config.h"
 #include "mcp/mcp_connection.h"
 #include "mcp/mcp_manager.h"
 #include "sandbox/sandbox.h"
+#include "session/error.h"
 #include "session/scheduler.h"
 #include "workspace/service_flags.h"
 
@@ -27,11 +27,11 @@ struct McpSources {
 
 /// The servers configured for `cwd` (sources 1 to 4, section 1.1) plus `extra` (ACP's source 5),
 /// or why a --mcp-config file cannot be used (the server then exits 1).
-std::variant<McpSources, std::string> read_mcp_sources(const workspace::ServiceFlags& options,
-                                                       const config::SettingsPair& files,
-                                                       const std::filesystem::path& cwd,
-                                                       const mcp::Getenv& getenv,
-                                                       std::vector<mcp::ServerConfig> extra = {});
+session::Result<McpSources> read_mcp_sources(const workspace::ServiceFlags& options,
+                                             const config::SettingsPair& files,
+                                             const std::filesystem::path& cwd,
+                                             const mcp::Getenv& getenv,
+                                             std::vector<mcp::ServerConfig> extra = {});
 
 /// Starts server processes as ChildProcess children (stdin/stdout pipes, stderr separate, a
 /// process group of their own); a spec marked sandboxed in `box` (policy.md section 8.8), its

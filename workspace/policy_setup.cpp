@@ -157,9 +157,10 @@ void add_rules(std::vector<policy::Rule>& out, const std::vector<std::string>& t
     const std::string where =
         file.empty() ? where_prefix : where_prefix + "[" + std::to_string(i) + "] in " + file;
     auto parsed = policy::parse_rule(texts[i], behavior, syntax);
-    if (auto* reason = std::get_if<std::string>(&parsed))
-      throw Invalid{"Invalid permission rule '" + texts[i] + "' (" + where + "): " + *reason};
-    policy::Rule rule = std::move(std::get<policy::Rule>(parsed));
+    if (!parsed)
+      throw Invalid{"Invalid permission rule '" + texts[i] + "' (" + where +
+                    "): " + parsed.error().message};
+    policy::Rule rule = std::move(*parsed);
     rule.source = source;
     if (rule.kind == policy::RuleTool::foreign)
       spdlog::warn("permission rule '{}' names a tool Rebound does not have; it matches nothing",
@@ -240,10 +241,9 @@ SandboxSettings combine_sandbox(const workspace::ServiceFlags& options, const Fi
 
 }  // namespace
 
-std::variant<PolicySetup, std::string> read_policy_setup(const workspace::ServiceFlags& options,
-                                                         const fs::path& agent_dir_given,
-                                                         const fs::path& cwd, bool extensions,
-                                                         bool read_project) {
+session::Result<PolicySetup> read_policy_setup(const workspace::ServiceFlags& options,
+                                               const fs::path& agent_dir_given, const fs::path& cwd,
+                                               bool extensions, bool read_project) {
   std::error_code ec;
   const fs::path agent_dir = fs::absolute(agent_dir_given, ec).lexically_normal();
   const char* home_env = std::getenv("HOME");
@@ -341,7 +341,7 @@ std::variant<PolicySetup, std::string> read_policy_setup(const workspace::Servic
       out.sources.push_back(
           Json{{"kind", "project"}, {"path", project.path}, {"read", project.read}});
   } catch (const Invalid& e) {
-    return e.text;
+    return session::failure(e.text);
   }
   return out;
 }

@@ -7,12 +7,12 @@
 #include <filesystem>
 #include <optional>
 #include <string>
-#include <variant>
 #include <vector>
 
 #include "policy/policy.h"
 #include "policy/policy_gate.h"
 #include "protocol/json.h"
+#include "session/error.h"
 #include "workspace/service_flags.h"
 
 namespace rebound::server {
@@ -42,9 +42,9 @@ struct PolicySetup {
 /// says whether extension processes are configured (an unknown tool name in a rule is then
 /// taken for one of their tools). Without `read_project` only the global file and the command
 /// line count (acp mode's check at start-up: each session reads its own project file).
-std::variant<PolicySetup, std::string> read_policy_setup(const workspace::ServiceFlags& options,
-                                                         const std::filesystem::path& agent_dir,
-                                                         const std::filesystem::path& cwd,
-                                                         bool extensions, bool read_project = true);
+session::Result<PolicySetup> read_policy_setup(const workspace::ServiceFlags& options,
+                                               const std::filesystem::path& agent_dir,
+                                               const std::filesystem::path& cwd, bool extensions,
+                                               bool read_project = true);
 
 }  // namespace rebound::server

@@ -225,9 +225,8 @@ session::Result<AcpPolicyParts> wire_acp_policy(WorkspaceParts& app, AcpKeep& ke
                                                 session::ToolRegistry& tools,
                                                 session::DynamicTools* dynamic_tools) {
   auto read = read_policy_setup(app.flags, app.agent_dir, cwd, extensions);
-  if (auto* error = std::get_if<std::string>(&read))
-    return session::Error{session::ErrorKind::failed, *error};
-  const PolicySetup& setup = std::get<PolicySetup>(read);
+  if (!read) return read.error();
+  const PolicySetup& setup = *read;
   keep.policy = std::make_shared<PolicyWiring>(setup, app.scheduler);
   PolicyWiring& policy = *keep.policy;
   AcpPolicyParts parts{&tools, dynamic_tools, std::nullopt, std::nullopt};
@@ -297,10 +296,11 @@ session::Result<ProcessSession> process_session(WorkspaceParts& app, const std::
   if (session_file) {
     if (fs::exists(*session_file, ec) && fs::file_size(*session_file, ec) > 0) {
       auto loaded = files->storage.load_restored(*session_file);
-      if (auto* error = std::get_if<std::string>(&loaded))
-        return session::Error{session::ErrorKind::failed,
-                              o.resume ? "--resume: " + *error : *error};
-      resume = std::move(std::get<session::LoadedSession>(loaded));
+      if (!loaded) {
+        const std::string& error = loaded.error().message;
+        return session::failure(o.resume ? "--resume: " + error : error);
+      }
+      resume = std::move(*loaded);
       for (const auto& w : resume->warnings)
         spdlog::warn("{}: {}", *session_file, w);
     }
@@ -434,11 +434,10 @@ session::Result<OpenedSession> open_session(WorkspaceParts& app, OpenRequest req
                                   mcp::read_acp_servers(request.mcp_servers, mcp_warnings));
   for (const auto& w : mcp_warnings)
     spdlog::warn("acp: mcpServers: {}", w);
-  if (auto* error = std::get_if<std::string>(&sources))
-    return session::Error{session::ErrorKind::failed, *error};
+  if (!sources) return sources.error();
   auto mcp_set =
-      make_mcp_set(app.io.get_executor(), app.scheduler, std::move(std::get<McpSources>(sources)),
-                   session_cwd, app.getenv, app.active_tools, keep->policy->mcp_sandboxing());
+      make_mcp_set(app.io.get_executor(), app.scheduler, std::move(*sources), session_cwd,
+                   app.getenv, app.active_tools, keep->policy->mcp_sandboxing());
   // The extensions' tools after the MCP servers' (extensions.md section 4.5), behind the
   // connection's permission gate like them.
   if (ext.set) ext.tools = ext.set->tools(mcp_set.get(), app.active_tools);

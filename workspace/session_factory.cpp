@@ -36,10 +36,9 @@ std::function<void()> SessionFactory::load_by_id(std::shared_ptr<SessionFiles> f
   std::weak_ptr<SessionFiles> weak = files;
   // `files` rides with the read: its storage (and the read's thread) lives until the answer.
   files->storage.load_async(*file, [files, path = *file, done = std::move(done)](
-                                       std::variant<session::LoadedSession, std::string> read) {
-    if (auto* error = std::get_if<std::string>(&read))
-      return done(session::Error{session::ErrorKind::failed, *error});
-    auto& loaded = std::get<session::LoadedSession>(read);
+                                       session::Result<session::LoadedSession> read) {
+    if (!read) return done(session::failure(read.error().message));
+    auto& loaded = *read;
     for (const auto& w : loaded.warnings)
       spdlog::warn("{}: {}", path, w);
     done(std::pair{path, std::move(loaded)});

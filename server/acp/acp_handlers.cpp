@@ -200,19 +200,17 @@ void AcpConnection::prompt(acp::SessionParams params, AcpReply reply) {
   if (blocks == params.params.end())
     return reply.fail(code::invalid_params, "Invalid params: prompt: expected array");
   auto input = acp::prompt_input(*blocks);
-  if (auto* error = std::get_if<std::string>(&input))
-    return reply.fail(code::invalid_params, std::move(*error));
+  if (!input) return reply.fail(code::invalid_params, input.error().message);
   // The turn answers when it ends: the reply goes with it.
   if (s->turn || s->next) {
     // No queueing in ACP v1: the earlier prompt is cancelled and answered first, then this one
     // runs (a prompt that was itself waiting is answered `cancelled` at once).
     drop_next(*s);
-    s->next.emplace(
-        acp::NextPrompt{std::move(reply), std::move(std::get<session::UserInput>(input))});
+    s->next.emplace(acp::NextPrompt{std::move(reply), std::move(*input)});
     if (s->turn) cancel_turn(*s);
     return;
   }
-  start_turn(*s, std::move(reply), std::move(std::get<session::UserInput>(input)));
+  start_turn(*s, std::move(reply), std::move(*input));
 }
 
 void AcpConnection::cancel(acp::SessionParams params) {

@@ -146,31 +146,37 @@ Json diff_content(const std::string& path, const std::optional<std::string>& old
   return diff;
 }
 
-std::variant<session::UserInput, std::string> prompt_input(const Json& blocks) {
-  if (!blocks.is_array()) return std::string("Invalid params: prompt: expected array");
+session::Result<session::UserInput> prompt_input(const Json& blocks) {
+  if (!blocks.is_array())
+    return session::failure(std::string("Invalid params: prompt: expected array"));
   session::UserInput input;
   std::vector<std::string> pieces;
   for (std::size_t i = 0; i < blocks.size(); ++i) {
     const Json& block = blocks[i];
     const std::string where = "prompt[" + std::to_string(i) + "]";
-    if (!block.is_object()) return "Invalid params: " + where + ": expected object";
+    if (!block.is_object())
+      return session::failure("Invalid params: " + where + ": expected object");
     const std::string type = string_arg(block, "type");
-    if (!has_string(block, "type")) return "Invalid params: " + where + ".type: expected string";
+    if (!has_string(block, "type"))
+      return session::failure("Invalid params: " + where + ".type: expected string");
     if (type == "text") {
-      if (!has_string(block, "text")) return "Invalid params: " + where + ".text: expected string";
+      if (!has_string(block, "text"))
+        return session::failure("Invalid params: " + where + ".text: expected string");
       pieces.push_back(string_arg(block, "text"));
     } else if (type == "resource_link") {
-      if (!has_string(block, "uri")) return "Invalid params: " + where + ".uri: expected string";
+      if (!has_string(block, "uri"))
+        return session::failure("Invalid params: " + where + ".uri: expected string");
       pieces.push_back("@" + string_arg(block, "uri"));
     } else if (type == "image") {
-      if (!has_string(block, "data")) return "Invalid params: " + where + ".data: expected string";
+      if (!has_string(block, "data"))
+        return session::failure("Invalid params: " + where + ".data: expected string");
       if (!has_string(block, "mimeType"))
-        return "Invalid params: " + where + ".mimeType: expected string";
+        return session::failure("Invalid params: " + where + ".mimeType: expected string");
       input.images.push_back({string_arg(block, "data"), string_arg(block, "mimeType")});
     } else if (type == "resource") {
       const auto it = block.find("resource");
       if (it == block.end() || !it->is_object())
-        return "Invalid params: " + where + ".resource: expected object";
+        return session::failure("Invalid params: " + where + ".resource: expected object");
       const Json& resource = *it;
       if (has_string(resource, "text")) {
         pieces.push_back("<context uri=\"" + string_arg(resource, "uri") + "\">\n" +
@@ -179,14 +185,15 @@ std::variant<session::UserInput, std::string> prompt_input(const Json& blocks) {
                  string_arg(resource, "mimeType").rfind("image/", 0) == 0) {
         input.images.push_back({string_arg(resource, "blob"), string_arg(resource, "mimeType")});
       } else {
-        return std::string("Invalid params: unsupported content block: resource");
+        return session::failure(std::string("Invalid params: unsupported content block: resource"));
       }
     } else {
-      return "Invalid params: unsupported content block: " + type;
+      return session::failure("Invalid params: unsupported content block: " + type);
     }
   }
   if (pieces.empty() && input.images.empty())
-    return std::string("Invalid params: prompt: expected at least one text or image block");
+    return session::failure(
+        std::string("Invalid params: prompt: expected at least one text or image block"));
   for (std::size_t i = 0; i < pieces.size(); ++i) {
     if (i > 0) input.text += '\n';
     input.text += pieces[i];

@@ -8,11 +8,11 @@
 #include <optional>
 #include <string>
 #include <string_view>
-#include <variant>
 
 #include "protocol/json.h"
 #include "protocol/messages.h"
 #include "session/agent_session.h"
+#include "session/error.h"
 #include "session/tool.h"
 
 namespace rebound::server::acp {
@@ -51,7 +51,7 @@ Json diff_content(const std::string& path, const std::optional<std::string>& old
                   const std::string& new_text);
 
 /// Section 6.1: the prompt's content blocks as one user input, or the -32602 message.
-std::variant<session::UserInput, std::string> prompt_input(const Json& blocks);
+session::Result<session::UserInput> prompt_input(const Json& blocks);
 
 /// "Retrying (<attempt>/<max>) in <delay>" (section 8).
 std::string retry_notice_title(std::int64_t attempt, std::int64_t max_attempts,

@@ -138,19 +138,19 @@ std::optional<double> budget_usd(const std::string& s) {
 
 // --json-schema's value (oneshot.md section 11.1): JSON text when it starts with `{`, else a
 // file; checked as section 11.3 says. The schema, or the stderr line.
-std::variant<oneshot::JsonSchema, std::string> read_json_schema(const std::string& value) {
+session::Result<oneshot::JsonSchema> read_json_schema(const std::string& value) {
   std::string text = value;
   const std::size_t first = value.find_first_not_of(" \t\r\n");
   if (first == std::string::npos || value[first] != '{') {
     const auto read = config::read_regular_file(value, 4 * 1024 * 1024);
     if (read.status != config::FileReadStatus::ok)
-      return "rebound: --json-schema: cannot read " + value + ": " + read.error;
+      return session::failure("rebound: --json-schema: cannot read " + value + ": " + read.error);
     text = read.text;
   }
   protocol::Json schema = protocol::Json::parse(text, nullptr, false);
-  if (schema.is_discarded()) return std::string("rebound: --json-schema: not valid JSON");
+  if (schema.is_discarded()) return session::failure("rebound: --json-schema: not valid JSON");
   auto compiled = oneshot::JsonSchema::compile(std::move(schema));
-  if (auto* error = std::get_if<std::string>(&compiled)) return "rebound: " + *error;
+  if (!compiled) return session::failure("rebound: " + compiled.error().message);
   return compiled;
 }
 
@@ -238,8 +238,8 @@ std::optional<std::string> apply_oneshot_flags(const OneShotFlags& f, bool mode_
   }
   if (f.schema) {
     auto schema = read_json_schema(*f.schema);
-    if (auto* error = std::get_if<std::string>(&schema)) return *error;
-    o.json_schema = std::move(std::get<oneshot::JsonSchema>(schema));
+    if (!schema) return schema.error().message;
+    o.json_schema = std::move(*schema);
   }
   o.mode = "print";
   return std::nullopt;

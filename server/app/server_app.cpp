@@ -231,13 +231,13 @@ int run_server(const CliOptions& options) {
   auto policy_read = read_policy_setup(
       options, agent_dir, cwd, !read_extension_configs(options, settings, getenv_value).empty(),
       !mode->session_policy);
-  if (auto* error = std::get_if<std::string>(&policy_read)) {
-    spdlog::error("{}", *error);
+  if (!policy_read) {
+    spdlog::error("{}", policy_read.error().message);
     return 2;
   }
   // The shell settings as the policy's trust rule leaves them (policy.md 1.2).
-  startup.bash.shell_path = std::get<PolicySetup>(policy_read).shell_path;
-  startup.bash.command_prefix = std::get<PolicySetup>(policy_read).shell_command_prefix;
+  startup.bash.shell_path = policy_read.value().shell_path;
+  startup.bash.command_prefix = policy_read.value().shell_command_prefix;
 
   std::optional<JsonlAppender> script_log;
   if (options.script_log) {
@@ -250,7 +250,7 @@ int run_server(const CliOptions& options) {
 
   asio::io_context io;
   AsioScheduler scheduler(io.get_executor());
-  auto policy = std::make_shared<PolicyWiring>(std::get<PolicySetup>(policy_read), scheduler);
+  auto policy = std::make_shared<PolicyWiring>(policy_read.value(), scheduler);
   // A whole-tool deny takes the tool out of what is offered (policy.md section 2.2).
   startup.active_tools = policy->keep_offered(startup.active_tools);
   StdoutWriter writer(io.get_executor(), STDOUT_FILENO);
@@ -258,8 +258,8 @@ int run_server(const CliOptions& options) {
   // MCP servers of the process's cwd (mcp.md section 1.1): a bad --mcp-config file stops either
   // mode here.
   auto sources = read_mcp_sources(options, settings, cwd, getenv_value);
-  if (auto* error = std::get_if<std::string>(&sources)) {
-    spdlog::error("{}", *error);
+  if (!sources) {
+    spdlog::error("{}", sources.error().message);
     return 1;
   }
   net::HttpClient http(io.get_executor(), net::ProxyConfig::from_environment(getenv_value));
@@ -294,8 +294,8 @@ int run_server(const CliOptions& options) {
     // acp: each session's policy says whether its commands run in a sandbox of its workspace.
     sandboxes = std::make_shared<sandbox::WorkspaceSandboxes>(io.get_executor(), spawn);
     spawn = sandboxes->spawn();
-  } else if (auto box = make_sandbox(std::get<PolicySetup>(policy_read), shell_env,
-                                     providers.key_variables, getenv_value)) {
+  } else if (auto box = make_sandbox(policy_read.value(), shell_env, providers.key_variables,
+                                     getenv_value)) {
     spawn = sandbox::sandboxed_spawn(io.get_executor(), box);
     policy->set_sandbox(box);
     guideline = sandbox_guideline(box->config().network);
@@ -309,8 +309,8 @@ int run_server(const CliOptions& options) {
                                              credentials, bash, jitter, startup.active_tools,
                                              &secrets, guideline});
   AppParts app{{options, agent_dir, cwd, settings, io, scheduler, sessions, builtin_tools,
-                startup.active_tools, getenv_value, std::move(std::get<McpSources>(sources)),
-                shell_env, hooks, policy, sandboxes, providers.key_variables},
+                startup.active_tools, getenv_value, std::move(*sources), shell_env, hooks, policy,
+                sandboxes, providers.key_variables},
                options,
                writer};
   ModeStart started = mode->start(app);

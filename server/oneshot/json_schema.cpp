@@ -269,13 +269,15 @@ JsonSchema::JsonSchema(Json schema)
     : schema_(std::make_shared<const Json>(std::move(schema))),
       patterns_(std::make_shared<std::map<std::string, std::shared_ptr<const tools::Regex>>>()) {}
 
-std::variant<JsonSchema, std::string> JsonSchema::compile(Json schema) {
+session::Result<JsonSchema> JsonSchema::compile(Json schema) {
   const auto type = schema.is_object() ? schema.find("type") : schema.end();
   if (!schema.is_object() || type == schema.end() || *type != "object")
-    return std::string(R"(--json-schema: the root must be an object schema ("type":"object"))");
+    return session::failure(
+        std::string(R"(--json-schema: the root must be an object schema ("type":"object"))"));
   JsonSchema out(std::move(schema));
   SchemaCheck check(*out.schema_, *out.patterns_);
-  if (auto problem = check.run(*out.schema_, "", 0)) return "--json-schema: " + *problem;
+  if (auto problem = check.run(*out.schema_, "", 0))
+    return session::failure("--json-schema: " + *problem);
   return out;
 }
 

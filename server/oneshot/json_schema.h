@@ -9,10 +9,10 @@
 #include <memory>
 #include <optional>
 #include <string>
-#include <variant>
 #include <vector>
 
 #include "protocol/json.h"
+#include "session/error.h"
 
 namespace rebound::tools {
 class Regex;
@@ -31,7 +31,7 @@ class JsonSchema {
  public:
   /// The schema checked as section 11.1 and 11.3 say, or the stderr text after `rebound: `
   /// (`--json-schema: …`).
-  static std::variant<JsonSchema, std::string> compile(protocol::Json schema);
+  static session::Result<JsonSchema> compile(protocol::Json schema);
 
   /// Every problem of `instance`, in section 11.4's order (none: it matches).
   std::vector<SchemaProblem> validate(const protocol::Json& instance) const;

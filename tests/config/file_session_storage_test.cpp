@@ -49,8 +49,8 @@ TEST_CASE("open_for_append creates the file (mode 0600) and its folders, appends
   REQUIRE(::stat(path.c_str(), &st) == 0);
   CHECK((st.st_mode & 0777) == 0600);
   auto loaded = storage.load(path);
-  REQUIRE(std::holds_alternative<session::LoadedSession>(loaded));
-  CHECK(std::get<session::LoadedSession>(loaded).entries.size() == 2);
+  REQUIRE(loaded.ok());
+  CHECK(loaded.value().entries.size() == 2);
 }
 
 TEST_CASE("before the first append a torn last line is cut off and a complete one gets its LF") {
@@ -60,8 +60,8 @@ TEST_CASE("before the first append a torn last line is cut off and a complete on
   SUBCASE("torn") {
     const auto path = dir.write("t.jsonl", kHeader + kEntry + kEntry.substr(0, 30));
     auto loaded = storage.load(path.string());
-    REQUIRE(std::holds_alternative<session::LoadedSession>(loaded));
-    CHECK(std::get<session::LoadedSession>(loaded).warnings.size() == 1);
+    REQUIRE(loaded.ok());
+    CHECK(loaded.value().warnings.size() == 1);
     auto sink = storage.open_for_append(path.string(), error);
     REQUIRE(sink);
     CHECK(dir.read("t.jsonl") == kHeader + kEntry);
@@ -80,10 +80,10 @@ TEST_CASE("loading names what is wrong") {
   TempDir dir;
   FileSessionStorage storage(SessionStorageOptions{dir.path(), "/w", std::nullopt, false});
   const std::string missing = (dir.path() / "none.jsonl").string();
-  CHECK(std::get<std::string>(storage.load(missing)) == "Session file not found: " + missing);
+  CHECK(storage.load(missing).error().message == "Session file not found: " + missing);
   const auto v2 = dir.write("v2.jsonl", R"({"type":"session","version":2,"id":"x"})"
                                         "\n");
-  CHECK(std::get<std::string>(storage.load(v2.string())) ==
+  CHECK(storage.load(v2.string()).error().message ==
         "Cannot load session file " + v2.string() +
             ": unsupported session file version 2 (this server reads version 3)");
 }
@@ -95,7 +95,7 @@ TEST_CASE("only regular files are sessions: a FIFO, a device or a directory is r
   FileSessionStorage storage(SessionStorageOptions{dir.path(), dir.path(), std::nullopt, false});
   auto error_of = [&](const std::string& path) {
     auto r = storage.load(path);
-    return std::holds_alternative<std::string>(r) ? std::get<std::string>(r) : std::string();
+    return !r.ok() ? r.error().message : std::string();
   };
   CHECK(error_of(fifo.string()) ==
         "Not a session file: " + fifo.string() + " is not a regular file");
@@ -109,7 +109,7 @@ TEST_CASE("only regular files are sessions: a FIFO, a device or a directory is r
   CHECK(error == "not a regular file");
   // A valid file still loads.
   const auto ok = dir.write("ok.jsonl", kHeader + kEntry);
-  CHECK(std::holds_alternative<session::LoadedSession>(storage.load(ok.string())));
+  CHECK(storage.load(ok.string()).ok());
 }
 
 TEST_CASE("a file read in pieces loads as its whole text parses: lines across pieces, a torn end") {
@@ -133,20 +133,20 @@ TEST_CASE("a file read in pieces loads as its whole text parses: lines across pi
   REQUIRE(text.size() > 3 * config::kReadPieceBytes);
   const auto path = dir.write("long.jsonl", text).string();
   auto whole = session::parse_session_file(text);
-  REQUIRE(std::holds_alternative<session::LoadedSession>(whole));
-  const auto& expected = std::get<session::LoadedSession>(whole);
+  REQUIRE(whole.ok());
+  const auto& expected = whole.value();
   REQUIRE(expected.entries.size() == 400);
   REQUIRE(expected.warnings.size() == 1);
 
   auto loaded = storage.load(path);
-  REQUIRE(std::holds_alternative<session::LoadedSession>(loaded));
-  const auto& got = std::get<session::LoadedSession>(loaded);
+  REQUIRE(loaded.ok());
+  const auto& got = loaded.value();
   CHECK(got.entries == expected.entries);
   CHECK(got.warnings == expected.warnings);
 
   auto restored = storage.load_restored(path);
-  REQUIRE(std::holds_alternative<session::LoadedSession>(restored));
-  auto& slim = std::get<session::LoadedSession>(restored);
+  REQUIRE(restored.ok());
+  auto& slim = restored.value();
   REQUIRE(slim.restored);
   CHECK(slim.messages.empty());  // taken into the restored history
   const auto context = slim.restored->context();
@@ -173,7 +173,7 @@ TEST_CASE("read_back: the file's bytes with the fingerprint of the first ones, o
     text += R"({"n":")" + std::string(997 + i, 'x') + "\"}\n";
   const auto path = dir.write("s.jsonl", text).string();
   auto parsed = session::parse_session_file(text);  // the header only is a session
-  const auto& loaded = std::get<session::LoadedSession>(parsed);
+  const auto& loaded = parsed.value();
   CHECK(loaded.fingerprint.complete);
   CHECK(loaded.fingerprint.bytes() == text.size());
 

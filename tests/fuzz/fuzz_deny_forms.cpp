@@ -21,7 +21,7 @@ Policy make(Behavior b) {
   settings.home = "/nonexistent-rebound-fuzz/home";
   settings.mode = Mode::default_mode;
   for (auto [text, behavior] : {std::pair{"Bash", Behavior::allow}, std::pair{"Bash(rm:*)", b}}) {
-    Rule r = std::get<Rule>(parse_rule(text, behavior, RuleSyntax{}));
+    Rule r = parse_rule(text, behavior, RuleSyntax{}).value();
     r.source = "cli";
     settings.rules.push_back(std::move(r));
   }

@@ -22,11 +22,11 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   const auto schema = protocol::parse_json_line(parts[0]);
   if (!schema.value) return 0;
   auto made = JsonSchema::compile(*schema.value);
-  if (const auto* error = std::get_if<std::string>(&made)) {
+  if (const auto* error = (made ? nullptr : &made.error().message)) {
     if (error->rfind("--json-schema: ", 0) != 0) std::abort();
     return 0;
   }
-  const JsonSchema& compiled = std::get<JsonSchema>(made);
+  const JsonSchema& compiled = made.value();
   if (!compiled.schema().is_object() ||
       compiled.schema().value("type", protocol::Json()) != "object")
     std::abort();

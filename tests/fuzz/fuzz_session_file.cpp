@@ -15,9 +15,9 @@
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   const std::string_view text(reinterpret_cast<const char*>(data), size);
   auto parsed = rebound::session::parse_session_file(text);
-  auto* loaded = std::get_if<rebound::session::LoadedSession>(&parsed);
+  auto* loaded = parsed ? &*parsed : nullptr;
   if (!loaded) {
-    if (std::get<std::string>(parsed).empty()) std::abort();
+    if (parsed.error().message.empty()) std::abort();
     return 0;
   }
   std::size_t messages = 0;
@@ -29,7 +29,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   const auto restored = rebound::session::restore_session(loaded->entries);
   if (restored.context().size() > messages + 1 || restored.history.size() > messages) std::abort();
   auto slim = rebound::session::parse_session_file(text, nullptr, false);
-  auto* slim_loaded = std::get_if<rebound::session::LoadedSession>(&slim);
+  auto* slim_loaded = slim ? &*slim : nullptr;
   if (!slim_loaded || slim_loaded->entries.size() != loaded->entries.size()) std::abort();
   const auto same = rebound::session::restore_session_releasing(*slim_loaded);
   if (rebound::protocol::to_json(same.history) != rebound::protocol::to_json(restored.history) ||

@@ -11,8 +11,8 @@ namespace {
 
 session::ToolResult convert(const std::string& json) {
   auto r = mcp::convert_call_result(Json::parse(json), "srv", "echo");
-  REQUIRE(std::holds_alternative<session::ToolResult>(r));
-  return std::get<session::ToolResult>(std::move(r));
+  REQUIRE(r.ok());
+  return std::move(r.value());
 }
 
 std::vector<std::string> texts(const session::ToolResult& r) {
@@ -61,7 +61,7 @@ TEST_CASE("mcp results: structuredContent, no output, isError") {
 TEST_CASE("mcp results: what is not a CallToolResult is said so") {
   const auto reason = [](const char* json) {
     auto r = mcp::convert_call_result(Json::parse(json), "s", "t");
-    return std::holds_alternative<std::string>(r) ? std::get<std::string>(r) : "valid";
+    return !r.ok() ? r.error().message : "valid";
   };
   CHECK(reason("[]") == "the result is not an object");
   CHECK(reason(R"j({"content":"x"})j") == "content is not an array");

@@ -31,8 +31,8 @@ Policy make_policy(const std::string& workspace, Behavior behavior, const std::s
   for (const auto& [text, b] :
        {std::pair{std::string("Bash"), Behavior::allow}, std::pair{rule, behavior}}) {
     auto parsed = parse_rule(text, b, RuleSyntax{});
-    REQUIRE_MESSAGE(std::holds_alternative<Rule>(parsed), text);
-    Rule r = std::get<Rule>(parsed);
+    REQUIRE_MESSAGE(parsed.ok(), text);
+    Rule r = parsed.value();
     r.source = "global";
     s.rules.push_back(std::move(r));
   }

@@ -48,8 +48,8 @@ class Workspace {
     auto add = [&](const std::vector<std::string>& list, Behavior b) {
       for (const auto& text : list) {
         auto parsed = parse_rule(text, b, RuleSyntax{});
-        REQUIRE_MESSAGE(std::holds_alternative<Rule>(parsed), text);
-        Rule r = std::get<Rule>(parsed);
+        REQUIRE_MESSAGE(parsed.ok(), text);
+        Rule r = parsed.value();
         r.source = "global";
         s.rules.push_back(std::move(r));
       }
@@ -256,8 +256,7 @@ TEST_CASE("invalid rules and their reasons") {
     RuleSyntax syntax;
     syntax.extensions_configured = extensions;
     auto parsed = parse_rule(text, Behavior::allow, syntax);
-    return std::holds_alternative<std::string>(parsed) ? std::get<std::string>(parsed)
-                                                       : std::string("valid");
+    return !parsed.ok() ? parsed.error().message : std::string("valid");
   };
   CHECK(reason("Bash(echo:*") == "unbalanced parentheses");
   CHECK(reason("Bash)") == "unbalanced parentheses");
@@ -279,7 +278,7 @@ TEST_CASE("invalid rules and their reasons") {
 
 TEST_CASE("bash specifier forms") {
   auto rule = [](const char* spec) {
-    return std::get<Rule>(parse_rule(std::string("Bash(") + spec + ")", Behavior::allow, {}));
+    return parse_rule(std::string("Bash(") + spec + ")", Behavior::allow, {}).value();
   };
   auto matches = [](const Rule& r, std::string_view text) {
     for (const auto& g : r.command)
@@ -490,7 +489,7 @@ TEST_CASE("bash path words through a kept listing: symlinks, new names, files ma
   const std::filesystem::path root = std::filesystem::canonical(dir.path());
   std::filesystem::create_symlink(root / "secrets", root / "pub");
   const std::string ws = root.string(), home = "/nonexistent-home";
-  Rule deny = std::get<Rule>(parse_rule("Read(./secrets/**)", Behavior::deny, RuleSyntax{}));
+  Rule deny = parse_rule("Read(./secrets/**)", Behavior::deny, RuleSyntax{}).value();
   anchor_pattern(deny.path, home, ws);
   const std::vector<Rule> rules{deny};
   std::int64_t ahead = DirIndex::kSettledNs + 1'000'000'000;

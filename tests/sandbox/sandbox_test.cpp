@@ -252,7 +252,7 @@ TEST_CASE("bubblewrap's options: mounts in order, every .git read-only, no netwo
   c.workspace = root + "/repo/ws";
   c.home = root + "/home";
   c.deny_read = {root + "/repo/ws/deny", root + "/repo/ws/deny-file", root + "/missing"};
-  const auto a = std::get<std::vector<std::string>>(bwrap_options(c, root + "/repo/ws"));
+  const auto a = bwrap_options(c, root + "/repo/ws").value();
   CHECK(a[0] == "--tmpfs");
   CHECK(a[1] == "/");
   CHECK(has_pair(a, "--ro-bind", "/usr"));
@@ -281,7 +281,7 @@ TEST_CASE("bubblewrap's options: mounts in order, every .git read-only, no netwo
     CHECK(std::find(a.begin(), a.end(), flag) != a.end());
   CHECK(has_pair(a, "--cap-drop", "ALL"));
   c.network = true;
-  const auto net = std::get<std::vector<std::string>>(bwrap_options(c, root + "/repo/ws"));
+  const auto net = bwrap_options(c, root + "/repo/ws").value();
   CHECK(std::find(net.begin(), net.end(), "--unshare-net") == net.end());
 }
 

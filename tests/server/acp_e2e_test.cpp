@@ -254,18 +254,20 @@ TEST_CASE("acp: prompt content blocks become one user input (section 6.1)") {
   using server::acp::prompt_input;
   auto input = prompt_input(Json::parse(
       R"j([{"type":"text","text":"look"},{"type":"resource_link","uri":"file:///a.c","name":"a.c"},{"type":"resource","resource":{"uri":"file:///b.c","text":"int b;"}},{"type":"image","data":"AA==","mimeType":"image/png"}])j"));
-  REQUIRE(std::holds_alternative<session::UserInput>(input));
-  const auto& in = std::get<session::UserInput>(input);
+  REQUIRE(input.ok());
+  const auto& in = input.value();
   CHECK(in.text == "look\n@file:///a.c\n<context uri=\"file:///b.c\">\nint b;\n</context>");
   REQUIRE(in.images.size() == 1);
   CHECK(in.images[0].mime_type == "image/png");
-  CHECK(std::get<std::string>(prompt_input(Json::array())) ==
+  CHECK(prompt_input(Json::array()).error().message ==
         "Invalid params: prompt: expected at least one text or image block");
   CHECK(
-      std::get<std::string>(prompt_input(Json::parse(
-          R"j([{"type":"resource","resource":{"uri":"x","blob":"AA==","mimeType":"application/pdf"}}])j"))) ==
-      "Invalid params: unsupported content block: resource");
-  CHECK(std::get<std::string>(prompt_input(Json::parse(R"j([{"type":"text"}])j"))) ==
+      prompt_input(
+          Json::parse(
+              R"j([{"type":"resource","resource":{"uri":"x","blob":"AA==","mimeType":"application/pdf"}}])j"))
+          .error()
+          .message == "Invalid params: unsupported content block: resource");
+  CHECK(prompt_input(Json::parse(R"j([{"type":"text"}])j")).error().message ==
         "Invalid params: prompt[0].text: expected string");
 }
 

@@ -16,16 +16,16 @@ namespace {
 
 std::string compile_error(const std::string& schema) {
   auto made = JsonSchema::compile(Json::parse(schema));
-  const auto* error = std::get_if<std::string>(&made);
+  const auto* error = (made ? nullptr : &made.error().message);
   return error ? *error : std::string();
 }
 
 // The problems as "- pointer: text" lines.
 std::vector<std::string> problems(const std::string& schema, const std::string& instance) {
   auto made = JsonSchema::compile(Json::parse(schema));
-  REQUIRE(std::holds_alternative<JsonSchema>(made));
+  REQUIRE(made.ok());
   std::vector<std::string> out;
-  for (const SchemaProblem& p : std::get<JsonSchema>(made).validate(Json::parse(instance)))
+  for (const SchemaProblem& p : made.value().validate(Json::parse(instance)))
     out.push_back("- " + p.pointer + ": " + p.text);
   return out;
 }

@@ -64,8 +64,8 @@ session::LoadedSession load_file(const fs::path& path) {
   std::ifstream in(path, std::ios::binary);
   std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   auto parsed = session::parse_session_file(text);
-  if (auto* e = std::get_if<std::string>(&parsed)) FAIL(*e);
-  return std::get<session::LoadedSession>(parsed);
+  if (!parsed) FAIL(parsed.error().message);
+  return parsed.value();
 }
 
 std::vector<fs::path> files_under(const fs::path& dir) {

@@ -277,7 +277,7 @@ TEST_CASE("the fingerprint: the same for any pieces, another for one byte change
 TEST_CASE("the loader gives each entry's line, its kind, and the fingerprint of what it read") {
   const std::string text = session_text();
   auto parsed = session::parse_session_file(text, nullptr, false);
-  auto& loaded = std::get<session::LoadedSession>(parsed);
+  auto& loaded = parsed.value();
   REQUIRE(loaded.lines.size() == loaded.entries.size());
   REQUIRE(loaded.lines.size() == 12);
   using K = session::EntryKind;
@@ -298,7 +298,7 @@ TEST_CASE("the loader gives each entry's line, its kind, and the fingerprint of 
   CHECK(loaded.fingerprint.matches(all));
   // A last line without LF leaves the file's places unused.
   auto torn = session::parse_session_file(text.substr(0, text.size() - 1), nullptr, false);
-  CHECK_FALSE(std::get<session::LoadedSession>(torn).fingerprint.complete);
+  CHECK_FALSE(torn.value().fingerprint.complete);
 }
 
 TEST_CASE("a failed attempt the live context dropped but a resume keeps: the copy is restored") {

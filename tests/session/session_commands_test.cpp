@@ -19,8 +19,8 @@ namespace {
 
 session::LoadedSession load(SessionHarness& h, const std::string& path) {
   auto loaded = h.files.load(path);
-  REQUIRE(std::holds_alternative<session::LoadedSession>(loaded));
-  return std::get<session::LoadedSession>(loaded);
+  REQUIRE(loaded.ok());
+  return loaded.value();
 }
 
 session::ShellResult ran(std::string output, int code) {

@@ -52,8 +52,8 @@ AgentMessage assistant(const std::string& text,
 
 session::LoadedSession parse_ok(const std::string& text) {
   auto parsed = session::parse_session_file(text);
-  if (auto* e = std::get_if<std::string>(&parsed)) FAIL(*e);
-  return std::get<session::LoadedSession>(parsed);
+  if (!parsed) FAIL(parsed.error().message);
+  return parsed.value();
 }
 
 std::vector<std::string> texts(const std::vector<AgentMessage>& ms) {
@@ -77,13 +77,12 @@ TEST_CASE("a header of another version, or no header, is refused with a clear er
   auto v2 = session::parse_session_file(
       R"({"type":"session","version":2,"id":"s","timestamp":"t","cwd":"/"})"
       "\n");
-  REQUIRE(std::holds_alternative<std::string>(v2));
-  CHECK(std::get<std::string>(v2) ==
-        "unsupported session file version 2 (this server reads version 3)");
+  REQUIRE(!v2.ok());
+  CHECK(v2.error().message == "unsupported session file version 2 (this server reads version 3)");
   auto none = session::parse_session_file("{\"type\":\"message\"}\n");
-  REQUIRE(std::holds_alternative<std::string>(none));
-  CHECK(std::get<std::string>(none).find("not a session header") != std::string::npos);
-  CHECK(std::holds_alternative<std::string>(session::parse_session_file("")));
+  REQUIRE(!none.ok());
+  CHECK(none.error().message.find("not a session header") != std::string::npos);
+  CHECK(!session::parse_session_file("").ok());
 }
 
 TEST_CASE("a torn last line is skipped with a warning, a malformed middle line names its number") {
@@ -332,8 +331,8 @@ TEST_CASE("an entry nested past 512 levels is skipped with a warning, the rest l
       std::string(kHeader) + "\n" + deep +
       entry("a1", nullptr, Json{{"type", "model_change"}, {"provider", "p"}, {"modelId", "m"}});
   auto parsed = rebound::session::parse_session_file(text);
-  REQUIRE(std::holds_alternative<rebound::session::LoadedSession>(parsed));
-  const auto& loaded = std::get<rebound::session::LoadedSession>(parsed);
+  REQUIRE(parsed.ok());
+  const auto& loaded = parsed.value();
   CHECK(loaded.entries.size() == 1);
   REQUIRE(loaded.warnings.size() == 1);
   CHECK(loaded.warnings[0] == "line 2: nesting deeper than 512 levels, skipped");

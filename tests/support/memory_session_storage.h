@@ -18,9 +18,9 @@ class MemorySessionStorage : public session::SessionStorage {
     return "/sessions/" + session_id + ".jsonl";
   }
   std::string cwd() const override { return "/work"; }
-  std::variant<session::LoadedSession, std::string> load(const std::string& path) override {
+  session::Result<session::LoadedSession> load(const std::string& path) override {
     auto it = files.find(path);
-    if (it == files.end()) return "Session file not found: " + path;
+    if (it == files.end()) return session::failure("Session file not found: " + path);
     return session::parse_session_file(it->second);
   }
   std::shared_ptr<const session::FileBytes> read_back(const std::string& path,
