@@ -184,9 +184,8 @@ void ExtensionConnection::on_initialized(const Json& response) {
          "initialize");
     return;
   }
-  std::string problem;
-  if (!read_answer(*result, problem)) {
-    fail("Initialization failed: invalid answer: " + problem, "initialize");
+  if (const auto read = read_answer(*result); !read) {
+    fail("Initialization failed: invalid answer: " + read.error().message, "initialize");
     return;
   }
   if (startup_timer_) startup_timer_->cancel();
@@ -201,10 +200,9 @@ void ExtensionConnection::on_initialized(const Json& response) {
   post_changed();
 }
 
-bool ExtensionConnection::read_answer(const Json& result, std::string& problem) {
-  auto wrong = [&](const char* field, const char* kind) {
-    problem = std::string(field) + " must be " + kind;
-    return false;
+session::Status ExtensionConnection::read_answer(const Json& result) {
+  auto wrong = [](const char* field, const char* kind) {
+    return session::failure(std::string(field) + " must be " + kind);
   };
   if (const auto info = result.find("serverInfo"); info != result.end()) {
     if (!info->is_object()) return wrong("serverInfo", "an object");
@@ -264,7 +262,7 @@ bool ExtensionConnection::read_answer(const Json& result, std::string& problem) 
     }
   }
   initialised_ = true;
-  return true;
+  return session::ok();
 }
 
 void ExtensionConnection::fail(std::string error, std::string method) {

@@ -181,7 +181,7 @@ class ExtensionConnection {
   void post_changed();
   void on_line(std::string_view line);
   void on_initialized(const protocol::Json& response);
-  bool read_answer(const protocol::Json& result, std::string& problem);
+  session::Status read_answer(const protocol::Json& result);
   void on_request(const std::string& method, const protocol::Json& params,
                   const protocol::Json& id);
   void open_dialog(const std::string& method, const protocol::Json& params,

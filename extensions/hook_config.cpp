@@ -89,7 +89,11 @@ void read_group(const std::string& event, const Json& group, const HookSettings&
       group_error = "Invalid matcher: matcher must be a string";
     } else {
       base.matcher = m->get<std::string>();
-      base.match = HookMatcher::compile(*base.matcher, group_error);
+      auto compiled = HookMatcher::compile(*base.matcher);
+      if (compiled)
+        base.match = std::move(*compiled);
+      else
+        group_error = compiled.error().message;
     }
   }
   const auto status_of = [&](const std::string& error) {
@@ -185,12 +189,12 @@ std::string_view status_name(HookStatus status) {
   return protocol::name_of(status, kStatuses);
 }
 
-std::shared_ptr<const HookMatcher> HookMatcher::compile(const std::string& text,
-                                                        std::string& error) {
+session::Result<std::shared_ptr<const HookMatcher>> HookMatcher::compile(
+    const std::string& text) {
   auto m = std::make_shared<HookMatcher>();
   if (text.empty() || text == "*") {
     m->all_ = true;
-    return m;
+    return std::shared_ptr<const HookMatcher>(std::move(m));
   }
   if (std::all_of(text.begin(), text.end(), is_list_char)) {
     std::string item;
@@ -202,19 +206,18 @@ std::shared_ptr<const HookMatcher> HookMatcher::compile(const std::string& text,
         item += c;
       }
     }
-    return m;
+    return std::shared_ptr<const HookMatcher>(std::move(m));
   }
   tools::Regex::Options options;
   options.multiline = false;
-  std::string why;
   // Checked alone first, so that the text is the expression's own (and a stray parenthesis
   // cannot close the anchoring group).
-  if (!tools::Regex::compile(text, options, why) ||
-      !(m->regex_ = tools::Regex::compile("\\A(?:" + text + ")\\z", options, why))) {
-    error = "Invalid matcher: " + why;
-    return nullptr;
-  }
-  return m;
+  auto alone = tools::Regex::compile(text, options);
+  if (!alone) return session::failure("Invalid matcher: " + alone.error().message);
+  auto anchored = tools::Regex::compile("\\A(?:" + text + ")\\z", options);
+  if (!anchored) return session::failure("Invalid matcher: " + anchored.error().message);
+  m->regex_ = std::move(*anchored);
+  return std::shared_ptr<const HookMatcher>(std::move(m));
 }
 
 bool HookMatcher::matches(std::string_view subject) const {

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "protocol/json.h"
+#include "session/error.h"
 
 namespace rebound::tools {
 class Regex;
@@ -58,9 +59,9 @@ std::string_view claude_tool_alias(std::string_view tool);
 /// match limits: a hostile expression fails or stops, it never overflows anything).
 class HookMatcher {
  public:
-  /// The matcher of `text`; nullptr and `error` ("Invalid matcher: <reason>") when its regular
+  /// The matcher of `text`, or the failed error "Invalid matcher: <reason>" when its regular
   /// expression does not compile.
-  static std::shared_ptr<const HookMatcher> compile(const std::string& text, std::string& error);
+  static session::Result<std::shared_ptr<const HookMatcher>> compile(const std::string& text);
   bool matches(std::string_view subject) const;
 
  private:

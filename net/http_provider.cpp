@@ -85,7 +85,11 @@ void HttpProvider::add_model_headers(const protocol::Model& model, HttpRequest& 
     if (session::llm::auth_header(name) || session::llm::same_header_name(name, "content-type")) {
       problem = "it would replace the request's own " + name + " header";
     } else {
-      value = session::llm::header_value(raw, config_.getenv ? config_.getenv : none, problem);
+      auto expanded = session::llm::header_value(raw, config_.getenv ? config_.getenv : none);
+      if (expanded)
+        value = std::move(*expanded);
+      else
+        problem = expanded.error().message;
     }
     if (!value) {
       // Named, never quoted: a header value may be a secret.

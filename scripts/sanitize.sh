@@ -14,6 +14,8 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 # The compiler cache keys on paths relative to the checkout, so a clone in another folder (CI's)
 # reuses what an earlier build compiled from the same sources.
 export CCACHE_BASEDIR="$root" CCACHE_NOHASHDIR=1
+# The test suites use precompiled headers, which the compiler cache takes only with these.
+export CCACHE_SLOPPINESS=pch_defines,time_macros,include_file_mtime,include_file_ctime
 bash "$root/scripts/deps.sh" --test
 mode=${1:-fast}
 werror=OFF

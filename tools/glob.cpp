@@ -98,7 +98,7 @@ std::string glob_to_regex(std::string_view glob, bool braces) {
   return out;
 }
 
-std::optional<PathGlob> PathGlob::compile(std::string_view glob, std::string& error) {
+session::Result<PathGlob> PathGlob::compile(std::string_view glob) {
   PathGlob g;
   std::string pattern(glob);
   if (pattern.find('/') == std::string::npos) {
@@ -109,8 +109,9 @@ std::optional<PathGlob> PathGlob::compile(std::string_view glob, std::string& er
     else
       pattern = "**/" + pattern;
   }
-  g.regex_ = Regex::compile(glob_to_regex(pattern, true), {false, false, false}, error);
-  if (!g.regex_) return std::nullopt;
+  auto regex = Regex::compile(glob_to_regex(pattern, true), {false, false, false});
+  if (!regex) return regex.error();
+  g.regex_ = std::move(*regex);
   return g;
 }
 
@@ -155,9 +156,10 @@ std::vector<IgnoreRule> parse_ignore_file(std::string_view text) {
     } else {
       line = "**/" + line;
     }
-    std::string error;
-    rule.regex = Regex::compile(glob_to_regex(line, false), {false, false, false}, error);
-    if (rule.regex) rules.push_back(std::move(rule));
+    if (auto regex = Regex::compile(glob_to_regex(line, false), {false, false, false})) {
+      rule.regex = std::move(*regex);
+      rules.push_back(std::move(rule));
+    }
   }
   return rules;
 }

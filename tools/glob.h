@@ -21,7 +21,8 @@ std::string glob_to_regex(std::string_view glob, bool braces);
 /// (`**/` put in front unless it starts with `**/` or `/`).
 class PathGlob {
  public:
-  static std::optional<PathGlob> compile(std::string_view glob, std::string& error);
+  /// The glob, or the failed error with the reason its pattern does not compile.
+  static session::Result<PathGlob> compile(std::string_view glob);
   bool matches(std::string_view rel_path, Matcher& matcher) const;
   const std::shared_ptr<const Regex>& regex() const { return regex_; }
 

@@ -35,8 +35,8 @@ struct Regex::Impl {
 Regex::Regex(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 Regex::~Regex() = default;
 
-std::shared_ptr<const Regex> Regex::compile(std::string_view pattern, Options options,
-                                            std::string& error) {
+session::Result<std::shared_ptr<const Regex>> Regex::compile(std::string_view pattern,
+                                                             Options options) {
   std::uint32_t flags = PCRE2_UTF | PCRE2_MATCH_INVALID_UTF | PCRE2_ALT_BSUX;
   if (options.ignore_case) flags |= PCRE2_CASELESS;
   if (options.literal) flags = (flags & ~PCRE2_ALT_BSUX) | PCRE2_LITERAL;
@@ -53,9 +53,8 @@ std::shared_ptr<const Regex> Regex::compile(std::string_view pattern, Options op
   if (!re) {
     PCRE2_UCHAR buf[256];
     pcre2_get_error_message(code, buf, sizeof buf);
-    error =
-        std::string(reinterpret_cast<const char*>(buf)) + " at offset " + std::to_string(offset);
-    return nullptr;
+    return session::failure(std::string(reinterpret_cast<const char*>(buf)) + " at offset " +
+                            std::to_string(offset));
   }
   auto impl = std::make_unique<Impl>();
   impl->code = re;
@@ -64,7 +63,7 @@ std::shared_ptr<const Regex> Regex::compile(std::string_view pattern, Options op
   if (pcre2_pattern_info(re, PCRE2_INFO_SIZE, &size) == 0 && size > 0)
     impl->match_limit = static_cast<std::uint32_t>(
         std::clamp<std::uint64_t>(kMatchBudget / size, kMinMatchLimit, kMatchLimit));
-  return std::shared_ptr<const Regex>(new Regex(std::move(impl)));
+  return std::shared_ptr<const Regex>(new Regex(std::move(impl)));  // NOLINT: private ctor
 }
 
 struct Matcher::State {

@@ -8,6 +8,8 @@
 #include <string>
 #include <string_view>
 
+#include "session/error.h"
+
 namespace rebound::tools {
 
 class Regex {
@@ -17,9 +19,9 @@ class Regex {
     bool literal = false;
     bool multiline = true;  // ^ and $ at line ends (grep searches whole buffers)
   };
-  /// nullptr and `error` (PCRE2's reason with its offset) when the pattern is invalid.
-  static std::shared_ptr<const Regex> compile(std::string_view pattern, Options options,
-                                              std::string& error);
+  /// The compiled pattern, or the failed error with PCRE2's reason and its offset.
+  static session::Result<std::shared_ptr<const Regex>> compile(std::string_view pattern,
+                                                               Options options);
   ~Regex();
   Regex(const Regex&) = delete;
   Regex& operator=(const Regex&) = delete;

@@ -489,17 +489,18 @@ ToolResult run_grep_within(const Json& args, const session::ToolContext& context
   const std::string abs = resolve_path(string_arg(args, "path", "."), context.cwd);
   struct stat st {};
   if (::stat(abs.c_str(), &st) != 0) return ToolResult::error("Path not found: " + abs);
-  std::string error;
   Regex::Options options;
   options.ignore_case = args.value("ignoreCase", false);
   options.literal = args.value("literal", false);
-  auto regex = Regex::compile(string_arg(args, "pattern", ""), options, error);
-  if (!regex) return ToolResult::error("Invalid regular expression: " + error);
+  auto compiled = Regex::compile(string_arg(args, "pattern", ""), options);
+  if (!compiled) return ToolResult::error("Invalid regular expression: " + compiled.error().message);
+  std::shared_ptr<const Regex> regex = std::move(*compiled);
   std::optional<PathGlob> glob;
   std::optional<Matcher> glob_matcher;
   if (args.contains("glob") && args["glob"].is_string()) {
-    glob = PathGlob::compile(args["glob"].get<std::string>(), error);
-    if (!glob) return ToolResult::error("Invalid glob: " + error);
+    auto read = PathGlob::compile(args["glob"].get<std::string>());
+    if (!read) return ToolResult::error("Invalid glob: " + read.error().message);
+    glob = std::move(*read);
     glob_matcher.emplace(glob->regex());
   }
   const std::int64_t limit = std::max<std::int64_t>(1, count_arg(args, "limit", 100));
@@ -558,9 +559,8 @@ ToolResult run_find(const Json& args, const session::ToolContext& context,
   struct stat st {};
   if (::stat(abs.c_str(), &st) != 0 || !S_ISDIR(st.st_mode))
     return ToolResult::error("Path not found: " + abs);
-  std::string error;
-  auto glob = PathGlob::compile(string_arg(args, "pattern", ""), error);
-  if (!glob) return ToolResult::error("Invalid glob: " + error);
+  auto glob = PathGlob::compile(string_arg(args, "pattern", ""));
+  if (!glob) return ToolResult::error("Invalid glob: " + glob.error().message);
   Matcher matcher(glob->regex());
   const std::int64_t limit = std::max<std::int64_t>(1, count_arg(args, "limit", 1000));
   std::int64_t count = 0;

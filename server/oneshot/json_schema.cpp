@@ -210,12 +210,13 @@ class SchemaCheck {
       if (!v.is_string()) return bad("a string");
       const std::string text = v.get<std::string>();
       if (patterns_.count(text)) return std::nullopt;
-      std::string error;
       tools::Regex::Options options;
       options.multiline = false;
-      auto regex = tools::Regex::compile(text, options, error);
-      if (!regex) return "invalid pattern " + compact(v) + " at " + shown(pointer) + ": " + error;
-      patterns_.emplace(text, std::move(regex));
+      auto regex = tools::Regex::compile(text, options);
+      if (!regex)
+        return "invalid pattern " + compact(v) + " at " + shown(pointer) + ": " +
+               regex.error().message;
+      patterns_.emplace(text, std::move(*regex));
       return std::nullopt;
     }
     if (k == "$ref") {

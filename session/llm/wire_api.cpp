@@ -146,12 +146,8 @@ bool variable_name(std::string_view s) {
 
 }  // namespace
 
-std::optional<std::string> header_value(const std::string& value, const Getenv& getenv,
-                                        std::string& problem) {
-  if (value.starts_with("!")) {
-    problem = "a command ('!…') as a header value is not run";
-    return std::nullopt;
-  }
+Result<std::string> header_value(const std::string& value, const Getenv& getenv) {
+  if (value.starts_with("!")) return failure("a command ('!…') as a header value is not run");
   std::string out;
   if (variable_name(value)) {
     if (auto v = getenv(value))
@@ -171,12 +167,10 @@ std::optional<std::string> header_value(const std::string& value, const Getenv& 
     }
   }
   for (const char c : out) {
-    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) {
-      problem = "the value holds a control character once expanded";
-      return std::nullopt;
-    }
+    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f)
+      return failure("the value holds a control character once expanded");
   }
-  return out;
+  return Result<std::string>(std::move(out));
 }
 
 bool same_header_name(std::string_view a, std::string_view b) {

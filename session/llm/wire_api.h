@@ -16,6 +16,7 @@
 
 #include "protocol/json.h"
 #include "protocol/wire_types.h"
+#include "session/error.h"
 #include "session/llm/provider.h"
 #include "session/llm/stream_decoder.h"
 
@@ -53,10 +54,9 @@ using Getenv = std::function<std::optional<std::string>(const std::string& name)
 
 /// A models.json header value as it is sent (providers.md section 7.4, amendments A30): a value
 /// that names a set environment variable is that variable's value, `${VAR}` expands (an unset
-/// one to nothing). Nullopt, with `problem` saying why (never quoting the value), for a value
-/// that is refused: `!command`, or one that holds a control character once expanded.
-std::optional<std::string> header_value(const std::string& value, const Getenv& getenv,
-                                        std::string& problem);
+/// one to nothing). The failed error says why (never quoting the value) for a value that is
+/// refused: `!command`, or one that holds a control character once expanded.
+Result<std::string> header_value(const std::string& value, const Getenv& getenv);
 
 /// Whether two header names are the same (HTTP names ignore case).
 bool same_header_name(std::string_view a, std::string_view b);

@@ -100,7 +100,12 @@ TEST_CASE("hooks: a malformed group or handler is invalid with its text and neve
 
 TEST_CASE("hook matchers: lists, expressions over the whole subject, Claude Code's aliases") {
   std::string error;
-  const auto m = [&](const char* text) { return ext::HookMatcher::compile(text, error); };
+  const auto m = [&](const char* text) -> std::shared_ptr<const ext::HookMatcher> {
+    auto compiled = ext::HookMatcher::compile(text);
+    if (compiled) return *compiled;
+    error = compiled.error().message;
+    return nullptr;
+  };
   CHECK(m("")->matches("anything"));
   CHECK(m("*")->matches("anything"));
   CHECK(m("Bash")->matches("Bash"));

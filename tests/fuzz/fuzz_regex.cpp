@@ -21,12 +21,11 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   Regex::Options options;
   options.ignore_case = flags & 1;
   options.literal = flags & 2;
-  std::string error;
-  auto regex = Regex::compile(pattern, options, error);
+  auto regex = Regex::compile(pattern, options);
   if (!regex) {
-    if (error.empty()) std::abort();  // a failure always says why
+    if (regex.error().message.empty()) std::abort();  // a failure always says why
   } else {
-    Matcher m(regex);
+    Matcher m(*regex);
     std::size_t pos = 0, at = 0;
     for (int i = 0; i < 64 && pos <= subject.size(); ++i) {
       if (m.search(subject, pos, at) != Matcher::Result::match) break;
@@ -36,9 +35,9 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   }
   // The same bytes as a glob: its translation must always compile.
   for (bool braces : {false, true}) {
-    auto glob = Regex::compile(glob_to_regex(pattern, braces), {false, false, false}, error);
+    auto glob = Regex::compile(glob_to_regex(pattern, braces), {false, false, false});
     if (glob) {
-      Matcher g(glob);
+      Matcher g(*glob);
       g.matches(subject);
     }
   }

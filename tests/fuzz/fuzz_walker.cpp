@@ -51,8 +51,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
 
   IgnoreStack stack;
   stack.add_text("/r", ignore_text);
-  std::string error;
-  auto path_glob = PathGlob::compile(glob, error);
+  auto path_glob = PathGlob::compile(glob);
   std::optional<Matcher> glob_matcher;
   if (path_glob) glob_matcher.emplace(path_glob->regex());
   for (std::size_t i = 2; i < parts.size() && i < 64; ++i) {

@@ -175,14 +175,13 @@ TEST_CASE("grep: a catastrophically backtracking pattern fails fast with the fil
 }
 
 TEST_CASE("globs and ignore lines") {
-  std::string error;
-  auto g = tools::PathGlob::compile("src/**/*.test.ts", error);
+  auto g = tools::PathGlob::compile("src/**/*.test.ts");
   REQUIRE(g);
   tools::Matcher m(g->regex());
   CHECK(g->matches("src/a.test.ts", m));
   CHECK(g->matches("x/src/a/b/c.test.ts", m));
   CHECK(!g->matches("src/a.ts", m));
-  auto b = tools::PathGlob::compile("[!a-c]?.{js,ts}", error);
+  auto b = tools::PathGlob::compile("[!a-c]?.{js,ts}");
   REQUIRE(b);
   tools::Matcher mb(b->regex());
   CHECK(mb.matches("dx.ts"));
