@@ -2,6 +2,7 @@
 # Sanitizer runs (ASan+UBSan make every report fatal; ThreadSanitizer for the client's threads).
 #   bash scripts/sanitize.sh fast   # -O0: protocol, session, tools, MCP, hooks and policy unit tests + the fuzz corpus
 #                                   # replays; part of scripts/test.sh (a few minutes)
+#   bash scripts/sanitize.sh fast-build  # the same build without running the tests
 #   bash scripts/sanitize.sh full   # optimized: every test of the suite (the build alone takes
 #                                   # about 12 minutes on 2 cores)
 #   bash scripts/sanitize.sh tsan   # ThreadSanitizer: server_tests (the stdout writer thread and
@@ -25,7 +26,7 @@ export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
 export TSAN_OPTIONS=${TSAN_OPTIONS:-halt_on_error=1}
 jobs=$(nproc)
 case "$mode" in
-  fast)
+  fast|fast-build)
     build="$root/build-sanitize"
     # -O0 compiles about 3.5 times faster than -O2 under ASan; line tables keep reports useful.
     cmake -S "$root" -B "$build" -G Ninja -DREBOUND_SANITIZE=ON -DREBOUND_TESTS=ON \
@@ -36,6 +37,7 @@ case "$mode" in
     # shellcheck disable=SC2086
     cmake --build "$build" --target protocol_tests session_tests tools_tests mcp_tests \
       extensions_tests policy_tests $replays
+    [ "$mode" = fast-build ] && exit 0
     ctest --test-dir "$build" \
       -R '^(protocol_tests|session_tests|tools_tests|mcp_tests|extensions_tests|policy_tests|fuzz_replay)\.' \
       --output-on-failure -j "$jobs"
@@ -57,7 +59,7 @@ case "$mode" in
       -j "$jobs"
     ;;
   *)
-    echo "usage: bash scripts/sanitize.sh [fast|full|tsan]" >&2
+    echo "usage: bash scripts/sanitize.sh [fast|fast-build|full|tsan]" >&2
     exit 2
     ;;
 esac
