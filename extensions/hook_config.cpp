@@ -189,8 +189,7 @@ std::string_view status_name(HookStatus status) {
   return protocol::name_of(status, kStatuses);
 }
 
-session::Result<std::shared_ptr<const HookMatcher>> HookMatcher::compile(
-    const std::string& text) {
+session::Result<std::shared_ptr<const HookMatcher>> HookMatcher::compile(const std::string& text) {
   auto m = std::make_shared<HookMatcher>();
   if (text.empty() || text == "*") {
     m->all_ = true;

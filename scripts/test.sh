@@ -3,8 +3,8 @@
 # runs every end-to-end test (over pipes, against npm clients and servers, schema validation of
 # all server output, the shared conformance scenarios, the layer and size checks), then the fast
 # sanitizer job: the core rooms' unit tests and every saved fuzz input under ASan+UBSan
-# (scripts/sanitize.sh fast, about 5 minutes on 2 cores from a cold compiler cache). Every test
-# runs once. With CI=true warnings are errors.
+# (scripts/sanitize.sh fast, about 8 minutes on 2 cores from a cold compiler cache, its build
+# mostly while the end-to-end tests run). Every test runs once. With CI=true warnings are errors.
 # Usage: bash scripts/test.sh
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)

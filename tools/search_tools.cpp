@@ -493,7 +493,8 @@ ToolResult run_grep_within(const Json& args, const session::ToolContext& context
   options.ignore_case = args.value("ignoreCase", false);
   options.literal = args.value("literal", false);
   auto compiled = Regex::compile(string_arg(args, "pattern", ""), options);
-  if (!compiled) return ToolResult::error("Invalid regular expression: " + compiled.error().message);
+  if (!compiled)
+    return ToolResult::error("Invalid regular expression: " + compiled.error().message);
   std::shared_ptr<const Regex> regex = std::move(*compiled);
   std::optional<PathGlob> glob;
   std::optional<Matcher> glob_matcher;
